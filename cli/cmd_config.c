@@ -1,0 +1,55 @@
+/* gridzero config check FILE | gridzero config keys */
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+static void config_usage(FILE *f)
+{
+    fprintf(f, "usage: gridzero config check [FILE] [--set KEY=VALUE]...\n"
+               "       gridzero config keys\n\n"
+               "check: validates FILE (no FILE: the built-in default, tic-tac-toe) and prints the\n"
+               "       effective config as JSON, every default filled in. Exit 2 on any error.\n"
+               "keys:  lists every config key with its type, default and meaning.\n");
+}
+
+int cmd_config(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        config_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    if (!strcmp(argv[1], "keys")) {
+        cfg_print_keys(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "check") != 0) {
+        cli_error("config: unknown action \"%s\" (check or keys)", argv[1]);
+        return EXIT_USAGE;
+    }
+    const char *path = NULL;
+    char **sets = malloc(sizeof(char *) * (size_t)argc);
+    int nsets = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            sets[nsets++] = argv[++i];
+        } else if (!strncmp(argv[i], "--set=", 6)) {
+            sets[nsets++] = argv[i] + 6;
+        } else if (argv[i][0] == '-' || path) {
+            cli_error("config check: unexpected argument \"%s\"", argv[i]);
+            free(sets);
+            return EXIT_USAGE;
+        } else {
+            path = argv[i];
+        }
+    }
+    gz_config c;
+    int rc = cli_load_config(&c, path, sets, nsets);
+    free(sets);
+    if (rc)
+        return rc;
+    char *json = cfg_to_json(&c);
+    printf("%s\n", json);
+    free(json);
+    return EXIT_OK;
+}

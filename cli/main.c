@@ -1,0 +1,68 @@
+/* main.c — the gridzero command: finds the subcommand and hands it the arguments. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const cli_command commands[] = {
+    {"config", cmd_config, "check a config file and print the effective config; list the keys"},
+};
+#define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gridzero: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_load_config(gz_config *c, const char *path, char **sets, int nsets)
+{
+    char err[512];
+    if (cfg_load(c, path, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < nsets; i++)
+        if (cfg_set(c, sets[i], err, sizeof err) < 0) {
+            cli_error("%s", err);
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "gridzero %s — AlphaZero-style self-play training for grid games, on the CPU\n\n"
+               "usage: gridzero COMMAND [OPTIONS]\n\ncommands:\n", GZ_VERSION);
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`gridzero COMMAND --help` describes a command's options.\n"
+               "Exit status: 0 ok, 1 run-time failure, 2 bad input (usage, config, files, moves).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("gridzero %s\n", GZ_VERSION);
+        return EXIT_OK;
+    }
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    cli_error("unknown command \"%s\" (see gridzero --help)", argv[1]);
+    return EXIT_USAGE;
+}

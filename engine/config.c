@@ -1,0 +1,549 @@
+#include "config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+typedef enum { T_INT, T_FLOAT, T_BOOL, T_STR, T_LIST, T_U64 } cfg_type;
+
+/* One config key. `game` restricts a key of the game section to one game's rules. */
+typedef struct cfg_field {
+    const char *path;    /* "mcts.c_puct" */
+    cfg_type type;
+    size_t offset;       /* into gz_config */
+    double min, max;     /* numbers: inclusive bounds */
+    double def;          /* numbers and bools */
+    const char *def_str; /* strings; lists: comma-separated */
+    const char *choices; /* strings: "a|b|c", NULL = free text */
+    const char *game;    /* only for this game.name; NULL = always */
+    const char *help;
+} cfg_field;
+
+#define OFF(f) offsetof(gz_config, f)
+
+static const cfg_field fields[] = {
+    {"seed", T_U64, OFF(seed), 0, 9007199254740992.0, 1, NULL, NULL, NULL,
+     "seed of every random source (deterministic given a seed)"},
+
+    {"game.name", T_STR, OFF(game.name), 0, 0, 0, "mnk", "mnk|sanling", NULL, "which game"},
+    {"game.rows", T_INT, OFF(game.rows), 3, 25, 15, NULL, NULL, "mnk", "board rows"},
+    {"game.cols", T_INT, OFF(game.cols), 3, 25, 15, NULL, NULL, "mnk", "board columns"},
+    {"game.k", T_INT, OFF(game.k), 3, 25, 5, NULL, NULL, "mnk", "stones in a row to win"},
+    {"game.exact", T_BOOL, OFF(game.exact), 0, 1, 0, NULL, NULL, "mnk",
+     "true: exactly k wins, an overline does not (standard Gomoku); false: freestyle"},
+    {"game.size", T_INT, OFF(game.size), 5, 64, 13, NULL, NULL, "sanling", "rhombus side N"},
+    {"game.players", T_INT, OFF(game.players), 2, 3, 3, NULL, NULL, "sanling", "2 or 3 players"},
+    {"game.moves", T_INT, OFF(game.moves), 1, 4095, 36, NULL, NULL, "sanling",
+     "placements in the whole game"},
+
+    {"mcts.simulations", T_INT, OFF(mcts.simulations), 1, 10000000, 200, NULL, NULL, NULL,
+     "simulations per move"},
+    {"mcts.c_puct", T_FLOAT, OFF(mcts.c_puct), 0, 100, 1.5, NULL, NULL, NULL, "PUCT exploration constant"},
+    {"mcts.fpu_reduction", T_FLOAT, OFF(mcts.fpu_reduction), 0, 2, 0.2, NULL, NULL, NULL,
+     "an unvisited child's Q is the parent's Q minus this"},
+    {"mcts.dirichlet_alpha", T_FLOAT, OFF(mcts.dirichlet_alpha), 0.001, 10, 0.3, NULL, NULL, NULL,
+     "root Dirichlet noise concentration (self-play)"},
+    {"mcts.dirichlet_eps", T_FLOAT, OFF(mcts.dirichlet_eps), 0, 1, 0.25, NULL, NULL, NULL,
+     "weight of the root noise (self-play)"},
+    {"mcts.temperature_moves", T_INT, OFF(mcts.temperature_moves), 0, 10000, 8, NULL, NULL, NULL,
+     "moves sampled in proportion to visits; later moves take the most visited"},
+    {"mcts.batch", T_INT, OFF(mcts.batch), 1, 1024, 16, NULL, NULL, NULL,
+     "leaves gathered (with virtual loss) per evaluator call"},
+    {"mcts.virtual_loss", T_FLOAT, OFF(mcts.virtual_loss), 0, 10, 1, NULL, NULL, NULL,
+     "virtual loss per pending visit"},
+    {"mcts.rollouts", T_INT, OFF(mcts.rollouts), 1, 1000, 1, NULL, NULL, NULL,
+     "random playouts per leaf for the rollout evaluator"},
+    {"mcts.solver", T_BOOL, OFF(mcts.solver), 0, 1, 1, NULL, NULL, NULL, "propagate proven wins and losses"},
+    {"mcts.reuse_tree", T_BOOL, OFF(mcts.reuse_tree), 0, 1, 1, NULL, NULL, NULL,
+     "keep the chosen move's subtree for the next move"},
+
+    {"net.blocks", T_INT, OFF(net.blocks), 0, 40, 6, NULL, NULL, NULL, "residual blocks"},
+    {"net.channels", T_INT, OFF(net.channels), 1, 512, 64, NULL, NULL, NULL, "trunk width"},
+    {"net.head_channels", T_INT, OFF(net.head_channels), 1, 256, 32, NULL, NULL, NULL,
+     "channels of the heads' 1x1 convs"},
+    {"net.value_hidden", T_INT, OFF(net.value_hidden), 1, 1024, 64, NULL, NULL, NULL,
+     "hidden units of the value head"},
+    {"net.policy_head", T_STR, OFF(net.policy_head), 0, 0, 0, "conv", "conv|dense", NULL,
+     "conv: one logit per point (fully convolutional); dense: FC to the actions"},
+    {"net.precision", T_STR, OFF(net.precision), 0, 0, 0, "auto", "auto|fp32|bf16", NULL,
+     "inference precision; auto = bf16 where the CPU has it"},
+    {"net.threads", T_INT, OFF(net.threads), 0, 256, 0, NULL, NULL, NULL,
+     "inference threads; 0 = the machine's cores"},
+    {"net.cache", T_INT, OFF(net.cache), 0, 1 << 24, 65536, NULL, NULL, NULL,
+     "position-cache entries of the network evaluator; 0 = off"},
+
+    {"selfplay.games", T_INT, OFF(selfplay.games), 1, 10000000, 200, NULL, NULL, NULL,
+     "games per generation"},
+    {"selfplay.parallel_games", T_INT, OFF(selfplay.parallel_games), 1, 4096, 32, NULL, NULL, NULL,
+     "games one worker plays at once (fills the network batch)"},
+    {"selfplay.threads", T_INT, OFF(selfplay.threads), 0, 256, 0, NULL, NULL, NULL,
+     "workers; 0 = the machine's cores"},
+    {"selfplay.resign_threshold", T_FLOAT, OFF(selfplay.resign_threshold), -1, 1, -0.95, NULL, NULL,
+     NULL, "resign when the root value stays below this for two moves; -1 = never"},
+    {"selfplay.resign_disabled_fraction", T_FLOAT, OFF(selfplay.resign_disabled_fraction), 0, 1, 0.2,
+     NULL, NULL, NULL, "games that never resign (to measure false resignations)"},
+    {"selfplay.bootstrap", T_STR, OFF(selfplay.bootstrap), 0, 0, 0, "rollout", "rollout|random_net",
+     NULL, "generation 0's player: pure MCTS with rollouts, or a random-init network"},
+    {"selfplay.bootstrap_simulations", T_INT, OFF(selfplay.bootstrap_simulations), 1, 10000000, 400,
+     NULL, NULL, NULL, "simulations per move of the rollout bootstrap"},
+
+    {"train.batch_size", T_INT, OFF(train.batch_size), 1, 8192, 256, NULL, NULL, NULL, "mini-batch size"},
+    {"train.steps", T_INT, OFF(train.steps), 1, 100000000, 500, NULL, NULL, NULL,
+     "training steps per generation"},
+    {"train.lr", T_FLOAT, OFF(train.lr), 0, 10, 0.02, NULL, NULL, NULL, "peak learning rate"},
+    {"train.momentum", T_FLOAT, OFF(train.momentum), 0, 0.9999, 0.9, NULL, NULL, NULL,
+     "SGD momentum (Adam: beta1)"},
+    {"train.weight_decay", T_FLOAT, OFF(train.weight_decay), 0, 1, 1e-4, NULL, NULL, NULL,
+     "L2 on conv and dense weights (not BN, not biases)"},
+    {"train.optimizer", T_STR, OFF(train.optimizer), 0, 0, 0, "sgd", "sgd|adam", NULL, "optimizer"},
+    {"train.schedule", T_STR, OFF(train.schedule), 0, 0, 0, "constant", "constant|step|cosine", NULL,
+     "learning-rate schedule"},
+    {"train.warmup_steps", T_INT, OFF(train.warmup_steps), 0, 100000000, 0, NULL, NULL, NULL,
+     "linear warm-up steps"},
+    {"train.window", T_INT, OFF(train.window), 1, 1000, 4, NULL, NULL, NULL,
+     "train on the samples of the last this many generations"},
+    {"train.log_every", T_INT, OFF(train.log_every), 1, 1000000, 50, NULL, NULL, NULL,
+     "log losses every this many steps"},
+    {"train.validation_fraction", T_FLOAT, OFF(train.validation_fraction), 0, 0.5, 0.05, NULL, NULL,
+     NULL, "samples held out for validation"},
+    {"train.value_weight", T_FLOAT, OFF(train.value_weight), 0, 100, 1, NULL, NULL, NULL,
+     "weight of the value loss"},
+
+    {"arena.games", T_INT, OFF(arena.games), 0, 1000000, 40, NULL, NULL, NULL,
+     "games per arena match"},
+    {"arena.simulations", T_INT, OFF(arena.simulations), 1, 10000000, 100, NULL, NULL, NULL,
+     "simulations per move of model players in the arena"},
+    {"arena.opening_moves", T_INT, OFF(arena.opening_moves), 0, 1000, 2, NULL, NULL, NULL,
+     "random moves at the start so that games differ"},
+    {"arena.gate", T_FLOAT, OFF(arena.gate), 0, 1, 0, NULL, NULL, NULL,
+     "promote the candidate at this win rate or above; 0 = always promote"},
+    {"arena.baselines", T_LIST, OFF(arena.baselines), 0, 0, 0, "random", NULL, NULL,
+     "players every generation also meets (e.g. random, mcts:200, perfect)"},
+
+    {"loop.generations", T_INT, OFF(loop.generations), 1, 1000000, 10, NULL, NULL, NULL,
+     "generations of the run"},
+};
+
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+const char cfg_default_json[] =
+    "{\n"
+    "  \"game\": {\"name\": \"mnk\", \"rows\": 3, \"cols\": 3, \"k\": 3},\n"
+    "  \"mcts\": {\"simulations\": 64, \"batch\": 8, \"temperature_moves\": 4,\n"
+    "           \"dirichlet_alpha\": 1.0},\n"
+    "  \"net\": {\"blocks\": 2, \"channels\": 32, \"head_channels\": 16, \"value_hidden\": 32},\n"
+    "  \"selfplay\": {\"games\": 200, \"parallel_games\": 32, \"bootstrap_simulations\": 200},\n"
+    "  \"train\": {\"batch_size\": 128, \"steps\": 300, \"lr\": 0.05, \"window\": 3},\n"
+    "  \"arena\": {\"games\": 40, \"simulations\": 50, \"baselines\": [\"random\", \"perfect\"]},\n"
+    "  \"loop\": {\"generations\": 6}\n"
+    "}\n";
+
+static bool field_applies(const cfg_field *f, const char *game)
+{
+    return !f->game || strcmp(f->game, game) == 0;
+}
+
+static void *field_ptr(gz_config *c, const cfg_field *f) { return (char *)c + f->offset; }
+static const void *field_cptr(const gz_config *c, const cfg_field *f)
+{
+    return (const char *)c + f->offset;
+}
+
+static void set_list(gz_config *c, const cfg_field *f, const char *csv)
+{
+    /* Only arena.baselines is a list; its count lives beside it. */
+    assert(f->offset == OFF(arena.baselines));
+    c->arena.nbaselines = 0;
+    const char *p = csv;
+    while (p && *p && c->arena.nbaselines < CFG_LIST_MAX) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n >= CFG_STR_LEN)
+            n = CFG_STR_LEN - 1;
+        memcpy(c->arena.baselines[c->arena.nbaselines], p, n);
+        c->arena.baselines[c->arena.nbaselines][n] = 0;
+        c->arena.nbaselines++;
+        p = e ? e + 1 : NULL;
+    }
+}
+
+void cfg_defaults(gz_config *c, const char *game_name)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const cfg_field *f = &fields[i];
+        void *p = field_ptr(c, f);
+        switch (f->type) {
+        case T_INT: *(int *)p = (int)f->def; break;
+        case T_U64: *(uint64_t *)p = (uint64_t)f->def; break;
+        case T_FLOAT: *(double *)p = f->def; break;
+        case T_BOOL: *(bool *)p = f->def != 0; break;
+        case T_STR: snprintf((char *)p, CFG_STR_LEN, "%s", f->def_str); break;
+        case T_LIST: set_list(c, f, f->def_str); break;
+        }
+    }
+    if (game_name)
+        snprintf(c->game.name, sizeof c->game.name, "%s", game_name);
+}
+
+static const cfg_field *find_field(const char *path)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (strcmp(fields[i].path, path) == 0)
+            return &fields[i];
+    return NULL;
+}
+
+static bool is_section(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (strncmp(fields[i].path, name, n) == 0 && fields[i].path[n] == '.')
+            return true;
+    return false;
+}
+
+static const char *type_words(const cfg_field *f)
+{
+    switch (f->type) {
+    case T_INT: return "an integer";
+    case T_U64: return "a non-negative integer";
+    case T_FLOAT: return "a number";
+    case T_BOOL: return "true or false";
+    case T_STR: return "a string";
+    case T_LIST: return "an array of strings";
+    }
+    return "?";
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static bool choice_ok(const char *choices, const char *s)
+{
+    size_t n = strlen(s);
+    const char *p = choices;
+    while (p) {
+        const char *e = strchr(p, '|');
+        size_t m = e ? (size_t)(e - p) : strlen(p);
+        if (m == n && strncmp(p, s, n) == 0)
+            return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+/* Stores one JSON value into the field, checking type and range. */
+static int set_value(gz_config *c, const cfg_field *f, const cJSON *v, const char *src, char *err,
+                     size_t errlen)
+{
+    void *p = field_ptr(c, f);
+    switch (f->type) {
+    case T_INT:
+    case T_U64:
+    case T_FLOAT: {
+        if (!cJSON_IsNumber(v))
+            return fail(err, errlen, "%s: key %s: expected %s, got %s", src, f->path, type_words(f),
+                        cJSON_IsString(v) ? "a string" : "another type");
+        double d = v->valuedouble;
+        if (!isfinite(d))
+            return fail(err, errlen, "%s: key %s: expected a finite number", src, f->path);
+        if (f->type != T_FLOAT && d != floor(d))
+            return fail(err, errlen, "%s: key %s: expected %s, got %g", src, f->path, type_words(f), d);
+        if (d < f->min || d > f->max) {
+            if (f->type == T_FLOAT)
+                return fail(err, errlen, "%s: key %s: expected a number in [%g, %g], got %g", src,
+                            f->path, f->min, f->max, d);
+            return fail(err, errlen, "%s: key %s: expected an integer in [%.0f, %.0f], got %.0f", src,
+                        f->path, f->min, f->max, d);
+        }
+        if (f->type == T_INT)
+            *(int *)p = (int)d;
+        else if (f->type == T_U64)
+            *(uint64_t *)p = (uint64_t)d;
+        else
+            *(double *)p = d;
+        return 0;
+    }
+    case T_BOOL:
+        if (!cJSON_IsBool(v))
+            return fail(err, errlen, "%s: key %s: expected true or false", src, f->path);
+        *(bool *)p = cJSON_IsTrue(v);
+        return 0;
+    case T_STR:
+        if (!cJSON_IsString(v))
+            return fail(err, errlen, "%s: key %s: expected a string%s%s", src, f->path,
+                        f->choices ? ": one of " : "", f->choices ? f->choices : "");
+        if (strlen(v->valuestring) >= CFG_STR_LEN)
+            return fail(err, errlen, "%s: key %s: string longer than %d characters", src, f->path,
+                        CFG_STR_LEN - 1);
+        if (f->choices && !choice_ok(f->choices, v->valuestring))
+            return fail(err, errlen, "%s: key %s: expected one of %s, got \"%s\"", src, f->path,
+                        f->choices, v->valuestring);
+        snprintf((char *)p, CFG_STR_LEN, "%s", v->valuestring);
+        return 0;
+    case T_LIST: {
+        if (!cJSON_IsArray(v))
+            return fail(err, errlen, "%s: key %s: expected an array of strings", src, f->path);
+        int n = cJSON_GetArraySize(v);
+        if (n > CFG_LIST_MAX)
+            return fail(err, errlen, "%s: key %s: at most %d entries, got %d", src, f->path,
+                        CFG_LIST_MAX, n);
+        c->arena.nbaselines = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, v)
+        {
+            if (!cJSON_IsString(it) || !it->valuestring[0] ||
+                strlen(it->valuestring) >= CFG_STR_LEN)
+                return fail(err, errlen, "%s: key %s[%d]: expected a non-empty string of at most %d "
+                            "characters", src, f->path, c->arena.nbaselines, CFG_STR_LEN - 1);
+            snprintf(c->arena.baselines[c->arena.nbaselines++], CFG_STR_LEN, "%s", it->valuestring);
+        }
+        return 0;
+    }
+    }
+    return fail(err, errlen, "%s: key %s: internal error", src, f->path);
+}
+
+/* Rules between keys, checked after every key is read. */
+static int check_cross(const gz_config *c, const char *src, char *err, size_t errlen)
+{
+    const cfg_game *g = &c->game;
+    if (strcmp(g->name, "mnk") == 0) {
+        int longest = g->rows > g->cols ? g->rows : g->cols;
+        if (g->k > longest)
+            return fail(err, errlen, "%s: key game.k: expected at most max(rows, cols) = %d, got %d",
+                        src, longest, g->k);
+    } else if (strcmp(g->name, "sanling") == 0) {
+        int cells = g->size * g->size - 1;
+        if (g->moves > cells)
+            return fail(err, errlen,
+                        "%s: key game.moves: expected at most size*size-1 = %d (the free points), got %d",
+                        src, cells, g->moves);
+    }
+    return 0;
+}
+
+int cfg_parse(gz_config *c, const char *json, const char *source, char *err, size_t errlen)
+{
+    const char *src = source ? source : "config";
+    cJSON *root = cJSON_Parse(json);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        int line = 1;
+        for (const char *q = json; at && q < at && *q; q++)
+            line += *q == '\n';
+        return fail(err, errlen, "%s: not valid JSON (near line %d)", src, line);
+    }
+    int rc = -1;
+    if (!cJSON_IsObject(root)) {
+        fail(err, errlen, "%s: expected a JSON object at the top", src);
+        goto out;
+    }
+    /* The game decides which keys exist and their defaults, so read its name first. */
+    const char *gname = "mnk";
+    const cJSON *gsec = cJSON_GetObjectItemCaseSensitive(root, "game");
+    if (gsec) {
+        if (!cJSON_IsObject(gsec)) {
+            fail(err, errlen, "%s: key game: expected an object", src);
+            goto out;
+        }
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(gsec, "name");
+        if (!n) {
+            fail(err, errlen, "%s: key game.name: missing (expected one of mnk|sanling)", src);
+            goto out;
+        }
+        if (set_value(c, find_field("game.name"), n, src, err, errlen) < 0)
+            goto out;
+        gname = n->valuestring;
+    }
+    char game_name[16];
+    snprintf(game_name, sizeof game_name, "%s", gname);
+    cfg_defaults(c, game_name);
+
+    const cJSON *sec;
+    cJSON_ArrayForEach(sec, root)
+    {
+        const char *sname = sec->string;
+        const cfg_field *top = find_field(sname);
+        if (top) {
+            if (set_value(c, top, sec, src, err, errlen) < 0)
+                goto out;
+            continue;
+        }
+        if (!is_section(sname)) {
+            fail(err, errlen, "%s: unknown key %s (sections: seed, game, mcts, net, selfplay, train, "
+                 "arena, loop)", src, sname);
+            goto out;
+        }
+        if (!cJSON_IsObject(sec)) {
+            fail(err, errlen, "%s: key %s: expected an object", src, sname);
+            goto out;
+        }
+        const cJSON *kv;
+        cJSON_ArrayForEach(kv, sec)
+        {
+            char path[160];
+            snprintf(path, sizeof path, "%s.%s", sname, kv->string);
+            const cfg_field *f = find_field(path);
+            if (!f) {
+                fail(err, errlen, "%s: unknown key %s", src, path);
+                goto out;
+            }
+            if (!field_applies(f, game_name)) {
+                fail(err, errlen, "%s: key %s: not a key of game %s", src, path, game_name);
+                goto out;
+            }
+            if (set_value(c, f, kv, src, err, errlen) < 0)
+                goto out;
+        }
+    }
+    rc = check_cross(c, src, err, errlen);
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int cfg_load(gz_config *c, const char *path, char *err, size_t errlen)
+{
+    if (!path)
+        return cfg_parse(c, cfg_default_json, "built-in default config", err, errlen);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail(err, errlen, "%s: cannot open config: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            if (cap > (16u << 20)) {
+                free(buf);
+                fclose(f);
+                return fail(err, errlen, "%s: config larger than 16 MiB", path);
+            }
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return fail(err, errlen, "%s: out of memory", path);
+            }
+            buf = nb;
+        }
+        size_t n = fread(buf + len, 1, 4096, f);
+        len += n;
+        if (n < 4096)
+            break;
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    if (rerr) {
+        free(buf);
+        return fail(err, errlen, "%s: read error", path);
+    }
+    buf[len] = 0;
+    if (strlen(buf) != len) {
+        free(buf);
+        return fail(err, errlen, "%s: not a text file (NUL byte)", path);
+    }
+    int rc = cfg_parse(c, buf, path, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int cfg_set(gz_config *c, const char *assignment, char *err, size_t errlen)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return fail(err, errlen, "--set %s: expected key.path=value", assignment);
+    char path[160];
+    size_t n = (size_t)(eq - assignment);
+    if (n >= sizeof path)
+        return fail(err, errlen, "--set: key too long");
+    memcpy(path, assignment, n);
+    path[n] = 0;
+    const cfg_field *f = find_field(path);
+    if (!f)
+        return fail(err, errlen, "--set: unknown key %s", path);
+    if (strcmp(path, "game.name") == 0)
+        return fail(err, errlen, "--set: game.name cannot be overridden (use another config file)");
+    if (!field_applies(f, c->game.name))
+        return fail(err, errlen, "--set: key %s: not a key of game %s", path, c->game.name);
+    const char *val = eq + 1;
+    cJSON *v = cJSON_Parse(val);
+    if (!v) /* a bare word is a string */
+        v = cJSON_CreateString(val);
+    if (!v)
+        return fail(err, errlen, "--set: out of memory");
+    int rc = set_value(c, f, v, "--set", err, errlen);
+    cJSON_Delete(v);
+    if (rc == 0)
+        rc = check_cross(c, "--set", err, errlen);
+    return rc;
+}
+
+char *cfg_to_json(const gz_config *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const cfg_field *f = &fields[i];
+        if (!field_applies(f, c->game.name))
+            continue;
+        cJSON *parent = root;
+        const char *dot = strchr(f->path, '.');
+        const char *key = f->path;
+        if (dot) {
+            char sname[32];
+            snprintf(sname, sizeof sname, "%.*s", (int)(dot - f->path), f->path);
+            parent = cJSON_GetObjectItemCaseSensitive(root, sname);
+            if (!parent)
+                parent = cJSON_AddObjectToObject(root, sname);
+            key = dot + 1;
+        }
+        const void *p = field_cptr(c, f);
+        switch (f->type) {
+        case T_INT: cJSON_AddNumberToObject(parent, key, *(const int *)p); break;
+        case T_U64: cJSON_AddNumberToObject(parent, key, (double)*(const uint64_t *)p); break;
+        case T_FLOAT: cJSON_AddNumberToObject(parent, key, *(const double *)p); break;
+        case T_BOOL: cJSON_AddBoolToObject(parent, key, *(const bool *)p); break;
+        case T_STR: cJSON_AddStringToObject(parent, key, (const char *)p); break;
+        case T_LIST: {
+            cJSON *a = cJSON_AddArrayToObject(parent, key);
+            for (int j = 0; j < c->arena.nbaselines; j++)
+                cJSON_AddItemToArray(a, cJSON_CreateString(c->arena.baselines[j]));
+            break;
+        }
+        }
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+void cfg_print_keys(FILE *out)
+{
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const cfg_field *f = &fields[i];
+        char def[96];
+        switch (f->type) {
+        case T_STR:
+        case T_LIST: snprintf(def, sizeof def, "%s", f->def_str); break;
+        case T_BOOL: snprintf(def, sizeof def, "%s", f->def ? "true" : "false"); break;
+        default: snprintf(def, sizeof def, "%g", f->def); break;
+        }
+        fprintf(out, "  %-34s %-8s default %-10s %s%s%s%s\n", f->path,
+                f->type == T_INT || f->type == T_U64 ? "int" : f->type == T_FLOAT ? "number"
+                : f->type == T_BOOL ? "bool" : f->type == T_STR ? "string" : "list",
+                def, f->game ? "[" : "", f->game ? f->game : "", f->game ? " only] " : "", f->help);
+    }
+}

@@ -1,0 +1,130 @@
+/* config.h — gridzero's configuration: JSON files parsed into typed structs.
+ *
+ * Every key lives in one table (config.c) with its type, bounds, default and help
+ * text; parsing is strict: an unknown key, a wrong type or a value out of range is an
+ * error that names the file, the key path ("mcts.c_puct") and what was expected.
+ * The struct holds every section even where a module does not use it; it is plain
+ * data, so reading a section is knowing nothing about the module that uses it.
+ * This module must not know about networks, search or files beyond the config's own.
+ */
+#ifndef GZ_CONFIG_H
+#define GZ_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CFG_STR_LEN 64
+#define CFG_LIST_MAX 8
+
+typedef struct cfg_game {
+    char name[16]; /* "mnk" | "sanling" */
+    /* mnk */
+    int rows, cols, k;
+    bool exact; /* exactly k wins; an overline does not */
+    /* sanling */
+    int size, players, moves;
+} cfg_game;
+
+typedef struct cfg_mcts {
+    int simulations;        /* playouts per move */
+    double c_puct;
+    double fpu_reduction;   /* unvisited child's Q = parent Q - fpu_reduction */
+    double dirichlet_alpha; /* root noise, self-play only */
+    double dirichlet_eps;
+    int temperature_moves;  /* sample proportional to visits for the first moves */
+    int batch;              /* leaves gathered per evaluator call */
+    double virtual_loss;
+    int rollouts;           /* random playouts per leaf for the rollout evaluator */
+    bool solver;            /* MCTS-solver: propagate proven results */
+    bool reuse_tree;
+} cfg_mcts;
+
+typedef struct cfg_net {
+    int blocks;        /* residual blocks */
+    int channels;
+    int head_channels;
+    int value_hidden;
+    char policy_head[CFG_STR_LEN]; /* "conv" | "dense" */
+    char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" */
+    int threads;       /* inference threads; 0 = the machine's cores */
+    int cache;         /* position-cache entries; 0 = no cache */
+} cfg_net;
+
+typedef struct cfg_selfplay {
+    int games;            /* games per generation */
+    int parallel_games;   /* games played concurrently by one worker */
+    int threads;          /* workers; 0 = the machine's cores */
+    double resign_threshold;
+    double resign_disabled_fraction;
+    char bootstrap[CFG_STR_LEN]; /* generation 0: "rollout" | "random_net" */
+    int bootstrap_simulations;
+} cfg_selfplay;
+
+typedef struct cfg_train {
+    int batch_size;
+    int steps;            /* steps per generation */
+    double lr;
+    double momentum;
+    double weight_decay;
+    char optimizer[CFG_STR_LEN]; /* "sgd" | "adam" */
+    char schedule[CFG_STR_LEN];  /* "constant" | "step" | "cosine" */
+    int warmup_steps;
+    int window;           /* generations of samples trained on */
+    int log_every;
+    double validation_fraction;
+    double value_weight;
+} cfg_train;
+
+typedef struct cfg_arena {
+    int games;
+    int simulations;      /* simulations of model players in the arena */
+    int opening_moves;    /* random moves at the start so that games differ */
+    double gate;          /* promote when the win rate is at least this; 0 = always */
+    int nbaselines;
+    char baselines[CFG_LIST_MAX][CFG_STR_LEN];
+} cfg_arena;
+
+typedef struct cfg_loop {
+    int generations;
+} cfg_loop;
+
+typedef struct gz_config {
+    uint64_t seed;
+    cfg_game game;
+    cfg_mcts mcts;
+    cfg_net net;
+    cfg_selfplay selfplay;
+    cfg_train train;
+    cfg_arena arena;
+    cfg_loop loop;
+} gz_config;
+
+/* The built-in default config (tic-tac-toe), as JSON text. Borrowed, static. */
+extern const char cfg_default_json[];
+
+/* Fills c with every default (for game.name as given: defaults depend on the game). */
+void cfg_defaults(gz_config *c, const char *game_name);
+
+/* Parses JSON text. `source` names it in messages (a file name or "built-in default").
+ * Returns 0, or -1 with a message in err ("FILE: key mcts.c_puct: expected ...").
+ * c is fully written on success; undefined on error. */
+int cfg_parse(gz_config *c, const char *json, const char *source, char *err, size_t errlen);
+
+/* Reads and parses a file. NULL path means the built-in default. Same errors, plus
+ * unreadable files. */
+int cfg_load(gz_config *c, const char *path, char *err, size_t errlen);
+
+/* Applies one "key.path=value" override (e.g. from --set), with the same checks as
+ * the file. Returns 0 or -1 with a message. */
+int cfg_set(gz_config *c, const char *assignment, char *err, size_t errlen);
+
+/* The effective config as JSON text, every key present (defaults filled in), keys of
+ * other games left out. Returns a malloc'd string (free with free()). */
+char *cfg_to_json(const gz_config *c);
+
+/* Writes a short listing of every key: path, type, default, help. */
+void cfg_print_keys(FILE *f);
+
+#endif

@@ -1,0 +1,86 @@
+#include "game.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+extern const game_ops mnk_ops;
+
+const game_ops *const game_registry[] = {&mnk_ops, NULL};
+
+const game_ops *game_find(const char *name)
+{
+    for (int i = 0; game_registry[i]; i++)
+        if (strcmp(game_registry[i]->name, name) == 0)
+            return game_registry[i];
+    return NULL;
+}
+
+game *game_new(const cfg_game *cfg, char *err, size_t errlen)
+{
+    const game_ops *ops = game_find(cfg->name);
+    if (!ops) {
+        snprintf(err, errlen, "key game.name: unknown game \"%s\"", cfg->name);
+        return NULL;
+    }
+    game *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    g->ops = ops;
+    snprintf(g->name, sizeof g->name, "%s", ops->name);
+    g->nsym = 1;
+    g->sym[0] = SYM_ID;
+    if (ops->create(g, cfg, err, errlen) < 0) {
+        free(g);
+        return NULL;
+    }
+    assert(g->players >= 1 && g->players <= GAME_MAX_PLAYERS);
+    assert(g->actions >= 1 && g->actions <= GAME_MAX_ACTIONS);
+    assert(g->rows >= 1 && g->rows <= GAME_MAX_SIDE && g->cols >= 1 && g->cols <= GAME_MAX_SIDE);
+    assert(g->nsym >= 1 && g->nsym <= GAME_MAX_SYM && g->sym[0] == SYM_ID);
+    assert(g->state_size > 0);
+    return g;
+}
+
+void game_free(game *g)
+{
+    if (!g)
+        return;
+    if (g->ops->destroy)
+        g->ops->destroy(g);
+    free(g);
+}
+
+game_state *game_state_new(const game *g, rng *r)
+{
+    game_state *s = malloc(g->state_size);
+    if (s)
+        game_init(g, s, r);
+    return s;
+}
+
+int game_random_playout(const game *g, game_state *s, rng *r, float *z)
+{
+    uint8_t mask[GAME_MAX_ACTIONS];
+    int plies = 0;
+    while (!game_terminal(g, s)) {
+        int n = game_legal(g, s, mask);
+        assert(n > 0);
+        uint32_t pick = rng_below(r, (uint32_t)n);
+        int a = 0;
+        for (;; a++) {
+            if (mask[a] && pick-- == 0)
+                break;
+        }
+        int rc = game_play(g, s, a);
+        assert(rc == 0);
+        (void)rc;
+        plies++;
+    }
+    game_result(g, s, z);
+    return plies;
+}

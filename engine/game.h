@@ -1,0 +1,145 @@
+/* game.h — the game interface every part of gridzero talks to (DESIGN.md §2).
+ *
+ * A game is a table of functions (game_ops) over a fixed-size, plain-data state that
+ * is copied with memcpy: no pointers inside a state. Generic code never looks inside a
+ * state; it only knows its size (game->state_size) and hands it to the ops. A game
+ * instance (struct game) is created from the `game` config section and is immutable
+ * afterwards, so it may be shared by threads.
+ *
+ * Conventions for every game:
+ * - Players are numbered 0..players-1 in seat order (0 moves first).
+ * - Actions are integers 0..actions-1. For placement games an action is the point
+ *   r * cols + c (r = row 0 at the top of the tensor, c = column).
+ * - Outcomes z[p] are in [-1, 1], indexed by absolute player number.
+ * - encode() writes planes[planes][rows][cols] from the point of view of the player
+ *   to move.
+ * This module must not know about networks, search or files.
+ */
+#ifndef GZ_GAME_H
+#define GZ_GAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rng.h"
+
+#define GAME_MAX_PLAYERS 3
+#define GAME_MAX_SIDE 64
+#define GAME_MAX_CELLS (GAME_MAX_SIDE * GAME_MAX_SIDE)
+#define GAME_MAX_ACTIONS GAME_MAX_CELLS
+#define GAME_MAX_SYM 8
+#define GAME_NAME_LEN 16
+
+typedef enum { GAME_LATTICE_SQUARE = 0, GAME_LATTICE_HEX = 1 } game_lattice;
+
+/* Symmetry elements, as maps of an R x C array (r, c) -> (r', c'). The hex group of an
+ * N x N rhombus is the subgroup {ID, ROT180, TRANSPOSE, ANTITRANSPOSE}. Implemented in
+ * symmetry.c. */
+typedef enum {
+    SYM_ID = 0,        /* (r, c) -> (r, c) */
+    SYM_ROT90,         /* (r, c) -> (c, N-1-r)      clockwise, square only */
+    SYM_ROT180,        /* (r, c) -> (R-1-r, C-1-c) */
+    SYM_ROT270,        /* (r, c) -> (N-1-c, r)      square only */
+    SYM_FLIP_V,        /* (r, c) -> (R-1-r, c)      mirror top/bottom */
+    SYM_FLIP_H,        /* (r, c) -> (r, C-1-c)      mirror left/right */
+    SYM_TRANSPOSE,     /* (r, c) -> (c, r)          square only */
+    SYM_ANTITRANSPOSE, /* (r, c) -> (N-1-c, N-1-r)  square only */
+    SYM_COUNT
+} sym_id;
+
+typedef struct game_state game_state; /* opaque: each game defines its own layout */
+typedef struct game game;
+struct cfg_game;
+
+/* The function table of one game. Every member gets the game instance (immutable) and
+ * borrows its state arguments. None of them allocate. */
+typedef struct game_ops {
+    const char *name; /* config name: "mnk", "sanling" */
+
+    /* Fills g's dimensions, state_size, symmetry list and private data from cfg.
+     * Returns 0, or -1 with a message in err naming the key. May allocate g->data,
+     * which destroy() frees. */
+    int (*create)(game *g, const struct cfg_game *cfg, char *err, size_t errlen);
+    void (*destroy)(game *g);
+
+    /* The start position. rng is for games with a random start (may be NULL). */
+    void (*init)(const game *g, game_state *s, rng *r);
+    int (*current_player)(const game *g, const game_state *s);
+    /* Writes mask[actions] (1 = legal) and returns the number of legal actions
+     * (0 only at a terminal position). */
+    int (*legal)(const game *g, const game_state *s, uint8_t *mask);
+    /* Plays action for the player to move. Returns 0, or -1 (state unchanged) when the
+     * action is out of range, illegal, or the game is over. */
+    int (*play)(const game *g, game_state *s, int action);
+    bool (*terminal)(const game *g, const game_state *s);
+    /* Outcome per absolute player, z[players], each in [-1, 1]. Only at terminal. */
+    void (*result)(const game *g, const game_state *s, float *z);
+    /* planes[planes * rows * cols], player-to-move point of view. */
+    void (*encode)(const game *g, const game_state *s, float *planes);
+    /* Zobrist hash covering everything encode() shows. */
+    uint64_t (*hash)(const game *g, const game_state *s);
+    /* Human-readable board with coordinates. */
+    void (*render)(const game *g, const game_state *s, FILE *f);
+    /* Parses a move in the game's usual notation (and any alternative notation the
+     * game documents). Returns 0 and *action, or -1 with a message in err. Does not
+     * check legality in a position. */
+    int (*parse_move)(const game *g, const char *str, int *action, char *err, size_t errlen);
+    /* Writes the usual notation of action into buf; returns buf. */
+    char *(*format_move)(const game *g, int action, char *buf, size_t len);
+    /* Optional (may be NULL): an action that wins at once for the player to move, or
+     * -1. Used by search to prove immediate wins without a network call. */
+    int (*winning_move)(const game *g, const game_state *s);
+    /* Number of moves played so far. */
+    int (*ply)(const game *g, const game_state *s);
+} game_ops;
+
+struct game {
+    const game_ops *ops;
+    char name[GAME_NAME_LEN];
+    /* immutable after create */
+    int players;         /* 1, 2 or 3 */
+    int rows, cols;      /* tensor shape of the board */
+    game_lattice lattice;
+    int actions;         /* size of the policy vector */
+    int planes;          /* input planes of encode() */
+    size_t state_size;   /* bytes of one state; states are memcpy-copyable */
+    int nsym;            /* the symmetry subgroup the rules keep */
+    sym_id sym[GAME_MAX_SYM]; /* sym[0] == SYM_ID */
+    int max_game_length; /* upper bound on plies (for buffers) */
+    void *data;          /* game-private immutable data (owned, freed by destroy) */
+};
+
+/* Creates a game from its config section. Returns a new game (free with game_free) or
+ * NULL with a message in err. */
+game *game_new(const struct cfg_game *cfg, char *err, size_t errlen);
+void game_free(game *g);
+
+/* The registry: NULL-terminated array of every game's ops. */
+extern const game_ops *const game_registry[];
+const game_ops *game_find(const char *name);
+
+/* Convenience wrappers: they read better at call sites than g->ops->x(g, ...). */
+static inline void game_init(const game *g, game_state *s, rng *r) { g->ops->init(g, s, r); }
+static inline int game_current_player(const game *g, const game_state *s) { return g->ops->current_player(g, s); }
+static inline int game_legal(const game *g, const game_state *s, uint8_t *mask) { return g->ops->legal(g, s, mask); }
+static inline int game_play(const game *g, game_state *s, int a) { return g->ops->play(g, s, a); }
+static inline bool game_terminal(const game *g, const game_state *s) { return g->ops->terminal(g, s); }
+static inline void game_result(const game *g, const game_state *s, float *z) { g->ops->result(g, s, z); }
+static inline void game_encode(const game *g, const game_state *s, float *p) { g->ops->encode(g, s, p); }
+static inline uint64_t game_hash(const game *g, const game_state *s) { return g->ops->hash(g, s); }
+static inline void game_copy(const game *g, game_state *dst, const game_state *src)
+{
+    memcpy(dst, src, g->state_size);
+}
+
+/* A heap state of g->state_size bytes (free with free()), initialised with init(). */
+game_state *game_state_new(const game *g, rng *r);
+
+/* Plays uniformly random moves to the end; writes z[players]. Uses scratch space on the
+ * stack only. Returns the number of plies played. */
+int game_random_playout(const game *g, game_state *s, rng *r, float *z);
+
+#endif

@@ -1,0 +1,338 @@
+/* mnk.c — every "k in a row on an m x n board" game: tic-tac-toe (3,3,3), Gomoku
+ * (15,15,5) and any board from 3 to 25 a side (DESIGN.md §2.1).
+ *
+ * Player 0 is black (moves first, 'X'), player 1 white ('O'). Freestyle by default
+ * (k or more in a row wins); with `exact` only exactly k wins and an overline does not
+ * (standard Gomoku). A full board without a win is a draw. The win check looks only at
+ * the four lines through the last stone.
+ *
+ * Notation: "h8" as Gomoku players write it (column letter a.. from the left, 'i'
+ * included; row number counted from the bottom), and Gomocup's "x,y" (0-based column,
+ * row from the top). Actions are r * cols + c with r = 0 the top row.
+ *
+ * Planes (player-to-move view): own stones, opponent stones, last move, ones (on-board),
+ * side to move (all ones when black is to move).
+ */
+#include <assert.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../config.h"
+#include "../game.h"
+#include "../symmetry.h"
+
+enum { MNK_PLANES = 5 };
+
+typedef struct mnk_state {
+    uint64_t stones_hash; /* Zobrist of the stones only */
+    int16_t ply;
+    int16_t last;         /* last action, -1 at the start */
+    int8_t winner;        /* -1 none yet, 0 or 1 the winner */
+    uint8_t pad[3];
+    uint8_t board[];      /* rows*cols: 0 empty, 1 black, 2 white */
+} mnk_state;
+
+typedef struct mnk_data {
+    int k;
+    bool exact;
+    uint64_t side_key;                 /* white to move */
+    uint64_t stone_key[2][GAME_MAX_CELLS];
+    uint64_t last_key[GAME_MAX_CELLS];
+} mnk_data;
+
+#define ST(s) ((mnk_state *)(s))
+#define CST(s) ((const mnk_state *)(s))
+#define DATA(g) ((const mnk_data *)(g)->data)
+
+static int mnk_create(game *g, const cfg_game *cfg, char *err, size_t errlen)
+{
+    if (cfg->rows < 3 || cfg->rows > 25 || cfg->cols < 3 || cfg->cols > 25) {
+        snprintf(err, errlen, "key game.rows/game.cols: expected 3..25");
+        return -1;
+    }
+    int longest = cfg->rows > cfg->cols ? cfg->rows : cfg->cols;
+    if (cfg->k < 3 || cfg->k > longest) {
+        snprintf(err, errlen, "key game.k: expected 3..%d", longest);
+        return -1;
+    }
+    mnk_data *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    d->k = cfg->k;
+    d->exact = cfg->exact;
+    rng r;
+    rng_seed(&r, 0x6d6e6b5a4f425249ULL ^ (uint64_t)(cfg->rows * 131 + cfg->cols));
+    d->side_key = rng_next(&r);
+    for (int i = 0; i < cfg->rows * cfg->cols; i++) {
+        d->stone_key[0][i] = rng_next(&r);
+        d->stone_key[1][i] = rng_next(&r);
+        d->last_key[i] = rng_next(&r);
+    }
+    g->data = d;
+    g->players = 2;
+    g->rows = cfg->rows;
+    g->cols = cfg->cols;
+    g->lattice = GAME_LATTICE_SQUARE;
+    g->actions = cfg->rows * cfg->cols;
+    g->planes = MNK_PLANES;
+    g->state_size = (sizeof(mnk_state) + (size_t)g->actions + 7) & ~(size_t)7;
+    g->max_game_length = g->actions;
+    if (g->rows == g->cols) {
+        g->nsym = 8;
+        for (int i = 0; i < 8; i++)
+            g->sym[i] = (sym_id)i;
+    } else {
+        g->nsym = 4;
+        g->sym[0] = SYM_ID;
+        g->sym[1] = SYM_ROT180;
+        g->sym[2] = SYM_FLIP_V;
+        g->sym[3] = SYM_FLIP_H;
+    }
+    return 0;
+}
+
+static void mnk_destroy(game *g)
+{
+    free(g->data);
+    g->data = NULL;
+}
+
+static void mnk_init(const game *g, game_state *gs, rng *r)
+{
+    (void)r;
+    mnk_state *s = ST(gs);
+    memset(s, 0, g->state_size);
+    s->last = -1;
+    s->winner = -1;
+}
+
+static int mnk_current_player(const game *g, const game_state *s)
+{
+    (void)g;
+    return CST(s)->ply & 1;
+}
+
+static bool mnk_terminal(const game *g, const game_state *gs)
+{
+    const mnk_state *s = CST(gs);
+    return s->winner >= 0 || s->ply >= g->actions;
+}
+
+static int mnk_legal(const game *g, const game_state *gs, uint8_t *mask)
+{
+    const mnk_state *s = CST(gs);
+    if (mnk_terminal(g, gs)) {
+        memset(mask, 0, (size_t)g->actions);
+        return 0;
+    }
+    int n = 0;
+    for (int i = 0; i < g->actions; i++) {
+        mask[i] = s->board[i] == 0;
+        n += mask[i];
+    }
+    return n;
+}
+
+/* Length of the line of `color` through (r, c) along (dr, dc), counting (r, c) as that
+ * colour whatever it holds. */
+static int line_length(const game *g, const uint8_t *board, int r, int c, int dr, int dc, int color)
+{
+    int n = 1;
+    for (int rr = r + dr, cc = c + dc; rr >= 0 && rr < g->rows && cc >= 0 && cc < g->cols &&
+                                       board[rr * g->cols + cc] == color;
+         rr += dr, cc += dc)
+        n++;
+    for (int rr = r - dr, cc = c - dc; rr >= 0 && rr < g->rows && cc >= 0 && cc < g->cols &&
+                                       board[rr * g->cols + cc] == color;
+         rr -= dr, cc -= dc)
+        n++;
+    return n;
+}
+
+static const int dirs[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+
+/* Would a stone of `color` at action a make a winning line? */
+static bool makes_win(const game *g, const uint8_t *board, int a, int color)
+{
+    const mnk_data *d = DATA(g);
+    int r = a / g->cols, c = a % g->cols;
+    for (int i = 0; i < 4; i++) {
+        int n = line_length(g, board, r, c, dirs[i][0], dirs[i][1], color);
+        if (d->exact ? n == d->k : n >= d->k)
+            return true;
+    }
+    return false;
+}
+
+static int mnk_play(const game *g, game_state *gs, int a)
+{
+    mnk_state *s = ST(gs);
+    if (a < 0 || a >= g->actions || mnk_terminal(g, gs) || s->board[a])
+        return -1;
+    int p = s->ply & 1;
+    s->board[a] = (uint8_t)(p + 1);
+    s->stones_hash ^= DATA(g)->stone_key[p][a];
+    s->last = (int16_t)a;
+    s->ply++;
+    if (makes_win(g, s->board, a, p + 1))
+        s->winner = (int8_t)p;
+    return 0;
+}
+
+static void mnk_result(const game *g, const game_state *gs, float *z)
+{
+    (void)g;
+    const mnk_state *s = CST(gs);
+    if (s->winner < 0) {
+        z[0] = z[1] = 0.0f;
+    } else {
+        z[s->winner] = 1.0f;
+        z[1 - s->winner] = -1.0f;
+    }
+}
+
+static void mnk_encode(const game *g, const game_state *gs, float *planes)
+{
+    const mnk_state *s = CST(gs);
+    int hw = g->actions;
+    uint8_t own = (uint8_t)((s->ply & 1) + 1), opp = (uint8_t)(3 - own);
+    float black = (s->ply & 1) ? 0.0f : 1.0f;
+    memset(planes, 0, sizeof(float) * (size_t)(MNK_PLANES * hw));
+    for (int i = 0; i < hw; i++) {
+        planes[i] = s->board[i] == own;
+        planes[hw + i] = s->board[i] == opp;
+        planes[3 * hw + i] = 1.0f;
+        planes[4 * hw + i] = black;
+    }
+    if (s->last >= 0)
+        planes[2 * hw + s->last] = 1.0f;
+}
+
+static uint64_t mnk_hash(const game *g, const game_state *gs)
+{
+    const mnk_state *s = CST(gs);
+    const mnk_data *d = DATA(g);
+    uint64_t h = s->stones_hash;
+    if (s->ply & 1)
+        h ^= d->side_key;
+    if (s->last >= 0)
+        h ^= d->last_key[s->last];
+    return h;
+}
+
+static char *mnk_format_move(const game *g, int a, char *buf, size_t len)
+{
+    if (a < 0 || a >= g->actions) {
+        snprintf(buf, len, "?");
+        return buf;
+    }
+    int r = a / g->cols, c = a % g->cols;
+    snprintf(buf, len, "%c%d", 'a' + c, g->rows - r);
+    return buf;
+}
+
+static int mnk_parse_move(const game *g, const char *str, int *action, char *err, size_t errlen)
+{
+    while (isspace((unsigned char)*str))
+        str++;
+    int x, y, used = 0;
+    if (isdigit((unsigned char)str[0])) {
+        /* Gomocup: x,y with x the column and y the row from the top, 0-based. */
+        if (sscanf(str, "%d , %d%n", &x, &y, &used) != 2 || str[used + strspn(str + used, " \t\r\n")]) {
+            snprintf(err, errlen, "move \"%s\": expected a letter and a number (h8) or x,y", str);
+            return -1;
+        }
+        if (x < 0 || x >= g->cols || y < 0 || y >= g->rows) {
+            snprintf(err, errlen, "move \"%s\": x,y outside the %dx%d board (0-based)", str, g->cols,
+                     g->rows);
+            return -1;
+        }
+        *action = y * g->cols + x;
+        return 0;
+    }
+    int letter = tolower((unsigned char)str[0]);
+    if (letter < 'a' || letter > 'z' || sscanf(str + 1, "%d%n", &y, &used) != 1 ||
+        str[1 + used + strspn(str + 1 + used, " \t\r\n")] || !isdigit((unsigned char)str[1])) {
+        snprintf(err, errlen, "move \"%s\": expected a letter and a number (h8) or x,y", str);
+        return -1;
+    }
+    x = letter - 'a';
+    if (x >= g->cols || y < 1 || y > g->rows) {
+        snprintf(err, errlen, "move \"%s\": outside the board (columns a-%c, rows 1-%d)", str,
+                 'a' + g->cols - 1, g->rows);
+        return -1;
+    }
+    *action = (g->rows - y) * g->cols + x;
+    return 0;
+}
+
+static void mnk_render(const game *g, const game_state *gs, FILE *f)
+{
+    const mnk_state *s = CST(gs);
+    fprintf(f, "   ");
+    for (int c = 0; c < g->cols; c++)
+        fprintf(f, " %c", 'a' + c);
+    fprintf(f, "\n");
+    for (int r = 0; r < g->rows; r++) {
+        fprintf(f, "%3d", g->rows - r);
+        for (int c = 0; c < g->cols; c++) {
+            int a = r * g->cols + c;
+            char ch = s->board[a] == 1 ? 'X' : s->board[a] == 2 ? 'O' : '.';
+            fprintf(f, "%c%c", a == s->last ? '(' : (a - 1 == s->last && c > 0) ? ')' : ' ', ch);
+        }
+        fprintf(f, "%c%d\n", (r * g->cols + g->cols - 1 == s->last) ? ')' : ' ', g->rows - r);
+    }
+    fprintf(f, "   ");
+    for (int c = 0; c < g->cols; c++)
+        fprintf(f, " %c", 'a' + c);
+    fprintf(f, "\n");
+    if (s->winner >= 0)
+        fprintf(f, "%s wins\n", s->winner == 0 ? "X (black)" : "O (white)");
+    else if (s->ply >= g->actions)
+        fprintf(f, "draw\n");
+    else
+        fprintf(f, "%s to move\n", (s->ply & 1) ? "O (white)" : "X (black)");
+}
+
+static int mnk_winning_move(const game *g, const game_state *gs)
+{
+    const mnk_state *s = CST(gs);
+    if (mnk_terminal(g, gs))
+        return -1;
+    int color = (s->ply & 1) + 1;
+    /* Fewer than k-1 own stones cannot make k. */
+    if (s->ply / 2 < DATA(g)->k - 1)
+        return -1;
+    for (int a = 0; a < g->actions; a++)
+        if (!s->board[a] && makes_win(g, s->board, a, color))
+            return a;
+    return -1;
+}
+
+static int mnk_ply(const game *g, const game_state *s)
+{
+    (void)g;
+    return CST(s)->ply;
+}
+
+const game_ops mnk_ops = {
+    .name = "mnk",
+    .create = mnk_create,
+    .destroy = mnk_destroy,
+    .init = mnk_init,
+    .current_player = mnk_current_player,
+    .legal = mnk_legal,
+    .play = mnk_play,
+    .terminal = mnk_terminal,
+    .result = mnk_result,
+    .encode = mnk_encode,
+    .hash = mnk_hash,
+    .render = mnk_render,
+    .parse_move = mnk_parse_move,
+    .format_move = mnk_format_move,
+    .winning_move = mnk_winning_move,
+    .ply = mnk_ply,
+};

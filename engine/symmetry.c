@@ -1,0 +1,108 @@
+#include "symmetry.h"
+
+#include <assert.h>
+
+static const char *const names[SYM_COUNT] = {"id", "rot90", "rot180", "rot270",
+                                             "flip_v", "flip_h", "transpose", "antitranspose"};
+
+const char *sym_name(sym_id s) { return (unsigned)s < SYM_COUNT ? names[s] : "?"; }
+
+void sym_map_point(sym_id s, int rows, int cols, int r, int c, int *r2, int *c2)
+{
+    int R = rows - 1, C = cols - 1;
+    switch (s) {
+    case SYM_ID: *r2 = r; *c2 = c; return;
+    case SYM_ROT180: *r2 = R - r; *c2 = C - c; return;
+    case SYM_FLIP_V: *r2 = R - r; *c2 = c; return;
+    case SYM_FLIP_H: *r2 = r; *c2 = C - c; return;
+    default: break;
+    }
+    assert(rows == cols);
+    switch (s) {
+    case SYM_ROT90: *r2 = c; *c2 = R - r; return;
+    case SYM_ROT270: *r2 = C - c; *c2 = r; return;
+    case SYM_TRANSPOSE: *r2 = c; *c2 = r; return;
+    case SYM_ANTITRANSPOSE: *r2 = C - c; *c2 = R - r; return;
+    default: assert(!"bad symmetry");
+    }
+}
+
+/* Composition and inverse by their action on a 3x3 probe (all elements differ there). */
+static sym_id identify(int rows, const int *img)
+{
+    for (int t = 0; t < SYM_COUNT; t++) {
+        int ok = 1;
+        for (int r = 0; r < rows && ok; r++)
+            for (int c = 0; c < rows && ok; c++) {
+                int r2, c2;
+                sym_map_point((sym_id)t, rows, rows, r, c, &r2, &c2);
+                ok = img[(r * rows + c)] == r2 * rows + c2;
+            }
+        if (ok)
+            return (sym_id)t;
+    }
+    assert(!"not a D4 element");
+    return SYM_ID;
+}
+
+sym_id sym_compose(sym_id a, sym_id b)
+{
+    int img[9];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            int r1, c1, r2, c2;
+            sym_map_point(b, 3, 3, r, c, &r1, &c1);
+            sym_map_point(a, 3, 3, r1, c1, &r2, &c2);
+            img[r * 3 + c] = r2 * 3 + c2;
+        }
+    return identify(3, img);
+}
+
+sym_id sym_inverse(sym_id s)
+{
+    for (int t = 0; t < SYM_COUNT; t++)
+        if (sym_compose((sym_id)t, s) == SYM_ID)
+            return (sym_id)t;
+    assert(!"no inverse");
+    return SYM_ID;
+}
+
+int sym_map_action(const game *g, sym_id s, int action)
+{
+    assert(action >= 0 && action < g->rows * g->cols);
+    int r2, c2;
+    sym_map_point(s, g->rows, g->cols, action / g->cols, action % g->cols, &r2, &c2);
+    return r2 * g->cols + c2;
+}
+
+void sym_map_planes_f32(const game *g, sym_id s, int planes, const float *in, float *out)
+{
+    int hw = g->rows * g->cols;
+    for (int i = 0; i < hw; i++) {
+        int j = sym_map_action(g, s, i);
+        for (int p = 0; p < planes; p++)
+            out[p * hw + j] = in[p * hw + i];
+    }
+}
+
+void sym_map_planes_u8(const game *g, sym_id s, int planes, const uint8_t *in, uint8_t *out)
+{
+    int hw = g->rows * g->cols;
+    for (int i = 0; i < hw; i++) {
+        int j = sym_map_action(g, s, i);
+        for (int p = 0; p < planes; p++)
+            out[p * hw + j] = in[p * hw + i];
+    }
+}
+
+void sym_map_policy_f32(const game *g, sym_id s, const float *in, float *out)
+{
+    assert(g->actions == g->rows * g->cols);
+    sym_map_planes_f32(g, s, 1, in, out);
+}
+
+void sym_map_policy_u8(const game *g, sym_id s, const uint8_t *in, uint8_t *out)
+{
+    assert(g->actions == g->rows * g->cols);
+    sym_map_planes_u8(g, s, 1, in, out);
+}
