@@ -141,6 +141,14 @@ void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
     p->reuse_tree = c->reuse_tree;
     p->max_nodes = 0;
     p->max_edges = 0;
+    p->fpu_absolute = false;
+    p->fpu_value = 0.0f;
+}
+
+void mcts_params_pure(mcts_params *p)
+{
+    p->fpu_absolute = true;
+    p->fpu_value = 1.0f;
 }
 
 static double now_seconds(void)
@@ -534,7 +542,7 @@ static int select_edge(const mcts *t, const mnode *X)
     float npar = (float)X->n + vl * (float)X->pending;
     float sq = sqrtf(npar > 1.0f ? npar : 1.0f);
     float parent_q = X->n > 0 ? X->w[m] / (float)X->n : 0.0f;
-    float fpu = parent_q - t->p.fpu_reduction;
+    float fpu = t->p.fpu_absolute ? t->p.fpu_value : parent_q - t->p.fpu_reduction;
     float cp = t->p.c_puct;
     const medge *e = t->edges + X->first_edge;
     int best = -1;
