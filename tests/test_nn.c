@@ -8,6 +8,9 @@
 
 #include "engine/config.h"
 #include "engine/game.h"
+#include <hdf5.h>
+
+#include "nn/checkpoint.h"
 #include "nn/params.h"
 #include "nn/spec.h"
 
@@ -140,6 +143,206 @@ START_TEST(bad_spec_rejected_by_name)
 }
 END_TEST
 
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[512];
+    snprintf(buf, sizeof buf, "%s/%s", tmpdir, name);
+    return buf;
+}
+
+static nn_params *random_params(nn_spec s, uint64_t seed)
+{
+    char err[128];
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    nn_params_init_he(p, seed);
+    /* non-trivial BN statistics */
+    const nn_layout *L = &p->layout;
+    for (int i = 0; i < L->ntensors; i++)
+        if (L->t[i].kind == NN_T_BN_VAR)
+            for (size_t j = 0; j < L->t[i].size; j++)
+                nn_tensor_ptr(L, p->data, i)[j] = 0.5f + (float)j / 16;
+    return p;
+}
+
+START_TEST(checkpoint_round_trip_with_optim)
+{
+    nn_spec s = spec_make(GAME_LATTICE_HEX, 2, NN_POLICY_CONV);
+    nn_params *p = random_params(s, 7);
+    char err[512];
+    nn_ckpt_meta m = {.generation = 3, .step = 1234};
+    snprintf(m.parent, sizeof m.parent, "models/gen0002.h5");
+    float mom[100], ctr[1] = {17};
+    for (int i = 0; i < 100; i++)
+        mom[i] = (float)i * 0.5f;
+    nn_ckpt_extra ex[2] = {{"momentum", mom, 100}, {"counter", ctr, 1}};
+    const char *path = tmp_path("a.h5");
+    ck_assert_msg(nn_ckpt_save(path, p, &m, ex, 2, err, sizeof err) == 0, "%s", err);
+    nn_ckpt_meta m2;
+    nn_params *q = nn_ckpt_load(path, NULL, &m2, err, sizeof err);
+    ck_assert_msg(q != NULL, "%s", err);
+    ck_assert_mem_eq(&q->layout.spec, &p->layout.spec, sizeof(nn_spec));
+    ck_assert_uint_eq(q->layout.count, p->layout.count);
+    ck_assert_mem_eq(q->data, p->data, p->layout.count * sizeof(float));
+    ck_assert_int_eq(m2.generation, 3);
+    ck_assert_int_eq(m2.step, 1234);
+    ck_assert_str_eq(m2.parent, "models/gen0002.h5");
+    float back[100] = {0}, c2[1] = {0};
+    nn_ckpt_extra r1 = {"momentum", back, 100}, r2 = {"counter", c2, 1}, r3 = {"absent", c2, 1};
+    ck_assert_int_eq(nn_ckpt_read_extra(path, &r1, err, sizeof err), 0);
+    ck_assert_mem_eq(back, mom, sizeof mom);
+    ck_assert_int_eq(nn_ckpt_read_extra(path, &r2, err, sizeof err), 0);
+    ck_assert_float_eq(c2[0], 17.0f);
+    ck_assert_int_eq(nn_ckpt_read_extra(path, &r3, err, sizeof err), 1);
+    nn_ckpt_extra r4 = {"momentum", back, 99};
+    ck_assert_int_eq(nn_ckpt_read_extra(path, &r4, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "/optim/momentum") != NULL, "%s", err);
+    char fmt[64];
+    ck_assert_int_eq(nn_h5_format(path, fmt, sizeof fmt, err, sizeof err), 0);
+    ck_assert_str_eq(fmt, "gridzero-model");
+    /* no temporary file left behind */
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    ck_assert_int_ne(access(tmp, F_OK), 0);
+    nn_params_free(p);
+    nn_params_free(q);
+}
+END_TEST
+
+/* Overwrites dataset dp of file path with data (same shape). */
+static void poke(const char *path, const char *dp, const float *data)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    hid_t d = H5Dopen2(f, dp, H5P_DEFAULT);
+    ck_assert(d >= 0);
+    ck_assert(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
+static void expect_load_error(const char *path, const game *g, const char *needle)
+{
+    char err[512] = "";
+    nn_params *q = nn_ckpt_load(path, g, NULL, err, sizeof err);
+    ck_assert_msg(q == NULL, "loaded %s, expected an error with \"%s\"", path, needle);
+    ck_assert_msg(strstr(err, needle) != NULL, "error \"%s\" lacks \"%s\"", err, needle);
+}
+
+static void copy_file(const char *from, const char *to, long keep)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    ck_assert(a && b);
+    char buf[4096];
+    size_t n;
+    long total = 0;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0) {
+        if (keep >= 0 && total + (long)n > keep)
+            n = (size_t)(keep - total);
+        fwrite(buf, 1, n, b);
+        total += (long)n;
+        if (keep >= 0 && total >= keep)
+            break;
+    }
+    fclose(a);
+    fclose(b);
+}
+
+START_TEST(checkpoint_errors_by_name)
+{
+    nn_spec s = spec_make(GAME_LATTICE_HEX, 1, NN_POLICY_CONV);
+    nn_params *p = random_params(s, 9);
+    char err[512];
+    const char *good = strdup(tmp_path("good.h5"));
+    ck_assert_msg(nn_ckpt_save(good, p, NULL, NULL, 0, err, sizeof err) == 0, "%s", err);
+
+    /* not HDF5, missing, truncated */
+    const char *txt = strdup(tmp_path("text.h5"));
+    FILE *t = fopen(txt, "w");
+    fputs("hello\n", t);
+    fclose(t);
+    expect_load_error(txt, NULL, "not an HDF5 file");
+    expect_load_error(tmp_path("missing.h5"), NULL, "cannot open");
+    FILE *gf = fopen(good, "rb");
+    fseek(gf, 0, SEEK_END);
+    long size = ftell(gf);
+    fclose(gf);
+    const char *trunc = strdup(tmp_path("trunc.h5"));
+    copy_file(good, trunc, size / 2);
+    char e2[512] = "";
+    ck_assert_ptr_null(nn_ckpt_load(trunc, NULL, NULL, e2, sizeof e2));
+    ck_assert_msg(strstr(e2, trunc) != NULL, "%s", e2);
+
+    /* a non-zero masked tap, by name */
+    const char *masked = strdup(tmp_path("masked.h5"));
+    copy_file(good, masked, -1);
+    const nn_layout *L = &p->layout;
+    int bi = L->block[0].conv2;
+    float *w = malloc(L->t[bi].size * sizeof(float));
+    memcpy(w, nn_tensor_ptr(L, p->data, bi), L->t[bi].size * sizeof(float));
+    w[9 * 3] = 0.25f;
+    poke(masked, "/block00/conv2/weight", w);
+    expect_load_error(masked, NULL, "/block00/conv2/weight: non-zero masked hex tap");
+    /* a NaN */
+    const char *nan = strdup(tmp_path("nan.h5"));
+    copy_file(good, nan, -1);
+    float g4[4];
+    memcpy(g4, nn_tensor_ptr(L, p->data, L->pol_bn.gamma), sizeof g4);
+    g4[2] = NAN;
+    poke(nan, "/policy/bn/gamma", g4);
+    expect_load_error(nan, NULL, "/policy/bn/gamma: non-finite value at index 2");
+    /* saving a net with a garbage tap is refused */
+    nn_tensor_ptr(L, p->data, L->stem_conv)[8] = 1.0f;
+    ck_assert_int_eq(nn_ckpt_save(tmp_path("refused.h5"), p, NULL, NULL, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "stem.conv.weight") != NULL, "%s", err);
+    net_apply_kernel_mask(L, p->data);
+
+    /* a wrong shape and a missing dataset: write a file by hand from a smaller net */
+    nn_spec s2 = s;
+    s2.channels = 6;
+    nn_params *p2 = random_params(s2, 1);
+    const char *shape = strdup(tmp_path("shape.h5"));
+    ck_assert(nn_ckpt_save(shape, p2, NULL, NULL, 0, err, sizeof err) == 0);
+    hid_t f = H5Fopen(shape, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t mg = H5Gopen2(f, "/meta", H5P_DEFAULT);
+    H5Adelete(mg, "spec");
+    char *js = nn_spec_to_json(&s);
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, strlen(js));
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(mg, "spec", st, sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, st, js);
+    H5Aclose(a), H5Sclose(sp), H5Tclose(st), H5Gclose(mg);
+    H5Fclose(f);
+    free(js);
+    expect_load_error(shape, NULL, "/stem/conv/weight: expected shape (8,5,3,3), got (6,5,3,3)");
+    f = H5Fopen(shape, H5F_ACC_RDWR, H5P_DEFAULT);
+    H5Ldelete(f, "/stem/conv/weight", H5P_DEFAULT);
+    H5Fclose(f);
+    expect_load_error(shape, NULL, "/stem/conv/weight missing");
+
+    /* wrong format, a spec that does not fit the game */
+    f = H5Fopen(masked, H5F_ACC_RDWR, H5P_DEFAULT);
+    mg = H5Gopen2(f, "/meta", H5P_DEFAULT);
+    H5Adelete(mg, "format");
+    H5Gclose(mg);
+    H5Fclose(f);
+    expect_load_error(masked, NULL, "attribute /meta format");
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    game *g = game_new(&c.game, err, sizeof err);
+    expect_load_error(good, g, "does not fit the config's game");
+    game_free(g);
+    nn_params_free(p);
+    nn_params_free(p2);
+    free((void *)good), free((void *)txt), free((void *)trunc), free((void *)masked);
+    free((void *)nan), free((void *)shape);
+}
+END_TEST
+
 static Suite *nn_suite(void)
 {
     Suite *s = suite_create("nn");
@@ -149,14 +352,26 @@ static Suite *nn_suite(void)
     tcase_add_test(t, he_init_deterministic_and_masked);
     tcase_add_test(t, bad_spec_rejected_by_name);
     suite_add_tcase(s, t);
+    TCase *ck = tcase_create("checkpoint");
+    tcase_add_test(ck, checkpoint_round_trip_with_optim);
+    tcase_add_test(ck, checkpoint_errors_by_name);
+    suite_add_tcase(s, ck);
     return s;
 }
 
 int main(void)
 {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gz_test_nn_XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return EXIT_FAILURE;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     SRunner *r = srunner_create(nn_suite());
     srunner_run_all(r, CK_NORMAL);
     int failed = srunner_ntests_failed(r);
     srunner_free(r);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        failed++;
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
