@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "engine/rng.h"
+#include "engine/config.h"
+#include "engine/symmetry.h"
 #include "nn/infer.h"
+#include "nn/net_eval.h"
 #include "nn/params.h"
 
 static nn_spec spec_make(game_lattice lat, int players, int blocks, nn_policy_kind pol, int rows,
@@ -208,6 +211,281 @@ START_TEST(batch_out_of_range)
 }
 END_TEST
 
+
+/* ---- a toy 3-player placement game on a 4x4 board, for the evaluator ---- */
+
+typedef struct toy_state {
+    uint8_t board[16]; /* 0 empty, 1 + player */
+    int ply;
+} toy_state;
+#define TOY(s) ((toy_state *)(s))
+#define CTOY(s) ((const toy_state *)(s))
+
+static void toy_init(const game *g, game_state *s, rng *r)
+{
+    (void)g, (void)r;
+    memset(s, 0, sizeof(toy_state));
+}
+static int toy_current(const game *g, const game_state *s) { (void)g; return CTOY(s)->ply % 3; }
+static int toy_legal(const game *g, const game_state *s, uint8_t *m)
+{
+    (void)g;
+    int n = 0;
+    for (int i = 0; i < 16; i++)
+        n += m[i] = CTOY(s)->board[i] == 0 && CTOY(s)->ply < 10;
+    return n;
+}
+static int toy_play(const game *g, game_state *s, int a)
+{
+    (void)g;
+    if (a < 0 || a >= 16 || TOY(s)->board[a] || TOY(s)->ply >= 10)
+        return -1;
+    TOY(s)->board[a] = (uint8_t)(1 + TOY(s)->ply % 3);
+    TOY(s)->ply++;
+    return 0;
+}
+static bool toy_terminal(const game *g, const game_state *s) { (void)g; return CTOY(s)->ply >= 10; }
+static void toy_result(const game *g, const game_state *s, float *z)
+{
+    (void)g, (void)s;
+    z[0] = z[1] = z[2] = 0;
+}
+static void toy_encode(const game *g, const game_state *s, float *planes)
+{
+    (void)g;
+    int mover = CTOY(s)->ply % 3;
+    memset(planes, 0, sizeof(float) * 4 * 16);
+    for (int i = 0; i < 16; i++) {
+        int b = CTOY(s)->board[i];
+        if (b)
+            planes[((b - 1 - mover + 3) % 3) * 16 + i] = 1;
+        planes[3 * 16 + i] = 1;
+    }
+}
+static uint64_t toy_hash(const game *g, const game_state *s)
+{
+    (void)g;
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 16; i++)
+        h = (h ^ CTOY(s)->board[i]) * 1099511628211ULL;
+    return (h ^ (uint64_t)CTOY(s)->ply) * 1099511628211ULL;
+}
+static int toy_ply(const game *g, const game_state *s) { (void)g; return CTOY(s)->ply; }
+
+static const game_ops toy_ops = {
+    .name = "toy3", .init = toy_init, .current_player = toy_current, .legal = toy_legal,
+    .play = toy_play, .terminal = toy_terminal, .result = toy_result, .encode = toy_encode,
+    .hash = toy_hash, .ply = toy_ply,
+};
+
+static game toy_game(void)
+{
+    game g = {.ops = &toy_ops, .name = "toy3", .players = 3, .rows = 4, .cols = 4,
+              .lattice = GAME_LATTICE_SQUARE, .actions = 16, .planes = 4,
+              .state_size = sizeof(toy_state), .nsym = 8, .max_game_length = 10};
+    for (int i = 0; i < 8; i++)
+        g.sym[i] = (sym_id)i;
+    return g;
+}
+
+static nn_params *toy_params(const game *g, uint64_t seed)
+{
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 3, 2, NN_POLICY_CONV, 4, 4);
+    s.planes = g->planes;
+    return random_params(&s, seed);
+}
+
+static net_eval_opts toy_opts(int sym, int max_batch, int cache)
+{
+    net_eval_opts o = {.precision = NN_PREC_FP32, .threads = 0, .max_batch = max_batch,
+                       .symmetry = sym, .seed = 3, .cache_entries = cache, .cache = NULL};
+    return o;
+}
+
+/* n random positions with plies 0..9 (so every player is to move in some). */
+static void toy_positions(const game *g, int n, toy_state *st, const game_state **ptr, uint64_t *keys,
+                          uint8_t *legal)
+{
+    rng r;
+    rng_seed(&r, 77);
+    for (int i = 0; i < n; i++) {
+        game_init(g, (game_state *)&st[i], NULL);
+        int plies = i % 10;
+        for (int k = 0; k < plies; k++) {
+            uint8_t m[16];
+            game_legal(g, (game_state *)&st[i], m);
+            int a;
+            do
+                a = (int)rng_below(&r, 16);
+            while (!m[a]);
+            game_play(g, (game_state *)&st[i], a);
+        }
+        ptr[i] = (const game_state *)&st[i];
+        keys[i] = game_hash(g, ptr[i]);
+        game_legal(g, ptr[i], legal + 16 * i);
+    }
+}
+
+START_TEST(evaluator_matches_reference_and_rotates_values)
+{
+    game g = toy_game();
+    nn_params *p = toy_params(&g, 31);
+    char err[256];
+    net_eval_opts o = toy_opts(NET_SYM_NONE, 4, 0);
+    evaluator *e = net_eval_new(&g, p, &o, err, sizeof err);
+    ck_assert_msg(e != NULL, "%s", err);
+    enum { N = 9 };
+    toy_state st[N];
+    const game_state *ptr[N];
+    uint64_t keys[N];
+    uint8_t legal[N * 16];
+    toy_positions(&g, N, st, ptr, keys, legal);
+    float pri[N * 16], val[N * 3];
+    ck_assert_msg(evaluator_run(e, N, ptr, keys, legal, pri, val, err, sizeof err) == 0, "%s", err);
+    for (int i = 0; i < N; i++) {
+        float in[4 * 16], rp[16], rv[3];
+        game_encode(&g, ptr[i], in);
+        ck_assert(nn_ref_forward(p, 4, 4, 1, in, legal + 16 * i, rp, rv, NULL, err, sizeof err) == 0);
+        double sum = 0;
+        for (int a = 0; a < 16; a++) {
+            if (!legal[16 * i + a])
+                ck_assert_float_eq(pri[16 * i + a], 0.0f);
+            sum += pri[16 * i + a];
+            ck_assert_float_eq_tol(pri[16 * i + a], rp[a], 1e-4);
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+        int mover = game_current_player(&g, ptr[i]);
+        for (int k = 0; k < 3; k++)
+            ck_assert_float_eq_tol(val[3 * i + (mover + k) % 3], rv[k], 1e-4);
+    }
+    ck_assert_uint_eq(e->positions, N);
+    e->destroy(e);
+    nn_params_free(p);
+}
+END_TEST
+
+/* The toy position s(P): every stone moved to its image under s. */
+static toy_state toy_map(const game *g, sym_id s, const toy_state *in)
+{
+    toy_state out = *in;
+    for (int a = 0; a < 16; a++)
+        out.board[sym_map_action(g, s, a)] = in->board[a];
+    return out;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+START_TEST(evaluator_symmetries)
+{
+    game g = toy_game();
+    nn_params *p = toy_params(&g, 32);
+    char err[256];
+    enum { N = 6 };
+    toy_state st[N];
+    const game_state *ptr[N];
+    uint64_t keys[N];
+    uint8_t legal[N * 16];
+    toy_positions(&g, N, st, ptr, keys, legal);
+    net_eval_opts on = toy_opts(NET_SYM_NONE, 8, 0);
+    evaluator *plain = net_eval_new(&g, p, &on, err, sizeof err);
+    for (int si = 0; si < 8; si++) {
+        sym_id s = g.sym[si];
+        net_eval_opts os = toy_opts(si, 8, 0);
+        evaluator *es = net_eval_new(&g, p, &os, err, sizeof err);
+        ck_assert_msg(es != NULL, "%s", err);
+        float pa[N * 16], va[N * 3], pb[N * 16], vb[N * 3];
+        ck_assert(evaluator_run(es, N, ptr, keys, legal, pa, va, err, sizeof err) == 0);
+        /* evaluating P under s == evaluating s(P) plainly, with actions mapped back */
+        toy_state mst[N];
+        const game_state *mptr[N];
+        uint8_t mlegal[N * 16];
+        for (int i = 0; i < N; i++) {
+            mst[i] = toy_map(&g, s, &st[i]);
+            mptr[i] = (const game_state *)&mst[i];
+            game_legal(&g, mptr[i], mlegal + 16 * i);
+        }
+        ck_assert(evaluator_run(plain, N, mptr, keys, mlegal, pb, vb, err, sizeof err) == 0);
+        for (int i = 0; i < N; i++) {
+            for (int a = 0; a < 16; a++)
+                ck_assert_float_eq_tol(pa[16 * i + a], pb[16 * i + sym_map_action(&g, s, a)], 1e-6);
+            for (int k = 0; k < 3; k++)
+                ck_assert_float_eq_tol(va[3 * i + k], vb[3 * i + k], 1e-6);
+        }
+        /* the empty board is symmetric: same values, priors a permutation */
+        float p0[16], v0[3], p1[16], v1[3];
+        ck_assert(evaluator_run(plain, 1, ptr, keys, legal, p0, v0, err, sizeof err) == 0);
+        ck_assert(evaluator_run(es, 1, ptr, keys, legal, p1, v1, err, sizeof err) == 0);
+        for (int k = 0; k < 3; k++)
+            ck_assert_float_eq_tol(v0[k], v1[k], 1e-6);
+        qsort(p0, 16, sizeof(float), cmp_float);
+        qsort(p1, 16, sizeof(float), cmp_float);
+        for (int a = 0; a < 16; a++)
+            ck_assert_float_eq_tol(p0[a], p1[a], 1e-6);
+        es->destroy(es);
+    }
+    /* random symmetries still give valid priors */
+    net_eval_opts orand = toy_opts(NET_SYM_RANDOM, 8, 0);
+    evaluator *er = net_eval_new(&g, p, &orand, err, sizeof err);
+    float pr[N * 16], vr[N * 3];
+    ck_assert(evaluator_run(er, N, ptr, keys, legal, pr, vr, err, sizeof err) == 0);
+    for (int i = 0; i < N; i++) {
+        double sum = 0;
+        for (int a = 0; a < 16; a++) {
+            ck_assert(legal[16 * i + a] || pr[16 * i + a] == 0.0f);
+            sum += pr[16 * i + a];
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+    }
+    er->destroy(er);
+    plain->destroy(plain);
+    nn_params_free(p);
+}
+END_TEST
+
+START_TEST(evaluator_cache_and_chunks)
+{
+    game g = toy_game();
+    nn_params *p = toy_params(&g, 33);
+    char err[256];
+    enum { N = 10 };
+    toy_state st[N];
+    const game_state *ptr[N];
+    uint64_t keys[N];
+    uint8_t legal[N * 16];
+    toy_positions(&g, N, st, ptr, keys, legal);
+    net_eval_opts o1 = toy_opts(NET_SYM_NONE, 3, 1024), o2 = toy_opts(NET_SYM_NONE, 16, 0);
+    evaluator *ec = net_eval_new(&g, p, &o1, err, sizeof err);
+    evaluator *eb = net_eval_new(&g, p, &o2, err, sizeof err);
+    float pa[N * 16], va[N * 3], pb[N * 16], vb[N * 3], pc[N * 16], vc[N * 3];
+    ck_assert(evaluator_run(ec, N, ptr, keys, legal, pa, va, err, sizeof err) == 0);
+    ck_assert_uint_eq(ec->cache_hits, 0);
+    ck_assert(evaluator_run(eb, N, ptr, keys, legal, pb, vb, err, sizeof err) == 0);
+    for (int i = 0; i < N * 16; i++) /* chunks of 3 == one batch of 10 */
+        ck_assert_float_eq_tol(pa[i], pb[i], 1e-6);
+    ck_assert(evaluator_run(ec, N, ptr, keys, legal, pc, vc, err, sizeof err) == 0);
+    ck_assert_uint_eq(ec->cache_hits, N);
+    ck_assert_uint_eq(ec->positions, 2 * N);
+    for (int i = 0; i < N * 16; i++)
+        ck_assert_float_eq_tol(pc[i], pa[i], 1e-4);
+    ck_assert_mem_eq(vc, va, sizeof va);
+    ec->destroy(ec);
+    eb->destroy(eb);
+    /* a model for another game is refused */
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    game *mnk = game_new(&c.game, err, sizeof err);
+    net_eval_opts o = toy_opts(NET_SYM_NONE, 4, 0);
+    ck_assert_ptr_null(net_eval_new(mnk, p, &o, err, sizeof err));
+    ck_assert_msg(strstr(err, "planes") != NULL || strstr(err, "players") != NULL, "%s", err);
+    game_free(mnk);
+    nn_params_free(p);
+}
+END_TEST
+
 static Suite *infer_suite(void)
 {
     Suite *s = suite_create("infer");
@@ -219,6 +497,11 @@ static Suite *infer_suite(void)
     tcase_add_test(t, masked_taps_garbage_then_mask_is_identical);
     tcase_add_test(t, batch_out_of_range);
     suite_add_tcase(s, t);
+    TCase *ev = tcase_create("evaluator");
+    tcase_add_test(ev, evaluator_matches_reference_and_rotates_values);
+    tcase_add_test(ev, evaluator_symmetries);
+    tcase_add_test(ev, evaluator_cache_and_chunks);
+    suite_add_tcase(s, ev);
     return s;
 }
 
