@@ -72,6 +72,8 @@ static const cfg_field fields[] = {
      "conv: one logit per point (fully convolutional); dense: FC to the actions"},
     {"net.precision", T_STR, OFF(net.precision), 0, 0, 0, "auto", "auto|fp32|bf16", NULL,
      "inference precision; auto = bf16 where the CPU has it"},
+    {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
+     "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
     {"net.threads", T_INT, OFF(net.threads), 0, 256, 0, NULL, NULL, NULL,
      "inference threads; 0 = the machine's cores"},
     {"net.cache", T_INT, OFF(net.cache), 0, 1 << 24, 65536, NULL, NULL, NULL,

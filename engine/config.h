@@ -48,6 +48,7 @@ typedef struct cfg_net {
     int value_hidden;
     char policy_head[CFG_STR_LEN]; /* "conv" | "dense" */
     char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" */
+    char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
     int threads;       /* inference threads; 0 = the machine's cores */
     int cache;         /* position-cache entries; 0 = no cache */
 } cfg_net;

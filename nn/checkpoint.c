@@ -1,0 +1,437 @@
+/* checkpoint.c — HDF5 checkpoints (see checkpoint.h). Every HDF5 call is checked; the
+ * library's automatic error printing is turned off so a corrupt file only ever becomes
+ * a message. */
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+/* "block03.conv1.weight" -> "/block03/conv1/weight" */
+static void tensor_path(const char *name, char *out, size_t len)
+{
+    snprintf(out, len, "/%s", name);
+    for (char *c = out; *c; c++)
+        if (*c == '.')
+            *c = '/';
+}
+
+static int attr_str(hid_t loc, const char *name, const char *val)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return -1;
+    size_t n = strlen(val);
+    H5Tset_size(t, n ? n : 1);
+    H5Tset_strpad(t, H5T_STR_NULLPAD);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 || H5Awrite(a, t, n ? val : "") < 0 ? -1 : 0;
+    if (a >= 0)
+        H5Aclose(a);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Tclose(t);
+    return rc;
+}
+
+static int attr_i64(hid_t loc, const char *name, int64_t v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT64, &v) < 0 ? -1 : 0;
+    if (a >= 0)
+        H5Aclose(a);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return rc;
+}
+
+/* Reads a string attribute (fixed or variable length) into a malloc'd string. */
+static char *read_attr_str(hid_t loc, const char *name)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return NULL;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return NULL;
+    char *out = NULL;
+    hid_t ft = H5Aget_type(a);
+    hid_t sp = H5Aget_space(a);
+    if (ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1)
+        goto done;
+    if (H5Tis_variable_str(ft) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        char *v = NULL;
+        if (H5Aread(a, mt, &v) >= 0 && v) {
+            out = strdup(v);
+            H5free_memory(v);
+        }
+        H5Tclose(mt);
+    } else {
+        size_t n = H5Tget_size(ft);
+        if (n == 0 || n > (1u << 24))
+            goto done;
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, n + 1);
+        H5Tset_strpad(mt, H5T_STR_NULLTERM);
+        out = calloc(1, n + 1);
+        if (out && H5Aread(a, mt, out) < 0) {
+            free(out);
+            out = NULL;
+        }
+        H5Tclose(mt);
+    }
+done:
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ft >= 0)
+        H5Tclose(ft);
+    H5Aclose(a);
+    return out;
+}
+
+static int read_attr_i64(hid_t loc, const char *name, int64_t *v)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    hid_t ft = H5Aget_type(a);
+    hid_t sp = H5Aget_space(a);
+    int rc = -1;
+    if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1)
+        rc = H5Aread(a, H5T_NATIVE_INT64, v) < 0 ? -1 : 0;
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ft >= 0)
+        H5Tclose(ft);
+    H5Aclose(a);
+    return rc;
+}
+
+static int write_dataset(hid_t f, hid_t lcpl, const char *path, int ndim, const hsize_t *dims,
+                         const float *data)
+{
+    hid_t sp = H5Screate_simple(ndim, dims, NULL);
+    if (sp < 0)
+        return -1;
+    hid_t d = H5Dcreate2(f, path, H5T_IEEE_F32LE, sp, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0;
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(sp);
+    return rc;
+}
+
+int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
+                 const nn_ckpt_extra *extra, int nextra, char *err, size_t errlen)
+{
+    h5_quiet();
+    const nn_layout *L = &p->layout;
+    int bad = nn_layout_check_mask(L, p->data);
+    if (bad >= 0)
+        return fail(err, errlen, "%s: not saved: tensor %s has a non-zero masked hex tap", path,
+                    L->t[bad].name);
+    nn_ckpt_meta zero = {0};
+    if (!meta)
+        meta = &zero;
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
+        return fail(err, errlen, "%s: path too long", path);
+    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0)
+        return fail(err, errlen, "%s: cannot create %s (directory missing or not writable?)", path,
+                    tmp);
+    int rc = -1;
+    char *spec = nn_spec_to_json(&L->spec);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    hid_t mg = H5Gcreate2(f, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (!spec || lcpl < 0 || mg < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0) {
+        fail(err, errlen, "%s: cannot write /meta", path);
+        goto out;
+    }
+    if (attr_str(mg, "format", NN_CKPT_FORMAT) || attr_i64(mg, "version", NN_CKPT_VERSION) ||
+        attr_str(mg, "spec", spec) || attr_i64(mg, "generation", meta->generation) ||
+        attr_i64(mg, "step", meta->step) || attr_str(mg, "parent", meta->parent)) {
+        fail(err, errlen, "%s: cannot write the /meta attributes", path);
+        goto out;
+    }
+    for (int i = 0; i < L->ntensors; i++) {
+        const nn_tensor *t = &L->t[i];
+        char dp[128];
+        tensor_path(t->name, dp, sizeof dp);
+        hsize_t dims[4];
+        for (int k = 0; k < t->ndim; k++)
+            dims[k] = (hsize_t)t->shape[k];
+        if (write_dataset(f, lcpl, dp, t->ndim, dims, nn_tensor_cptr(L, p->data, i)) < 0) {
+            fail(err, errlen, "%s: cannot write dataset %s", path, dp);
+            goto out;
+        }
+    }
+    for (int i = 0; i < nextra; i++) {
+        char dp[256];
+        snprintf(dp, sizeof dp, "/optim/%s", extra[i].name);
+        hsize_t dims[1] = {(hsize_t)extra[i].count};
+        if (write_dataset(f, lcpl, dp, 1, dims, extra[i].data) < 0) {
+            fail(err, errlen, "%s: cannot write dataset %s", path, dp);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(spec);
+    if (mg >= 0)
+        H5Gclose(mg);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    if (H5Fclose(f) < 0 && rc == 0)
+        rc = fail(err, errlen, "%s: error closing %s (disk full?)", path, tmp);
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = fail(err, errlen, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
+}
+
+/* Reads a float dataset with exactly the given shape into out. */
+static int read_dataset(hid_t f, const char *file, const char *dp, int ndim, const int *shape,
+                        float *out, size_t count, char *err, size_t errlen)
+{
+    if (H5Lexists(f, dp, H5P_DEFAULT) <= 0) {
+        /* a missing intermediate group makes H5Lexists fail: same message */
+        return fail(err, errlen, "%s: dataset %s missing", file, dp);
+    }
+    hid_t d = H5Dopen2(f, dp, H5P_DEFAULT);
+    if (d < 0)
+        return fail(err, errlen, "%s: dataset %s cannot be opened", file, dp);
+    int rc = -1;
+    hid_t sp = H5Dget_space(d);
+    hid_t ft = H5Dget_type(d);
+    hsize_t dims[8];
+    int nd = sp < 0 ? -1 : H5Sget_simple_extent_ndims(sp);
+    if (ft < 0 || H5Tget_class(ft) != H5T_FLOAT) {
+        fail(err, errlen, "%s: dataset %s: expected floating-point data", file, dp);
+        goto out;
+    }
+    if (nd != ndim || nd > 8 || H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
+        fail(err, errlen, "%s: dataset %s: expected %d dimensions, got %d", file, dp, ndim, nd);
+        goto out;
+    }
+    for (int k = 0; k < ndim; k++)
+        if (dims[k] != (hsize_t)shape[k]) {
+            char want[64] = "", got[64] = "";
+            for (int j = 0; j < ndim; j++) {
+                size_t a = strlen(want), b = strlen(got);
+                snprintf(want + a, sizeof want - a, "%s%d", j ? "," : "", shape[j]);
+                snprintf(got + b, sizeof got - b, "%s%llu", j ? "," : "", (unsigned long long)dims[j]);
+            }
+            fail(err, errlen, "%s: dataset %s: expected shape (%s), got (%s)", file, dp, want, got);
+            goto out;
+        }
+    if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
+        fail(err, errlen, "%s: dataset %s: read error (corrupt file?)", file, dp);
+        goto out;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(out[i])) {
+            fail(err, errlen, "%s: dataset %s: non-finite value at index %zu", file, dp, i);
+            goto out;
+        }
+    rc = 0;
+out:
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Dclose(d);
+    return rc;
+}
+
+static hid_t open_file(const char *path, char *err, size_t errlen)
+{
+    h5_quiet();
+    if (access(path, R_OK) != 0) {
+        fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    if (H5Fis_hdf5(path) <= 0) {
+        fail(err, errlen, "%s: not an HDF5 file", path);
+        return -1;
+    }
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated?)", path);
+    return f;
+}
+
+nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, char *err,
+                        size_t errlen)
+{
+    hid_t f = open_file(path, err, errlen);
+    if (f < 0)
+        return NULL;
+    nn_params *p = NULL;
+    char *fmt = NULL, *spec_json = NULL, *parent = NULL;
+    hid_t mg = -1;
+    if (H5Lexists(f, "/meta", H5P_DEFAULT) <= 0 || (mg = H5Gopen2(f, "/meta", H5P_DEFAULT)) < 0) {
+        fail(err, errlen, "%s: no /meta group: not a gridzero model", path);
+        goto bad;
+    }
+    fmt = read_attr_str(mg, "format");
+    if (!fmt || strcmp(fmt, NN_CKPT_FORMAT) != 0) {
+        fail(err, errlen, "%s: attribute /meta format: expected \"%s\", got %s%s%s", path,
+             NN_CKPT_FORMAT, fmt ? "\"" : "none", fmt ? fmt : "", fmt ? "\"" : "");
+        goto bad;
+    }
+    int64_t version = 0;
+    if (read_attr_i64(mg, "version", &version) < 0) {
+        fail(err, errlen, "%s: attribute /meta version missing or not an integer", path);
+        goto bad;
+    }
+    if (version < 1 || version > NN_CKPT_VERSION) {
+        fail(err, errlen, "%s: attribute /meta version: this build reads version 1..%d, got %lld",
+             path, NN_CKPT_VERSION, (long long)version);
+        goto bad;
+    }
+    spec_json = read_attr_str(mg, "spec");
+    if (!spec_json) {
+        fail(err, errlen, "%s: attribute /meta spec missing", path);
+        goto bad;
+    }
+    nn_spec spec;
+    char e2[256];
+    if (nn_spec_from_json(&spec, spec_json, e2, sizeof e2) < 0) {
+        fail(err, errlen, "%s: attribute /meta spec: %s", path, e2);
+        goto bad;
+    }
+    if (g && nn_spec_check_game(&spec, g, e2, sizeof e2) < 0) {
+        fail(err, errlen, "%s: model does not fit the config's game: %s", path, e2);
+        goto bad;
+    }
+    nn_ckpt_meta m;
+    memset(&m, 0, sizeof m);
+    if (read_attr_i64(mg, "generation", &m.generation) < 0 || read_attr_i64(mg, "step", &m.step) < 0) {
+        fail(err, errlen, "%s: attribute /meta %s missing or not an integer", path,
+             read_attr_i64(mg, "generation", &m.generation) < 0 ? "generation" : "step");
+        goto bad;
+    }
+    parent = read_attr_str(mg, "parent");
+    if (parent)
+        snprintf(m.parent, sizeof m.parent, "%s", parent);
+    p = nn_params_new(&spec, e2, sizeof e2);
+    if (!p) {
+        fail(err, errlen, "%s: %s", path, e2);
+        goto bad;
+    }
+    const nn_layout *L = &p->layout;
+    for (int i = 0; i < L->ntensors; i++) {
+        char dp[128];
+        tensor_path(L->t[i].name, dp, sizeof dp);
+        if (read_dataset(f, path, dp, L->t[i].ndim, L->t[i].shape, nn_tensor_ptr(L, p->data, i),
+                         L->t[i].size, err, errlen) < 0)
+            goto bad;
+        if (L->t[i].kind == NN_T_BN_VAR)
+            for (size_t j = 0; j < L->t[i].size; j++)
+                if (nn_tensor_ptr(L, p->data, i)[j] < 0) {
+                    fail(err, errlen, "%s: dataset %s: negative variance at index %zu", path, dp, j);
+                    goto bad;
+                }
+    }
+    int badm = nn_layout_check_mask(L, p->data);
+    if (badm >= 0) {
+        char dp[128];
+        tensor_path(L->t[badm].name, dp, sizeof dp);
+        fail(err, errlen, "%s: dataset %s: non-zero masked hex tap ((0,0) or (2,2)): the hex lattice "
+             "keeps them zero", path, dp);
+        goto bad;
+    }
+    if (meta)
+        *meta = m;
+    goto done;
+bad:
+    nn_params_free(p);
+    p = NULL;
+done:
+    free(fmt);
+    free(spec_json);
+    free(parent);
+    if (mg >= 0)
+        H5Gclose(mg);
+    H5Fclose(f);
+    return p;
+}
+
+int nn_ckpt_read_extra(const char *path, const nn_ckpt_extra *e, char *err, size_t errlen)
+{
+    hid_t f = open_file(path, err, errlen);
+    if (f < 0)
+        return -1;
+    char dp[256];
+    snprintf(dp, sizeof dp, "/optim/%s", e->name);
+    int rc;
+    if (H5Lexists(f, "/optim", H5P_DEFAULT) <= 0 || H5Lexists(f, dp, H5P_DEFAULT) <= 0) {
+        rc = 1;
+    } else {
+        int shape[1] = {(int)e->count};
+        if ((size_t)shape[0] != e->count) {
+            rc = fail(err, errlen, "%s: dataset %s: too large", path, dp);
+        } else {
+            float *tmp = malloc(sizeof(float) * (e->count ? e->count : 1));
+            rc = tmp ? read_dataset(f, path, dp, 1, shape, tmp, e->count, err, errlen)
+                     : fail(err, errlen, "out of memory");
+            if (rc == 0)
+                memcpy(e->data, tmp, sizeof(float) * e->count);
+            free(tmp);
+        }
+    }
+    H5Fclose(f);
+    return rc;
+}
+
+int nn_h5_format(const char *path, char *fmt, size_t len, char *err, size_t errlen)
+{
+    hid_t f = open_file(path, err, errlen);
+    if (f < 0)
+        return -1;
+    char *s = NULL;
+    if (H5Lexists(f, "/meta", H5P_DEFAULT) > 0) {
+        hid_t mg = H5Gopen2(f, "/meta", H5P_DEFAULT);
+        if (mg >= 0) {
+            s = read_attr_str(mg, "format");
+            H5Gclose(mg);
+        }
+    }
+    if (!s) {
+        hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
+        if (root >= 0) {
+            s = read_attr_str(root, "format");
+            H5Gclose(root);
+        }
+    }
+    H5Fclose(f);
+    if (!s)
+        return fail(err, errlen, "%s: no format attribute (in /meta or /): not a gridzero file", path);
+    snprintf(fmt, len, "%s", s);
+    free(s);
+    return 0;
+}

@@ -1,0 +1,207 @@
+#include "params.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/rng.h"
+
+const char *nn_tensor_kind_name(nn_tensor_kind k)
+{
+    switch (k) {
+    case NN_T_CONV_WEIGHT: return "conv_weight";
+    case NN_T_BN_GAMMA: return "bn_gamma";
+    case NN_T_BN_BETA: return "bn_beta";
+    case NN_T_BN_MEAN: return "bn_mean";
+    case NN_T_BN_VAR: return "bn_var";
+    case NN_T_DENSE_WEIGHT: return "dense_weight";
+    case NN_T_BIAS: return "bias";
+    }
+    return "?";
+}
+
+static int add(nn_layout *L, const char *name, nn_tensor_kind kind, int ndim, int d0, int d1, int d2,
+               int d3)
+{
+    assert(L->ntensors < NN_MAX_TENSORS);
+    nn_tensor *t = &L->t[L->ntensors];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->kind = kind;
+    t->ndim = ndim;
+    int d[4] = {d0, d1, d2, d3};
+    t->size = 1;
+    for (int i = 0; i < 4; i++) {
+        t->shape[i] = i < ndim ? d[i] : 0;
+        if (i < ndim)
+            t->size *= (size_t)d[i];
+    }
+    t->offset = L->count;
+    L->count += t->size;
+    return L->ntensors++;
+}
+
+static nn_bn_ix add_bn(nn_layout *L, const char *prefix, int n)
+{
+    char name[NN_NAME_LEN];
+    nn_bn_ix ix;
+    snprintf(name, sizeof name, "%s.gamma", prefix);
+    ix.gamma = add(L, name, NN_T_BN_GAMMA, 1, n, 0, 0, 0);
+    snprintf(name, sizeof name, "%s.beta", prefix);
+    ix.beta = add(L, name, NN_T_BN_BETA, 1, n, 0, 0, 0);
+    snprintf(name, sizeof name, "%s.mean", prefix);
+    ix.mean = add(L, name, NN_T_BN_MEAN, 1, n, 0, 0, 0);
+    snprintf(name, sizeof name, "%s.var", prefix);
+    ix.var = add(L, name, NN_T_BN_VAR, 1, n, 0, 0, 0);
+    return ix;
+}
+
+void nn_layout_init(nn_layout *L, const nn_spec *s)
+{
+    memset(L, 0, sizeof *L);
+    L->spec = *s;
+    int C = s->channels, H = s->head_channels, V = s->value_hidden;
+    L->stem_conv = add(L, "stem.conv.weight", NN_T_CONV_WEIGHT, 4, C, s->planes, 3, 3);
+    L->stem_bn = add_bn(L, "stem.bn", C);
+    for (int b = 0; b < s->blocks; b++) {
+        char name[NN_NAME_LEN];
+        snprintf(name, sizeof name, "block%02d.conv1.weight", b);
+        L->block[b].conv1 = add(L, name, NN_T_CONV_WEIGHT, 4, C, C, 3, 3);
+        snprintf(name, sizeof name, "block%02d.bn1", b);
+        L->block[b].bn1 = add_bn(L, name, C);
+        snprintf(name, sizeof name, "block%02d.conv2.weight", b);
+        L->block[b].conv2 = add(L, name, NN_T_CONV_WEIGHT, 4, C, C, 3, 3);
+        snprintf(name, sizeof name, "block%02d.bn2", b);
+        L->block[b].bn2 = add_bn(L, name, C);
+    }
+    L->pol_conv = add(L, "policy.conv.weight", NN_T_CONV_WEIGHT, 4, H, C, 1, 1);
+    L->pol_bn = add_bn(L, "policy.bn", H);
+    if (s->policy == NN_POLICY_CONV) {
+        L->pol_out_w = add(L, "policy.out.weight", NN_T_CONV_WEIGHT, 4, 1, H, 1, 1);
+        L->pol_out_b = add(L, "policy.out.bias", NN_T_BIAS, 1, 1, 0, 0, 0);
+    } else {
+        L->pol_out_w = add(L, "policy.fc.weight", NN_T_DENSE_WEIGHT, 2, s->actions,
+                           H * s->rows * s->cols, 0, 0);
+        L->pol_out_b = add(L, "policy.fc.bias", NN_T_BIAS, 1, s->actions, 0, 0, 0);
+    }
+    L->val_conv = add(L, "value.conv.weight", NN_T_CONV_WEIGHT, 4, H, C, 1, 1);
+    L->val_bn = add_bn(L, "value.bn", H);
+    L->val_fc1_w = add(L, "value.fc1.weight", NN_T_DENSE_WEIGHT, 2, V, H, 0, 0);
+    L->val_fc1_b = add(L, "value.fc1.bias", NN_T_BIAS, 1, V, 0, 0, 0);
+    L->val_fc2_w = add(L, "value.fc2.weight", NN_T_DENSE_WEIGHT, 2, s->players, V, 0, 0);
+    L->val_fc2_b = add(L, "value.fc2.bias", NN_T_BIAS, 1, s->players, 0, 0, 0);
+}
+
+int nn_layout_find(const nn_layout *L, const char *name)
+{
+    for (int i = 0; i < L->ntensors; i++)
+        if (!strcmp(L->t[i].name, name))
+            return i;
+    return -1;
+}
+
+static void set_neutral(nn_params *p)
+{
+    const nn_layout *L = &p->layout;
+    for (int i = 0; i < L->ntensors; i++) {
+        float v = L->t[i].kind == NN_T_BN_GAMMA || L->t[i].kind == NN_T_BN_VAR ? 1.0f : 0.0f;
+        float *x = nn_tensor_ptr(L, p->data, i);
+        for (size_t j = 0; j < L->t[i].size; j++)
+            x[j] = v;
+    }
+}
+
+nn_params *nn_params_new(const nn_spec *s, char *err, size_t errlen)
+{
+    if (nn_spec_validate(s, err, errlen) < 0)
+        return NULL;
+    nn_params *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    nn_layout_init(&p->layout, s);
+    size_t bytes = (p->layout.count * sizeof(float) + 63) & ~(size_t)63;
+    p->data = aligned_alloc(64, bytes);
+    if (!p->data) {
+        snprintf(err, errlen, "out of memory (%zu parameters)", p->layout.count);
+        free(p);
+        return NULL;
+    }
+    set_neutral(p);
+    return p;
+}
+
+void nn_params_free(nn_params *p)
+{
+    if (!p)
+        return;
+    free(p->data);
+    free(p);
+}
+
+nn_params *nn_params_clone(const nn_params *p)
+{
+    char err[64];
+    nn_params *q = nn_params_new(&p->layout.spec, err, sizeof err);
+    if (q)
+        memcpy(q->data, p->data, p->layout.count * sizeof(float));
+    return q;
+}
+
+void nn_params_init_he(nn_params *p, uint64_t seed)
+{
+    const nn_layout *L = &p->layout;
+    rng r;
+    rng_seed(&r, seed);
+    set_neutral(p);
+    for (int i = 0; i < L->ntensors; i++) {
+        const nn_tensor *t = &L->t[i];
+        if (t->kind != NN_T_CONV_WEIGHT && t->kind != NN_T_DENSE_WEIGHT)
+            continue;
+        double fan_in = (double)t->size / t->shape[0];
+        if (t->ndim == 4 && t->shape[2] == 3 && L->spec.lattice == GAME_LATTICE_HEX)
+            fan_in = fan_in * 7.0 / 9.0;
+        bool last = i == L->pol_out_w || i == L->val_fc2_w;
+        double sd = sqrt((last ? 1.0 : 2.0) / fan_in);
+        float *x = nn_tensor_ptr(L, p->data, i);
+        for (size_t j = 0; j < t->size; j++)
+            x[j] = (float)(sd * rng_normal(&r));
+    }
+    net_apply_kernel_mask(L, p->data);
+}
+
+void net_apply_kernel_mask(const nn_layout *L, float *flat)
+{
+    if (L->spec.lattice != GAME_LATTICE_HEX)
+        return;
+    for (int i = 0; i < L->ntensors; i++) {
+        const nn_tensor *t = &L->t[i];
+        if (t->kind != NN_T_CONV_WEIGHT || t->shape[2] != 3 || t->shape[3] != 3)
+            continue;
+        float *x = nn_tensor_ptr(L, flat, i);
+        size_t kernels = t->size / 9;
+        for (size_t k = 0; k < kernels; k++) {
+            x[k * 9 + 0] = 0.0f; /* tap (0,0) */
+            x[k * 9 + 8] = 0.0f; /* tap (2,2) */
+        }
+    }
+}
+
+int nn_layout_check_mask(const nn_layout *L, const float *flat)
+{
+    if (L->spec.lattice != GAME_LATTICE_HEX)
+        return -1;
+    for (int i = 0; i < L->ntensors; i++) {
+        const nn_tensor *t = &L->t[i];
+        if (t->kind != NN_T_CONV_WEIGHT || t->shape[2] != 3 || t->shape[3] != 3)
+            continue;
+        const float *x = nn_tensor_cptr(L, flat, i);
+        size_t kernels = t->size / 9;
+        for (size_t k = 0; k < kernels; k++)
+            if (x[k * 9 + 0] != 0.0f || x[k * 9 + 8] != 0.0f)
+                return i;
+    }
+    return -1;
+}

@@ -1,0 +1,197 @@
+#include "spec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+const char *nn_policy_name(nn_policy_kind k) { return k == NN_POLICY_DENSE ? "dense" : "conv"; }
+const char *nn_trunk_name(nn_trunk_kind k) { return k == NN_TRUNK_PLAIN ? "plain" : "residual"; }
+const char *nn_lattice_name(game_lattice l) { return l == GAME_LATTICE_HEX ? "hex" : "square"; }
+
+int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
+{
+    if (s->planes < 1 || s->planes > 256)
+        return fail(err, errlen, "spec: planes: expected 1..256, got %d", s->planes);
+    if (s->rows < 1 || s->rows > GAME_MAX_SIDE || s->cols < 1 || s->cols > GAME_MAX_SIDE)
+        return fail(err, errlen, "spec: rows x cols: expected 1..%d each, got %d x %d", GAME_MAX_SIDE,
+                    s->rows, s->cols);
+    if (s->lattice != GAME_LATTICE_SQUARE && s->lattice != GAME_LATTICE_HEX)
+        return fail(err, errlen, "spec: lattice: expected square or hex");
+    if (s->players < 1 || s->players > GAME_MAX_PLAYERS)
+        return fail(err, errlen, "spec: players: expected 1..%d, got %d", GAME_MAX_PLAYERS, s->players);
+    if (s->actions < 1 || s->actions > GAME_MAX_ACTIONS)
+        return fail(err, errlen, "spec: actions: expected 1..%d, got %d", GAME_MAX_ACTIONS, s->actions);
+    if (s->blocks < 0 || s->blocks > NN_MAX_BLOCKS)
+        return fail(err, errlen, "spec: blocks: expected 0..%d, got %d", NN_MAX_BLOCKS, s->blocks);
+    if (s->channels < 1 || s->channels > 1024)
+        return fail(err, errlen, "spec: channels: expected 1..1024, got %d", s->channels);
+    if (s->head_channels < 1 || s->head_channels > 1024)
+        return fail(err, errlen, "spec: head_channels: expected 1..1024, got %d", s->head_channels);
+    if (s->value_hidden < 1 || s->value_hidden > 4096)
+        return fail(err, errlen, "spec: value_hidden: expected 1..4096, got %d", s->value_hidden);
+    if (s->policy != NN_POLICY_CONV && s->policy != NN_POLICY_DENSE)
+        return fail(err, errlen, "spec: policy_head: expected conv or dense");
+    if (s->trunk != NN_TRUNK_RESIDUAL && s->trunk != NN_TRUNK_PLAIN)
+        return fail(err, errlen, "spec: trunk: expected residual or plain");
+    if (s->policy == NN_POLICY_CONV && s->actions != s->rows * s->cols)
+        return fail(err, errlen,
+                    "spec: policy_head conv needs one action per point (actions = rows*cols = %d), "
+                    "got actions = %d: use policy_head dense",
+                    s->rows * s->cols, s->actions);
+    return 0;
+}
+
+int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->planes = g->planes;
+    s->rows = g->rows;
+    s->cols = g->cols;
+    s->lattice = g->lattice;
+    s->players = g->players;
+    s->actions = g->actions;
+    s->blocks = net->blocks;
+    s->channels = net->channels;
+    s->head_channels = net->head_channels;
+    s->value_hidden = net->value_hidden;
+    s->policy = strcmp(net->policy_head, "dense") == 0 ? NN_POLICY_DENSE : NN_POLICY_CONV;
+    s->trunk = strcmp(net->trunk, "plain") == 0 ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
+    if (s->policy == NN_POLICY_CONV && g->actions != g->rows * g->cols)
+        return fail(err, errlen,
+                    "key net.policy_head: \"conv\" needs point actions, but game %s has %d actions on "
+                    "a %dx%d board: use \"dense\"",
+                    g->name, g->actions, g->rows, g->cols);
+    return nn_spec_validate(s, err, errlen);
+}
+
+char *nn_spec_to_json(const nn_spec *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "planes", s->planes);
+    cJSON_AddNumberToObject(o, "rows", s->rows);
+    cJSON_AddNumberToObject(o, "cols", s->cols);
+    cJSON_AddStringToObject(o, "lattice", nn_lattice_name(s->lattice));
+    cJSON_AddNumberToObject(o, "players", s->players);
+    cJSON_AddNumberToObject(o, "actions", s->actions);
+    cJSON_AddNumberToObject(o, "blocks", s->blocks);
+    cJSON_AddNumberToObject(o, "channels", s->channels);
+    cJSON_AddNumberToObject(o, "head_channels", s->head_channels);
+    cJSON_AddNumberToObject(o, "value_hidden", s->value_hidden);
+    cJSON_AddStringToObject(o, "policy_head", nn_policy_name(s->policy));
+    cJSON_AddStringToObject(o, "trunk", nn_trunk_name(s->trunk));
+    char *txt = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return txt;
+}
+
+static int get_int(const cJSON *o, const char *key, int *out, char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble)
+        return fail(err, errlen, "spec JSON: key %s: expected an integer", key);
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+static int get_choice(const cJSON *o, const char *key, const char *a, const char *b, int *out,
+                      char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v))
+        return fail(err, errlen, "spec JSON: key %s: expected \"%s\" or \"%s\"", key, a, b);
+    if (!strcmp(v->valuestring, a))
+        *out = 0;
+    else if (!strcmp(v->valuestring, b))
+        *out = 1;
+    else
+        return fail(err, errlen, "spec JSON: key %s: expected \"%s\" or \"%s\", got \"%s\"", key, a,
+                    b, v->valuestring);
+    return 0;
+}
+
+int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    cJSON *o = cJSON_Parse(json);
+    if (!o || !cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return fail(err, errlen, "spec JSON: not a JSON object");
+    }
+    int lat = 0, pol = 0, trunk = 0, rc = -1;
+    if (get_int(o, "planes", &s->planes, err, errlen) || get_int(o, "rows", &s->rows, err, errlen) ||
+        get_int(o, "cols", &s->cols, err, errlen) ||
+        get_choice(o, "lattice", "square", "hex", &lat, err, errlen) ||
+        get_int(o, "players", &s->players, err, errlen) ||
+        get_int(o, "actions", &s->actions, err, errlen) ||
+        get_int(o, "blocks", &s->blocks, err, errlen) ||
+        get_int(o, "channels", &s->channels, err, errlen) ||
+        get_int(o, "head_channels", &s->head_channels, err, errlen) ||
+        get_int(o, "value_hidden", &s->value_hidden, err, errlen) ||
+        get_choice(o, "policy_head", "conv", "dense", &pol, err, errlen))
+        goto out;
+    /* "trunk" came after version 1's first files: absent means residual. */
+    if (cJSON_GetObjectItemCaseSensitive(o, "trunk") &&
+        get_choice(o, "trunk", "residual", "plain", &trunk, err, errlen))
+        goto out;
+    s->lattice = lat ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
+    s->policy = pol ? NN_POLICY_DENSE : NN_POLICY_CONV;
+    s->trunk = trunk ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
+    rc = nn_spec_validate(s, err, errlen);
+out:
+    cJSON_Delete(o);
+    return rc;
+}
+
+int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen)
+{
+    if (m->planes != g->planes)
+        return fail(err, errlen, "spec planes = %d, but game %s encodes %d planes", m->planes, g->name,
+                    g->planes);
+    if (m->lattice != g->lattice)
+        return fail(err, errlen, "spec lattice = %s, but game %s is on the %s lattice",
+                    nn_lattice_name(m->lattice), g->name, nn_lattice_name(g->lattice));
+    if (m->players != g->players)
+        return fail(err, errlen, "spec players = %d, but game %s has %d players", m->players, g->name,
+                    g->players);
+    if (m->policy == NN_POLICY_DENSE) {
+        if (m->rows != g->rows || m->cols != g->cols || m->actions != g->actions)
+            return fail(err, errlen,
+                        "spec board %dx%d with %d actions (dense policy head: fixed size), but game %s "
+                        "is %dx%d with %d actions",
+                        m->rows, m->cols, m->actions, g->name, g->rows, g->cols, g->actions);
+    } else if (g->actions != g->rows * g->cols) {
+        return fail(err, errlen, "spec policy head conv needs point actions; game %s has %d actions",
+                    g->name, g->actions);
+    }
+    return 0;
+}
+
+double nn_spec_flops(const nn_spec *s, int rows, int cols)
+{
+    double hw = (double)rows * cols;
+    double taps = s->lattice == GAME_LATTICE_HEX ? 7.0 : 9.0;
+    double C = s->channels, H = s->head_channels;
+    double mac = hw * taps * s->planes * C;             /* stem */
+    mac += hw * taps * C * C * 2.0 * s->blocks;         /* trunk */
+    mac += hw * C * H * 2.0;                            /* two head 1x1 convs */
+    if (s->policy == NN_POLICY_CONV)
+        mac += hw * H;
+    else
+        mac += hw * H * s->actions;
+    mac += H * s->value_hidden + (double)s->value_hidden * s->players;
+    return 2.0 * mac;
+}

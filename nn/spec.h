@@ -1,0 +1,78 @@
+/* spec.h — what a network is: its shape, shared by inference (nn/) and training (train/).
+ *
+ * A spec is plain data built from the `net` config section and the game (planes, board,
+ * lattice, players, actions). The architecture (DESIGN.md §4):
+ *   stem:    3x3 conv (planes -> C) -> BN -> ReLU
+ *   trunk:   `blocks` blocks of 3x3 conv -> BN -> ReLU -> 3x3 conv -> BN -> (+ skip) -> ReLU
+ *            (trunk "residual": with the skip; "plain": the same layers without it, so
+ *            seed 002's three plain convs are blocks=1, trunk=plain)
+ *   policy:  1x1 conv (C -> H) -> BN -> ReLU -> then
+ *              conv head:  1x1 conv with bias (H -> 1): one logit per point (rows*cols)
+ *              dense head: FC with bias (H*rows*cols -> actions)
+ *   value:   1x1 conv (C -> H) -> BN -> ReLU -> global average pool -> FC (H -> V) + bias
+ *            -> ReLU -> FC (V -> players) + bias -> tanh
+ * C = channels, H = head_channels, V = value_hidden. Value outputs are MOVER-FIRST:
+ * output i is the outcome of the player i seats after the player to move ("to move,
+ * next, the one after"); the evaluator rotates them to absolute order.
+ * Hex lattice: every 3x3 kernel has taps (0,0) and (2,2) fixed at zero (see params.h).
+ * BN is in eval mode at inference: y = gamma * (x - mean) / sqrt(var + NN_BN_EPS) + beta.
+ * This module must not know about oneDNN, HDF5 files or training.
+ */
+#ifndef GZ_NN_SPEC_H
+#define GZ_NN_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/config.h"
+#include "engine/game.h"
+
+#define NN_MAX_BLOCKS 40
+#define NN_BN_EPS 1e-5f
+
+typedef enum { NN_POLICY_CONV = 0, NN_POLICY_DENSE = 1 } nn_policy_kind;
+typedef enum { NN_TRUNK_RESIDUAL = 0, NN_TRUNK_PLAIN = 1 } nn_trunk_kind;
+
+typedef struct nn_spec {
+    int planes;           /* input planes */
+    int rows, cols;       /* board the spec was made for (a conv-policy net runs on any) */
+    game_lattice lattice; /* square or hex (hex: masked 3x3 kernels) */
+    int players;          /* value outputs, mover-first */
+    int actions;          /* policy outputs (conv head: rows * cols) */
+    int blocks;           /* 0..NN_MAX_BLOCKS */
+    int channels;         /* C */
+    int head_channels;    /* H */
+    int value_hidden;     /* V */
+    nn_policy_kind policy;
+    nn_trunk_kind trunk;
+} nn_spec;
+
+/* Builds the spec for game g from the net section. A conv policy head needs point
+ * actions (g->actions == rows * cols). Returns 0, or -1 with a message naming the key. */
+int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err, size_t errlen);
+
+/* Checks a spec's fields are in range. Returns 0 or -1 with a message naming the field. */
+int nn_spec_validate(const nn_spec *s, char *err, size_t errlen);
+
+/* The spec as one JSON object (the /meta "spec" attribute of checkpoints). Returns a
+ * malloc'd string (free with free()), NULL when out of memory. */
+char *nn_spec_to_json(const nn_spec *s);
+/* Parses nn_spec_to_json's output (every key required). Returns 0 or -1 naming the key. */
+int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen);
+
+/* Whether a model with spec `model` can run for game g: same planes, lattice, players;
+ * a dense policy also needs the same rows, cols, actions. Returns 0, or -1 with a
+ * message saying which field differs and both values. */
+int nn_spec_check_game(const nn_spec *model, const game *g, char *err, size_t errlen);
+
+/* Multiply-accumulate count times 2 (FLOPs) of one position's forward pass on a
+ * rows x cols board (hex: the 7 live taps only count). */
+double nn_spec_flops(const nn_spec *s, int rows, int cols);
+
+/* "conv"/"dense", "residual"/"plain", "square"/"hex". */
+const char *nn_policy_name(nn_policy_kind k);
+const char *nn_trunk_name(nn_trunk_kind k);
+const char *nn_lattice_name(game_lattice l);
+
+#endif

@@ -1,0 +1,377 @@
+/* The network's spec, parameter layout, kernel masks and HDF5 checkpoints. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/game.h"
+#include <hdf5.h>
+
+#include "nn/checkpoint.h"
+#include "nn/params.h"
+#include "nn/spec.h"
+
+static nn_spec spec_make(game_lattice lat, int blocks, nn_policy_kind pol)
+{
+    nn_spec s = {
+        .planes = 5, .rows = 7, .cols = 7, .lattice = lat, .players = 3, .actions = 49,
+        .blocks = blocks, .channels = 8, .head_channels = 4, .value_hidden = 6,
+        .policy = pol, .trunk = NN_TRUNK_RESIDUAL,
+    };
+    return s;
+}
+
+START_TEST(spec_from_config_and_json_round_trip)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    char err[256];
+    game *g = game_new(&c.game, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    nn_spec s;
+    ck_assert_msg(nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(s.planes, g->planes);
+    ck_assert_int_eq(s.rows, 15);
+    ck_assert_int_eq(s.actions, 225);
+    ck_assert_int_eq(s.blocks, 6);
+    ck_assert_int_eq(s.channels, 64);
+    ck_assert_int_eq(s.players, 2);
+    char *j = nn_spec_to_json(&s);
+    nn_spec t;
+    ck_assert_msg(nn_spec_from_json(&t, j, err, sizeof err) == 0, "%s", err);
+    ck_assert_mem_eq(&s, &t, sizeof s);
+    free(j);
+    ck_assert_int_eq(nn_spec_check_game(&s, g, err, sizeof err), 0);
+    s.players = 3;
+    ck_assert_int_eq(nn_spec_check_game(&s, g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "players") != NULL, "%s", err);
+    ck_assert_int_eq(nn_spec_from_json(&t, "{\"planes\": 2}", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "rows") != NULL, "%s", err);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(layout_order_offsets_and_count)
+{
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, NN_POLICY_CONV);
+    nn_layout L;
+    nn_layout_init(&L, &s);
+    ck_assert_str_eq(L.t[0].name, "stem.conv.weight");
+    ck_assert_int_eq(L.t[0].shape[0], 8);
+    ck_assert_int_eq(L.t[0].shape[1], 5);
+    ck_assert_str_eq(L.t[L.block[1].conv2].name, "block01.conv2.weight");
+    ck_assert_str_eq(L.t[L.block[0].bn1.var].name, "block00.bn1.var");
+    ck_assert_int_eq(L.t[L.block[0].bn1.var].kind, NN_T_BN_VAR);
+    ck_assert_str_eq(L.t[L.ntensors - 1].name, "value.fc2.bias");
+    size_t off = 0;
+    for (int i = 0; i < L.ntensors; i++) {
+        ck_assert_uint_eq(L.t[i].offset, off);
+        off += L.t[i].size;
+    }
+    ck_assert_uint_eq(off, L.count);
+    size_t expect = 8 * 5 * 9 + 4 * 8 + 2 * 2 * (8 * 8 * 9 + 4 * 8) + (4 * 8 + 16 + 4 + 1) +
+                    (4 * 8 + 16 + 6 * 4 + 6 + 3 * 6 + 3);
+    ck_assert_uint_eq(L.count, expect);
+    ck_assert_int_eq(nn_layout_find(&L, "policy.out.bias"), L.pol_out_b);
+    ck_assert_int_eq(nn_layout_find(&L, "nope"), -1);
+    s.policy = NN_POLICY_DENSE;
+    nn_layout_init(&L, &s);
+    ck_assert_str_eq(L.t[L.pol_out_w].name, "policy.fc.weight");
+    ck_assert_int_eq(L.t[L.pol_out_w].shape[0], 49);
+    ck_assert_int_eq(L.t[L.pol_out_w].shape[1], 4 * 49);
+}
+END_TEST
+
+START_TEST(he_init_deterministic_and_masked)
+{
+    char err[128];
+    nn_spec s = spec_make(GAME_LATTICE_HEX, 2, NN_POLICY_CONV);
+    nn_params *a = nn_params_new(&s, err, sizeof err);
+    nn_params *b = nn_params_new(&s, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    nn_params_init_he(a, 42);
+    nn_params_init_he(b, 42);
+    ck_assert_mem_eq(a->data, b->data, a->layout.count * sizeof(float));
+    nn_params_init_he(b, 43);
+    ck_assert(memcmp(a->data, b->data, a->layout.count * sizeof(float)) != 0);
+    ck_assert_int_eq(nn_layout_check_mask(&a->layout, a->data), -1);
+    const nn_layout *L = &a->layout;
+    float *w = nn_tensor_ptr(L, a->data, L->block[1].conv1);
+    ck_assert(w[0] == 0.0f && w[8] == 0.0f && w[4] != 0.0f);
+    /* the weight spread follows He: var ~ 2 / fan_in with fan_in = 7 * C */
+    double ss = 0;
+    size_t n = L->t[L->block[1].conv1].size;
+    for (size_t i = 0; i < n; i++)
+        ss += (double)w[i] * w[i];
+    double var = ss / (n * 7.0 / 9.0);
+    ck_assert_msg(fabs(var - 2.0 / 56.0) < 0.3 * 2.0 / 56.0, "var %g", var);
+    /* BN neutral */
+    ck_assert_float_eq(nn_tensor_ptr(L, a->data, L->stem_bn.var)[3], 1.0f);
+    ck_assert_float_eq(nn_tensor_ptr(L, a->data, L->stem_bn.mean)[3], 0.0f);
+    /* garbage in a masked tap is found by name and removed by the mask */
+    nn_tensor_ptr(L, a->data, L->block[0].conv2)[9 * 5 + 8] = 3.0f;
+    int bad = nn_layout_check_mask(L, a->data);
+    ck_assert_str_eq(L->t[bad].name, "block00.conv2.weight");
+    net_apply_kernel_mask(L, a->data);
+    ck_assert_int_eq(nn_layout_check_mask(L, a->data), -1);
+    /* square: no mask */
+    nn_spec sq = spec_make(GAME_LATTICE_SQUARE, 1, NN_POLICY_CONV);
+    nn_params *c = nn_params_new(&sq, err, sizeof err);
+    nn_params_init_he(c, 1);
+    ck_assert(nn_tensor_ptr(&c->layout, c->data, c->layout.stem_conv)[0] != 0.0f);
+    nn_params_free(a);
+    nn_params_free(b);
+    nn_params_free(c);
+    nn_params_free(NULL);
+}
+END_TEST
+
+START_TEST(bad_spec_rejected_by_name)
+{
+    char err[256];
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 1, NN_POLICY_CONV);
+    s.actions = 4;
+    ck_assert_ptr_null(nn_params_new(&s, err, sizeof err));
+    ck_assert_msg(strstr(err, "policy_head") != NULL, "%s", err);
+    s = spec_make(GAME_LATTICE_SQUARE, 1, NN_POLICY_CONV);
+    s.blocks = 41;
+    ck_assert_ptr_null(nn_params_new(&s, err, sizeof err));
+    ck_assert_msg(strstr(err, "blocks") != NULL, "%s", err);
+}
+END_TEST
+
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[512];
+    snprintf(buf, sizeof buf, "%s/%s", tmpdir, name);
+    return buf;
+}
+
+static nn_params *random_params(nn_spec s, uint64_t seed)
+{
+    char err[128];
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    nn_params_init_he(p, seed);
+    /* non-trivial BN statistics */
+    const nn_layout *L = &p->layout;
+    for (int i = 0; i < L->ntensors; i++)
+        if (L->t[i].kind == NN_T_BN_VAR)
+            for (size_t j = 0; j < L->t[i].size; j++)
+                nn_tensor_ptr(L, p->data, i)[j] = 0.5f + (float)j / 16;
+    return p;
+}
+
+START_TEST(checkpoint_round_trip_with_optim)
+{
+    nn_spec s = spec_make(GAME_LATTICE_HEX, 2, NN_POLICY_CONV);
+    nn_params *p = random_params(s, 7);
+    char err[512];
+    nn_ckpt_meta m = {.generation = 3, .step = 1234};
+    snprintf(m.parent, sizeof m.parent, "models/gen0002.h5");
+    float mom[100], ctr[1] = {17};
+    for (int i = 0; i < 100; i++)
+        mom[i] = (float)i * 0.5f;
+    nn_ckpt_extra ex[2] = {{"momentum", mom, 100}, {"counter", ctr, 1}};
+    const char *path = tmp_path("a.h5");
+    ck_assert_msg(nn_ckpt_save(path, p, &m, ex, 2, err, sizeof err) == 0, "%s", err);
+    nn_ckpt_meta m2;
+    nn_params *q = nn_ckpt_load(path, NULL, &m2, err, sizeof err);
+    ck_assert_msg(q != NULL, "%s", err);
+    ck_assert_mem_eq(&q->layout.spec, &p->layout.spec, sizeof(nn_spec));
+    ck_assert_uint_eq(q->layout.count, p->layout.count);
+    ck_assert_mem_eq(q->data, p->data, p->layout.count * sizeof(float));
+    ck_assert_int_eq(m2.generation, 3);
+    ck_assert_int_eq(m2.step, 1234);
+    ck_assert_str_eq(m2.parent, "models/gen0002.h5");
+    float back[100] = {0}, c2[1] = {0};
+    nn_ckpt_extra r1 = {"momentum", back, 100}, r2 = {"counter", c2, 1}, r3 = {"absent", c2, 1};
+    ck_assert_int_eq(nn_ckpt_read_extra(path, &r1, err, sizeof err), 0);
+    ck_assert_mem_eq(back, mom, sizeof mom);
+    ck_assert_int_eq(nn_ckpt_read_extra(path, &r2, err, sizeof err), 0);
+    ck_assert_float_eq(c2[0], 17.0f);
+    ck_assert_int_eq(nn_ckpt_read_extra(path, &r3, err, sizeof err), 1);
+    nn_ckpt_extra r4 = {"momentum", back, 99};
+    ck_assert_int_eq(nn_ckpt_read_extra(path, &r4, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "/optim/momentum") != NULL, "%s", err);
+    char fmt[64];
+    ck_assert_int_eq(nn_h5_format(path, fmt, sizeof fmt, err, sizeof err), 0);
+    ck_assert_str_eq(fmt, "gridzero-model");
+    /* no temporary file left behind */
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    ck_assert_int_ne(access(tmp, F_OK), 0);
+    nn_params_free(p);
+    nn_params_free(q);
+}
+END_TEST
+
+/* Overwrites dataset dp of file path with data (same shape). */
+static void poke(const char *path, const char *dp, const float *data)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    hid_t d = H5Dopen2(f, dp, H5P_DEFAULT);
+    ck_assert(d >= 0);
+    ck_assert(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
+static void expect_load_error(const char *path, const game *g, const char *needle)
+{
+    char err[512] = "";
+    nn_params *q = nn_ckpt_load(path, g, NULL, err, sizeof err);
+    ck_assert_msg(q == NULL, "loaded %s, expected an error with \"%s\"", path, needle);
+    ck_assert_msg(strstr(err, needle) != NULL, "error \"%s\" lacks \"%s\"", err, needle);
+}
+
+static void copy_file(const char *from, const char *to, long keep)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    ck_assert(a && b);
+    char buf[4096];
+    size_t n;
+    long total = 0;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0) {
+        if (keep >= 0 && total + (long)n > keep)
+            n = (size_t)(keep - total);
+        fwrite(buf, 1, n, b);
+        total += (long)n;
+        if (keep >= 0 && total >= keep)
+            break;
+    }
+    fclose(a);
+    fclose(b);
+}
+
+START_TEST(checkpoint_errors_by_name)
+{
+    nn_spec s = spec_make(GAME_LATTICE_HEX, 1, NN_POLICY_CONV);
+    nn_params *p = random_params(s, 9);
+    char err[512];
+    const char *good = strdup(tmp_path("good.h5"));
+    ck_assert_msg(nn_ckpt_save(good, p, NULL, NULL, 0, err, sizeof err) == 0, "%s", err);
+
+    /* not HDF5, missing, truncated */
+    const char *txt = strdup(tmp_path("text.h5"));
+    FILE *t = fopen(txt, "w");
+    fputs("hello\n", t);
+    fclose(t);
+    expect_load_error(txt, NULL, "not an HDF5 file");
+    expect_load_error(tmp_path("missing.h5"), NULL, "cannot open");
+    FILE *gf = fopen(good, "rb");
+    fseek(gf, 0, SEEK_END);
+    long size = ftell(gf);
+    fclose(gf);
+    const char *trunc = strdup(tmp_path("trunc.h5"));
+    copy_file(good, trunc, size / 2);
+    char e2[512] = "";
+    ck_assert_ptr_null(nn_ckpt_load(trunc, NULL, NULL, e2, sizeof e2));
+    ck_assert_msg(strstr(e2, trunc) != NULL, "%s", e2);
+
+    /* a non-zero masked tap, by name */
+    const char *masked = strdup(tmp_path("masked.h5"));
+    copy_file(good, masked, -1);
+    const nn_layout *L = &p->layout;
+    int bi = L->block[0].conv2;
+    float *w = malloc(L->t[bi].size * sizeof(float));
+    memcpy(w, nn_tensor_ptr(L, p->data, bi), L->t[bi].size * sizeof(float));
+    w[9 * 3] = 0.25f;
+    poke(masked, "/block00/conv2/weight", w);
+    expect_load_error(masked, NULL, "/block00/conv2/weight: non-zero masked hex tap");
+    /* a NaN */
+    const char *nan = strdup(tmp_path("nan.h5"));
+    copy_file(good, nan, -1);
+    float g4[4];
+    memcpy(g4, nn_tensor_ptr(L, p->data, L->pol_bn.gamma), sizeof g4);
+    g4[2] = NAN;
+    poke(nan, "/policy/bn/gamma", g4);
+    expect_load_error(nan, NULL, "/policy/bn/gamma: non-finite value at index 2");
+    /* saving a net with a garbage tap is refused */
+    nn_tensor_ptr(L, p->data, L->stem_conv)[8] = 1.0f;
+    ck_assert_int_eq(nn_ckpt_save(tmp_path("refused.h5"), p, NULL, NULL, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "stem.conv.weight") != NULL, "%s", err);
+    net_apply_kernel_mask(L, p->data);
+
+    /* a wrong shape and a missing dataset: write a file by hand from a smaller net */
+    nn_spec s2 = s;
+    s2.channels = 6;
+    nn_params *p2 = random_params(s2, 1);
+    const char *shape = strdup(tmp_path("shape.h5"));
+    ck_assert(nn_ckpt_save(shape, p2, NULL, NULL, 0, err, sizeof err) == 0);
+    hid_t f = H5Fopen(shape, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t mg = H5Gopen2(f, "/meta", H5P_DEFAULT);
+    H5Adelete(mg, "spec");
+    char *js = nn_spec_to_json(&s);
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, strlen(js));
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(mg, "spec", st, sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, st, js);
+    H5Aclose(a), H5Sclose(sp), H5Tclose(st), H5Gclose(mg);
+    H5Fclose(f);
+    free(js);
+    expect_load_error(shape, NULL, "/stem/conv/weight: expected shape (8,5,3,3), got (6,5,3,3)");
+    f = H5Fopen(shape, H5F_ACC_RDWR, H5P_DEFAULT);
+    H5Ldelete(f, "/stem/conv/weight", H5P_DEFAULT);
+    H5Fclose(f);
+    expect_load_error(shape, NULL, "/stem/conv/weight missing");
+
+    /* wrong format, a spec that does not fit the game */
+    f = H5Fopen(masked, H5F_ACC_RDWR, H5P_DEFAULT);
+    mg = H5Gopen2(f, "/meta", H5P_DEFAULT);
+    H5Adelete(mg, "format");
+    H5Gclose(mg);
+    H5Fclose(f);
+    expect_load_error(masked, NULL, "attribute /meta format");
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    game *g = game_new(&c.game, err, sizeof err);
+    expect_load_error(good, g, "does not fit the config's game");
+    game_free(g);
+    nn_params_free(p);
+    nn_params_free(p2);
+    free((void *)good), free((void *)txt), free((void *)trunc), free((void *)masked);
+    free((void *)nan), free((void *)shape);
+}
+END_TEST
+
+static Suite *nn_suite(void)
+{
+    Suite *s = suite_create("nn");
+    TCase *t = tcase_create("spec_params");
+    tcase_add_test(t, spec_from_config_and_json_round_trip);
+    tcase_add_test(t, layout_order_offsets_and_count);
+    tcase_add_test(t, he_init_deterministic_and_masked);
+    tcase_add_test(t, bad_spec_rejected_by_name);
+    suite_add_tcase(s, t);
+    TCase *ck = tcase_create("checkpoint");
+    tcase_add_test(ck, checkpoint_round_trip_with_optim);
+    tcase_add_test(ck, checkpoint_errors_by_name);
+    suite_add_tcase(s, ck);
+    return s;
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gz_test_nn_XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return EXIT_FAILURE;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    SRunner *r = srunner_create(nn_suite());
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        failed++;
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
