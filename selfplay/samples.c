@@ -1,0 +1,666 @@
+/* samples.c — the sample file writer and reader (see samples.h). */
+#include "samples.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <hdf5.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* HDF5 errors become our messages, never prints. */
+static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+static const char *lattice_word(game_lattice l) { return l == GAME_LATTICE_HEX ? "hex" : "square"; }
+
+sp_expect sp_expect_game(const game *g)
+{
+    sp_expect e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.game, sizeof e.game, "%s", g->name);
+    e.players = g->players;
+    e.planes = g->planes;
+    e.rows = g->rows;
+    e.cols = g->cols;
+    e.actions = g->actions;
+    e.lattice = (int)g->lattice;
+    return e;
+}
+
+char *sp_game_config_json(const gz_config *c)
+{
+    char *all = cfg_to_json(c);
+    if (!all)
+        return NULL;
+    cJSON *root = cJSON_Parse(all);
+    free(all);
+    if (!root)
+        return NULL;
+    cJSON *gsec = cJSON_GetObjectItemCaseSensitive(root, "game");
+    char *out = gsec ? cJSON_PrintUnformatted(gsec) : NULL;
+    cJSON_Delete(root);
+    if (!out)
+        return NULL;
+    /* cJSON's allocator is malloc by default; copy so the caller frees with free(). */
+    char *copy = strdup(out);
+    cJSON_free(out);
+    return copy;
+}
+
+/* ---- attributes ----------------------------------------------------------------- */
+
+static int attr_str(hid_t loc, const char *name, const char *val)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return -1;
+    size_t len = strlen(val);
+    int rc = -1;
+    hid_t s = -1, a = -1;
+    if (H5Tset_size(t, len ? len : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0)
+        goto out;
+    s = H5Screate(H5S_SCALAR);
+    if (s < 0)
+        goto out;
+    a = H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0)
+        goto out;
+    rc = H5Awrite(a, t, len ? val : "") < 0 ? -1 : 0;
+out:
+    if (a >= 0)
+        H5Aclose(a);
+    if (s >= 0)
+        H5Sclose(s);
+    H5Tclose(t);
+    return rc;
+}
+
+static int attr_i64(hid_t loc, const char *name, int64_t v)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    if (s < 0)
+        return -1;
+    hid_t a = H5Acreate2(loc, name, H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = -1;
+    if (a >= 0) {
+        rc = H5Awrite(a, H5T_NATIVE_INT64, &v) < 0 ? -1 : 0;
+        H5Aclose(a);
+    }
+    H5Sclose(s);
+    return rc;
+}
+
+/* A scalar string attribute (fixed or variable length), malloc'd; NULL when missing or
+ * not a string. */
+static char *read_attr_str(hid_t loc, const char *name)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return NULL;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return NULL;
+    char *out = NULL;
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    if (ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1)
+        goto done;
+    if (H5Tis_variable_str(ft) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        char *v = NULL;
+        if (H5Aread(a, mt, &v) >= 0 && v) {
+            out = strdup(v);
+            H5free_memory(v);
+        }
+        H5Tclose(mt);
+    } else {
+        size_t n = H5Tget_size(ft);
+        if (n == 0 || n > (1u << 24))
+            goto done;
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, n + 1);
+        H5Tset_strpad(mt, H5T_STR_NULLTERM);
+        out = calloc(n + 2, 1);
+        if (out && H5Aread(a, mt, out) < 0) {
+            free(out);
+            out = NULL;
+        }
+        H5Tclose(mt);
+    }
+done:
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Aclose(a);
+    return out;
+}
+
+/* A scalar integer attribute; 0 ok, -1 missing or not an integer. */
+static int read_attr_i64(hid_t loc, const char *name, int64_t *v)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    int rc = -1;
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1)
+        rc = H5Aread(a, H5T_NATIVE_INT64, v) < 0 ? -1 : 0;
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Aclose(a);
+    return rc;
+}
+
+/* ---- writer -------------------------------------------------------------------- */
+
+enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_COUNT };
+static const char *const ds_names[DS_COUNT] = {"state", "pi", "legal", "z", "game", "ply"};
+
+struct sp_writer {
+    /* immutable after open */
+    char *path, *tmp;
+    int planes, rows, cols, actions, players, chunk;
+    size_t per[DS_COUNT]; /* elements per sample of each dataset */
+    hid_t file, ds[DS_COUNT];
+    /* mutated */
+    int64_t written; /* samples in the file */
+    int nbuf;        /* samples in the buffers */
+    uint8_t *b_state, *b_legal;
+    float *b_pi, *b_z;
+    int32_t *b_game, *b_ply;
+};
+
+static hid_t ds_file_type(int i)
+{
+    switch (i) {
+    case DS_STATE:
+    case DS_LEGAL: return H5T_STD_U8LE;
+    case DS_PI:
+    case DS_Z: return H5T_IEEE_F32LE;
+    default: return H5T_STD_I32LE;
+    }
+}
+
+static hid_t ds_mem_type(int i)
+{
+    switch (i) {
+    case DS_STATE:
+    case DS_LEGAL: return H5T_NATIVE_UINT8;
+    case DS_PI:
+    case DS_Z: return H5T_NATIVE_FLOAT;
+    default: return H5T_NATIVE_INT32;
+    }
+}
+
+static void writer_free(sp_writer *w)
+{
+    free(w->path), free(w->tmp), free(w->b_state), free(w->b_legal), free(w->b_pi), free(w->b_z);
+    free(w->b_game), free(w->b_ply);
+    free(w);
+}
+
+static void writer_close_h5(sp_writer *w)
+{
+    for (int i = 0; i < DS_COUNT; i++)
+        if (w->ds[i] >= 0) {
+            H5Dclose(w->ds[i]);
+            w->ds[i] = -1;
+        }
+    if (w->file >= 0) {
+        H5Fclose(w->file);
+        w->file = -1;
+    }
+}
+
+sp_writer *sp_writer_open(const char *path, const game *g, const char *game_config,
+                          const sp_meta *meta, char *err, size_t errlen)
+{
+    h5_quiet();
+    sp_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        fail(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    w->file = -1;
+    for (int i = 0; i < DS_COUNT; i++)
+        w->ds[i] = -1;
+    w->planes = g->planes;
+    w->rows = g->rows;
+    w->cols = g->cols;
+    w->actions = g->actions;
+    w->players = g->players;
+    size_t hw = (size_t)g->rows * g->cols;
+    w->per[DS_STATE] = (size_t)g->planes * hw;
+    w->per[DS_PI] = w->per[DS_LEGAL] = (size_t)g->actions;
+    w->per[DS_Z] = (size_t)g->players;
+    w->per[DS_GAME] = w->per[DS_PLY] = 1;
+    /* chunks of about 256 KB of state, 16..1024 samples */
+    size_t ch = (256u << 10) / w->per[DS_STATE];
+    w->chunk = ch < 16 ? 16 : ch > 1024 ? 1024 : (int)ch;
+    w->path = strdup(path);
+    size_t tl = strlen(path) + 5;
+    w->tmp = malloc(tl);
+    w->b_state = malloc(w->per[DS_STATE] * w->chunk);
+    w->b_legal = malloc(w->per[DS_LEGAL] * w->chunk);
+    w->b_pi = malloc(sizeof(float) * w->per[DS_PI] * w->chunk);
+    w->b_z = malloc(sizeof(float) * w->per[DS_Z] * w->chunk);
+    w->b_game = malloc(sizeof(int32_t) * w->chunk);
+    w->b_ply = malloc(sizeof(int32_t) * w->chunk);
+    if (!w->path || !w->tmp || !w->b_state || !w->b_legal || !w->b_pi || !w->b_z || !w->b_game || !w->b_ply) {
+        fail(err, errlen, "%s: out of memory", path);
+        writer_free(w);
+        return NULL;
+    }
+    snprintf(w->tmp, tl, "%s.tmp", path);
+    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->file < 0) {
+        fail(err, errlen, "%s: cannot create (%s)", w->tmp, errno ? strerror(errno) : "HDF5 error");
+        writer_free(w);
+        return NULL;
+    }
+    int bad = 0;
+    bad |= attr_str(w->file, "format", SP_FORMAT);
+    bad |= attr_i64(w->file, "version", SP_VERSION);
+    bad |= attr_str(w->file, "game", g->name);
+    bad |= attr_str(w->file, "game_config", game_config ? game_config : "{}");
+    bad |= attr_i64(w->file, "generation", meta ? meta->generation : 0);
+    bad |= attr_str(w->file, "model", meta ? meta->model : "");
+    bad |= attr_i64(w->file, "players", g->players);
+    bad |= attr_i64(w->file, "planes", g->planes);
+    bad |= attr_i64(w->file, "rows", g->rows);
+    bad |= attr_i64(w->file, "cols", g->cols);
+    bad |= attr_i64(w->file, "actions", g->actions);
+    bad |= attr_str(w->file, "lattice", lattice_word(g->lattice));
+    for (int i = 0; i < DS_COUNT && !bad; i++) {
+        hsize_t dims[4] = {0}, maxd[4], chunk[4];
+        int rank;
+        if (i == DS_STATE) {
+            rank = 4;
+            hsize_t d[4] = {0, (hsize_t)g->planes, (hsize_t)g->rows, (hsize_t)g->cols};
+            memcpy(dims, d, sizeof d);
+        } else if (i == DS_GAME || i == DS_PLY) {
+            rank = 1;
+        } else {
+            rank = 2;
+            dims[1] = w->per[i];
+        }
+        memcpy(maxd, dims, sizeof dims);
+        memcpy(chunk, dims, sizeof dims);
+        maxd[0] = H5S_UNLIMITED;
+        chunk[0] = (hsize_t)w->chunk;
+        hid_t sp = H5Screate_simple(rank, dims, maxd);
+        hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
+        if (sp < 0 || pl < 0 || H5Pset_chunk(pl, rank, chunk) < 0 ||
+            H5Pset_fletcher32(pl) < 0 || H5Pset_deflate(pl, 4) < 0)
+            bad = 1;
+        else
+            w->ds[i] = H5Dcreate2(w->file, ds_names[i], ds_file_type(i), sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+        if (w->ds[i] < 0)
+            bad = 1;
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (pl >= 0)
+            H5Pclose(pl);
+    }
+    if (bad) {
+        fail(err, errlen, "%s: cannot write the file's attributes and datasets (HDF5 error)", w->tmp);
+        sp_writer_abort(w);
+        return NULL;
+    }
+    return w;
+}
+
+static int writer_flush(sp_writer *w, char *err, size_t errlen)
+{
+    if (w->nbuf == 0)
+        return 0;
+    const void *bufs[DS_COUNT] = {w->b_state, w->b_pi, w->b_legal, w->b_z, w->b_game, w->b_ply};
+    for (int i = 0; i < DS_COUNT; i++) {
+        int rank = i == DS_STATE ? 4 : (i == DS_GAME || i == DS_PLY) ? 1 : 2;
+        hsize_t dims[4], start[4] = {0}, count[4];
+        dims[0] = (hsize_t)(w->written + w->nbuf);
+        count[0] = (hsize_t)w->nbuf;
+        start[0] = (hsize_t)w->written;
+        if (i == DS_STATE) {
+            dims[1] = count[1] = (hsize_t)w->planes;
+            dims[2] = count[2] = (hsize_t)w->rows;
+            dims[3] = count[3] = (hsize_t)w->cols;
+        } else if (rank == 2) {
+            dims[1] = count[1] = w->per[i];
+        }
+        int ok = H5Dset_extent(w->ds[i], dims) >= 0;
+        hid_t fs = ok ? H5Dget_space(w->ds[i]) : -1;
+        hid_t ms = H5Screate_simple(rank, count, NULL);
+        ok = ok && fs >= 0 && ms >= 0 &&
+             H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+             H5Dwrite(w->ds[i], ds_mem_type(i), ms, fs, H5P_DEFAULT, bufs[i]) >= 0;
+        if (fs >= 0)
+            H5Sclose(fs);
+        if (ms >= 0)
+            H5Sclose(ms);
+        if (!ok)
+            return fail(err, errlen, "%s: cannot write dataset %s (disk full? HDF5 error)", w->tmp,
+                        ds_names[i]);
+    }
+    w->written += w->nbuf;
+    w->nbuf = 0;
+    return 0;
+}
+
+int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const uint8_t *legal,
+                     const float *z, int32_t gameix, int32_t ply, char *err, size_t errlen)
+{
+    size_t k = (size_t)w->nbuf;
+    uint8_t *st = w->b_state + k * w->per[DS_STATE];
+    for (size_t i = 0; i < w->per[DS_STATE]; i++) {
+        float v = planes[i];
+        if (!(v >= 0.0f)) /* NaN too */
+            v = 0.0f;
+        if (v > 1.0f)
+            v = 1.0f;
+        st[i] = (uint8_t)lrintf(v * 255.0f);
+    }
+    for (size_t i = 0; i < w->per[DS_PI]; i++)
+        if (!isfinite(pi[i]) || pi[i] < 0)
+            return fail(err, errlen, "%s: sample %lld: pi[%zu] = %g is not a probability", w->tmp,
+                        (long long)(w->written + w->nbuf), i, (double)pi[i]);
+    for (size_t i = 0; i < w->per[DS_Z]; i++)
+        if (!isfinite(z[i]) || z[i] < -1 || z[i] > 1)
+            return fail(err, errlen, "%s: sample %lld: z[%zu] = %g is not in [-1, 1]", w->tmp,
+                        (long long)(w->written + w->nbuf), i, (double)z[i]);
+    memcpy(w->b_pi + k * w->per[DS_PI], pi, sizeof(float) * w->per[DS_PI]);
+    uint8_t *lg = w->b_legal + k * w->per[DS_LEGAL];
+    for (size_t i = 0; i < w->per[DS_LEGAL]; i++)
+        lg[i] = legal[i] ? 1 : 0;
+    memcpy(w->b_z + k * w->per[DS_Z], z, sizeof(float) * w->per[DS_Z]);
+    w->b_game[k] = gameix;
+    w->b_ply[k] = ply;
+    w->nbuf++;
+    if (w->nbuf == w->chunk)
+        return writer_flush(w, err, errlen);
+    return 0;
+}
+
+int64_t sp_writer_count(const sp_writer *w) { return w->written + w->nbuf; }
+
+int sp_writer_close(sp_writer *w, char *err, size_t errlen)
+{
+    if (writer_flush(w, err, errlen) < 0) {
+        sp_writer_abort(w);
+        return -1;
+    }
+    if (attr_i64(w->file, "complete", 1) < 0 || H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
+        fail(err, errlen, "%s: cannot finish the file (HDF5 error)", w->tmp);
+        sp_writer_abort(w);
+        return -1;
+    }
+    writer_close_h5(w);
+    if (rename(w->tmp, w->path) != 0) {
+        fail(err, errlen, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
+        unlink(w->tmp);
+        writer_free(w);
+        return -1;
+    }
+    writer_free(w);
+    return 0;
+}
+
+void sp_writer_abort(sp_writer *w)
+{
+    if (!w)
+        return;
+    writer_close_h5(w);
+    unlink(w->tmp);
+    writer_free(w);
+}
+
+/* ---- reader -------------------------------------------------------------------- */
+
+void sp_file_free(sp_file *f)
+{
+    if (!f)
+        return;
+    free(f->path), free(f->game_config), free(f->state), free(f->pi), free(f->legal), free(f->z);
+    free(f->gameix), free(f->ply);
+    free(f);
+}
+
+/* Opens dataset name, checks its rank, its trailing dims and its element type, and
+ * reads it whole into a new buffer (*out). *n is dimension 0 (checked equal to a
+ * previous *n when *n >= 0). */
+static int read_ds(hid_t file, const char *path, int i, int rank, const hsize_t *trail, int64_t *n,
+                   void **out, char *err, size_t errlen)
+{
+    const char *name = ds_names[i];
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0)
+        return fail(err, errlen, "%s: dataset %s is missing", path, name);
+    hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+    if (d < 0)
+        return fail(err, errlen, "%s: dataset %s cannot be opened", path, name);
+    int rc = -1;
+    hid_t sp = H5Dget_space(d), ft = H5Dget_type(d);
+    hsize_t dims[8] = {0};
+    int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    if (r != rank || H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
+        fail(err, errlen, "%s: dataset %s has rank %d, expected %d", path, name, r, rank);
+        goto out;
+    }
+    for (int k = 1; k < rank; k++)
+        if (dims[k] != trail[k - 1]) {
+            fail(err, errlen, "%s: dataset %s dimension %d is %llu, expected %llu", path, name, k,
+                 (unsigned long long)dims[k], (unsigned long long)trail[k - 1]);
+            goto out;
+        }
+    if (*n >= 0 && (int64_t)dims[0] != *n) {
+        fail(err, errlen, "%s: dataset %s has %llu samples, the others %lld", path, name,
+             (unsigned long long)dims[0], (long long)*n);
+        goto out;
+    }
+    H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+    size_t sz = ft >= 0 ? H5Tget_size(ft) : 0;
+    int want_float = i == DS_PI || i == DS_Z;
+    size_t want_sz = (i == DS_STATE || i == DS_LEGAL) ? 1 : 4;
+    int type_ok = want_float ? cls == H5T_FLOAT && sz == 4
+                             : cls == H5T_INTEGER && sz == want_sz &&
+                                   (want_sz == 4 || H5Tget_sign(ft) == H5T_SGN_NONE);
+    if (!type_ok) {
+        fail(err, errlen, "%s: dataset %s has the wrong type (expected %s)", path, name,
+             want_float ? "float32" : want_sz == 1 ? "uint8" : "int32");
+        goto out;
+    }
+    size_t per = 1;
+    for (int k = 1; k < rank; k++)
+        per *= (size_t)dims[k];
+    if (dims[0] > (1ull << 31) || (double)dims[0] * per * want_sz > 64e9) {
+        fail(err, errlen, "%s: dataset %s is implausibly large (%llu samples)", path, name,
+             (unsigned long long)dims[0]);
+        goto out;
+    }
+    size_t bytes = (size_t)dims[0] * per * want_sz;
+    *out = malloc(bytes ? bytes : 1);
+    if (!*out) {
+        fail(err, errlen, "%s: out of memory reading dataset %s", path, name);
+        goto out;
+    }
+    if (bytes && H5Dread(d, ds_mem_type(i), H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0) {
+        fail(err, errlen, "%s: dataset %s cannot be read (truncated or corrupt file)", path, name);
+        goto out;
+    }
+    *n = (int64_t)dims[0];
+    rc = 0;
+out:
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Dclose(d);
+    return rc;
+}
+
+sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen)
+{
+    h5_quiet();
+    size_t pl = strlen(path);
+    if (pl >= 4 && strcmp(path + pl - 4, ".tmp") == 0) {
+        fail(err, errlen, "%s: a temporary file (being written, or left by a crash): not a sample file", path);
+        return NULL;
+    }
+    if (access(path, R_OK) != 0) {
+        fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (H5Fis_hdf5(path) <= 0) {
+        fail(err, errlen, "%s: not an HDF5 file (or truncated)", path);
+        return NULL;
+    }
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0) {
+        fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated)", path);
+        return NULL;
+    }
+    sp_file *f = calloc(1, sizeof *f);
+    char *s = NULL;
+    if (!f) {
+        fail(err, errlen, "%s: out of memory", path);
+        goto bad;
+    }
+    f->path = strdup(path);
+    s = read_attr_str(file, "format");
+    if (!s || strcmp(s, SP_FORMAT) != 0) {
+        fail(err, errlen, "%s: not a gridzero sample file (format attribute %s%s%s, expected \"%s\")",
+             path, s ? "\"" : "missing", s ? s : "", s ? "\"" : "", SP_FORMAT);
+        goto bad;
+    }
+    free(s);
+    s = NULL;
+    int64_t v;
+    if (read_attr_i64(file, "version", &v) < 0 || v != SP_VERSION) {
+        fail(err, errlen, "%s: unsupported sample format version (expected %d)", path, SP_VERSION);
+        goto bad;
+    }
+    if (read_attr_i64(file, "complete", &v) < 0 || v != 1) {
+        fail(err, errlen, "%s: incomplete sample file (no \"complete\" mark: its writer did not finish)", path);
+        goto bad;
+    }
+    s = read_attr_str(file, "game");
+    if (!s || !s[0] || strlen(s) >= GAME_NAME_LEN) {
+        fail(err, errlen, "%s: attribute game is missing or invalid", path);
+        goto bad;
+    }
+    snprintf(f->game, sizeof f->game, "%s", s);
+    free(s);
+    s = NULL;
+    f->game_config = read_attr_str(file, "game_config");
+    if (!f->game_config) {
+        fail(err, errlen, "%s: attribute game_config is missing", path);
+        goto bad;
+    }
+    if (read_attr_i64(file, "generation", &f->meta.generation) < 0) {
+        fail(err, errlen, "%s: attribute generation is missing or not an integer", path);
+        goto bad;
+    }
+    s = read_attr_str(file, "model");
+    if (!s) {
+        fail(err, errlen, "%s: attribute model is missing", path);
+        goto bad;
+    }
+    snprintf(f->meta.model, sizeof f->meta.model, "%s", s);
+    free(s);
+    s = NULL;
+    struct {
+        const char *name;
+        int *dst;
+        int lo, hi;
+    } ints[] = {{"players", &f->players, 1, GAME_MAX_PLAYERS}, {"planes", &f->planes, 1, 256},
+                {"rows", &f->rows, 1, GAME_MAX_SIDE},         {"cols", &f->cols, 1, GAME_MAX_SIDE},
+                {"actions", &f->actions, 1, GAME_MAX_ACTIONS}};
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+        if (read_attr_i64(file, ints[k].name, &v) < 0 || v < ints[k].lo || v > ints[k].hi) {
+            fail(err, errlen, "%s: attribute %s is missing or out of range [%d, %d]", path, ints[k].name,
+                 ints[k].lo, ints[k].hi);
+            goto bad;
+        }
+        *ints[k].dst = (int)v;
+    }
+    s = read_attr_str(file, "lattice");
+    if (!s || (strcmp(s, "square") && strcmp(s, "hex"))) {
+        fail(err, errlen, "%s: attribute lattice is missing or not square|hex", path);
+        goto bad;
+    }
+    f->lattice = strcmp(s, "hex") == 0 ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
+    free(s);
+    s = NULL;
+    if (expect) {
+        if (expect->game[0] && strcmp(expect->game, f->game)) {
+            fail(err, errlen, "%s: samples of game %s, expected %s", path, f->game, expect->game);
+            goto bad;
+        }
+        struct {
+            const char *name;
+            int have, want;
+        } cmp[] = {{"players", f->players, expect->players}, {"planes", f->planes, expect->planes},
+                   {"rows", f->rows, expect->rows},          {"cols", f->cols, expect->cols},
+                   {"actions", f->actions, expect->actions}, {"lattice", (int)f->lattice, expect->lattice}};
+        for (size_t k = 0; k < sizeof cmp / sizeof cmp[0]; k++)
+            if (cmp[k].want >= 0 && cmp[k].have != cmp[k].want) {
+                if (k == 5)
+                    fail(err, errlen, "%s: lattice is %s, expected %s", path, lattice_word(f->lattice),
+                         lattice_word((game_lattice)cmp[k].want));
+                else
+                    fail(err, errlen, "%s: %s is %d, expected %d", path, cmp[k].name, cmp[k].have, cmp[k].want);
+                goto bad;
+            }
+    }
+    f->n = -1;
+    hsize_t t_state[3] = {(hsize_t)f->planes, (hsize_t)f->rows, (hsize_t)f->cols};
+    hsize_t t_act[1] = {(hsize_t)f->actions}, t_pl[1] = {(hsize_t)f->players};
+    if (read_ds(file, path, DS_STATE, 4, t_state, &f->n, (void **)&f->state, err, errlen) < 0 ||
+        read_ds(file, path, DS_PI, 2, t_act, &f->n, (void **)&f->pi, err, errlen) < 0 ||
+        read_ds(file, path, DS_LEGAL, 2, t_act, &f->n, (void **)&f->legal, err, errlen) < 0 ||
+        read_ds(file, path, DS_Z, 2, t_pl, &f->n, (void **)&f->z, err, errlen) < 0 ||
+        read_ds(file, path, DS_GAME, 1, NULL, &f->n, (void **)&f->gameix, err, errlen) < 0 ||
+        read_ds(file, path, DS_PLY, 1, NULL, &f->n, (void **)&f->ply, err, errlen) < 0)
+        goto bad;
+    for (int64_t i = 0; i < f->n * f->actions; i++) {
+        if (!isfinite(f->pi[i]) || f->pi[i] < 0) {
+            fail(err, errlen, "%s: pi of sample %lld is not a probability (%g)", path,
+                 (long long)(i / f->actions), (double)f->pi[i]);
+            goto bad;
+        }
+        if (f->legal[i] > 1) {
+            fail(err, errlen, "%s: legal of sample %lld is not 0/1", path, (long long)(i / f->actions));
+            goto bad;
+        }
+    }
+    for (int64_t i = 0; i < f->n * f->players; i++)
+        if (!isfinite(f->z[i]) || f->z[i] < -1 || f->z[i] > 1) {
+            fail(err, errlen, "%s: z of sample %lld is not in [-1, 1] (%g)", path,
+                 (long long)(i / f->players), (double)f->z[i]);
+            goto bad;
+        }
+    H5Fclose(file);
+    return f;
+bad:
+    free(s);
+    sp_file_free(f);
+    H5Fclose(file);
+    return NULL;
+}

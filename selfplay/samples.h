@@ -1,0 +1,101 @@
+/* samples.h — self-play sample files (DESIGN.md §5): the ONE writer (self-play) and the
+ * ONE reader (the trainer, `gridzero info`) of the format.
+ *
+ * One HDF5 file per self-play batch. The writer creates PATH.tmp, appends samples in
+ * chunks, and on sp_writer_close writes the root attribute "complete" = 1, closes and
+ * renames PATH.tmp to PATH: a crash leaves only a .tmp file, which readers refuse
+ * (its name, and no "complete" attribute), never a half file that looks whole.
+ *
+ * Root attributes: format "gridzero-samples" (string), version (int), game (string),
+ * game_config (JSON text of the game section), generation (int64), model (string: the
+ * model that played, or "rollout"/"random"), players, planes, rows, cols, actions
+ * (int), lattice ("square" | "hex"), complete (int, 1).
+ * Datasets (chunked, Fletcher-32 checksums so a damaged chunk is an error rather than
+ * silent garbage, deflate level 4, dimension 0 unlimited):
+ *   state uint8   [N, planes, rows, cols]  encoded planes x 255, rounded (binary exact)
+ *   pi    float32 [N, actions]             the search's visit distribution
+ *   legal uint8   [N, actions]             1 = legal
+ *   z     float32 [N, players]             outcomes, MOVER-FIRST (to move, next, ...)
+ *   game  int32   [N]                      game index within the file's batch
+ *   ply   int32   [N]                      moves played before the sample
+ * HDF5 (Debian's serial build) is not thread-safe: one thread at a time. Errors never
+ * print: they become messages naming the file and what is wrong.
+ */
+#ifndef GZ_SELFPLAY_SAMPLES_H
+#define GZ_SELFPLAY_SAMPLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/config.h"
+#include "engine/game.h"
+
+#define SP_FORMAT "gridzero-samples"
+#define SP_VERSION 1
+#define SP_MODEL_LEN 256
+
+/* What a file says about itself (and what a writer is told). */
+typedef struct sp_meta {
+    int64_t generation;
+    char model[SP_MODEL_LEN];
+} sp_meta;
+
+/* The shape a reader expects; fields < 0 (or empty game name) are not checked. */
+typedef struct sp_expect {
+    char game[GAME_NAME_LEN];
+    int players, planes, rows, cols, actions;
+    int lattice; /* game_lattice, or -1 */
+} sp_expect;
+
+/* The expectation "exactly game g's shape". */
+sp_expect sp_expect_game(const game *g);
+
+/* The game section of a config as JSON text (for the game_config attribute). Returns a
+ * malloc'd string (free with free()) or NULL when out of memory. */
+char *sp_game_config_json(const gz_config *c);
+
+typedef struct sp_writer sp_writer;
+
+/* Creates path.tmp for samples of game g. game_config (JSON text, may be NULL: "{}")
+ * and meta (may be NULL: generation 0, model "") are copied. Returns the writer or NULL
+ * with a message naming the file. */
+sp_writer *sp_writer_open(const char *path, const game *g, const char *game_config,
+                          const sp_meta *meta, char *err, size_t errlen);
+/* Appends one sample: planes (planes*rows*cols floats in [0, 1], as encode() writes),
+ * pi (actions), legal (actions), z (players, mover-first), game index and ply. Buffered;
+ * written in chunks. Returns 0 or -1 with a message (the writer must then be aborted). */
+int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const uint8_t *legal,
+                     const float *z, int32_t gameix, int32_t ply, char *err, size_t errlen);
+/* Samples appended so far. */
+int64_t sp_writer_count(const sp_writer *w);
+/* Flushes, marks complete, closes and renames path.tmp to path; frees w (always).
+ * Returns 0, or -1 with a message (path.tmp is then removed). */
+int sp_writer_close(sp_writer *w, char *err, size_t errlen);
+/* Closes and removes path.tmp; frees w. Accepts NULL. */
+void sp_writer_abort(sp_writer *w);
+
+/* A sample file read whole into memory. */
+typedef struct sp_file {
+    char *path;        /* owned copy */
+    char game[GAME_NAME_LEN];
+    char *game_config; /* owned JSON text */
+    sp_meta meta;
+    int players, planes, rows, cols, actions;
+    game_lattice lattice;
+    int64_t n;         /* samples */
+    uint8_t *state;    /* (n, planes, rows, cols) x 255 */
+    float *pi;         /* (n, actions) */
+    uint8_t *legal;    /* (n, actions) */
+    float *z;          /* (n, players) */
+    int32_t *gameix, *ply; /* (n) */
+} sp_file;
+
+/* Reads and validates a file: the format and version, the "complete" mark, every
+ * attribute against expect (may be NULL), every dataset's presence, rank, shape and
+ * type, and the values (pi finite and >= 0, z finite in [-1, 1], legal 0/1). Never
+ * crashes on corrupt or truncated files. Returns the file (free with sp_file_free) or
+ * NULL with "PATH: what is wrong". */
+sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen);
+void sp_file_free(sp_file *f); /* accepts NULL */
+
+#endif

@@ -1,0 +1,640 @@
+/* The trainer's layers: every backward against central finite differences in double
+ * precision, the forwards against naive direct formulas, and the float build (what the
+ * trainer runs) against the double build (the oracle).
+ *
+ * Method: for each layer, a scalar loss L = sum(out * G) (G fixed random) or the layer's
+ * own loss; the double layer's backward gives the analytic gradient, central
+ * differences of the double forward (h = 1e-6) the numeric one; they must agree within
+ * |num - an| <= 1e-6 + 1e-5 |num|. The float layer's gradient must then agree with the
+ * double one within 2e-4 of the gradient's largest entry (float rounding over sums of
+ * a few hundred terms). Inputs of ReLU are kept at |x| >= 0.1 (away from the kink).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/rng.h"
+#include "train/layers.h"
+
+#define H_FD 1e-6
+#define ATOL 1e-6
+#define RTOL 1e-5
+#define FTOL 2e-4
+
+static double *dnew(size_t n)
+{
+    double *p = calloc(n ? n : 1, sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+static float *fnew(size_t n)
+{
+    float *p = calloc(n ? n : 1, sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+static void drand_fill(rng *r, double *x, size_t n, double lo, double hi)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = lo + (hi - lo) * rng_uniform(r);
+}
+
+/* Away from zero: |x| in [0.1, 1]. */
+static void drand_nokink(rng *r, double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double m = 0.1 + 0.9 * rng_uniform(r);
+        x[i] = rng_uniform(r) < 0.5 ? -m : m;
+    }
+}
+
+static float *tof(const double *x, size_t n)
+{
+    float *f = fnew(n);
+    for (size_t i = 0; i < n; i++)
+        f[i] = (float)x[i];
+    return f;
+}
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+/* A scalar loss of the double layer, as a function of whatever its ctx points at. */
+typedef double (*loss_fn)(void *ctx);
+
+/* Compares an analytic gradient with central differences of f over x (every entry,
+ * or `stride`-spaced entries for big tensors). */
+static void check_fd(const char *what, double *x, size_t n, const double *an, loss_fn f, void *ctx,
+                     size_t stride)
+{
+    for (size_t i = 0; i < n; i += stride) {
+        double keep = x[i];
+        x[i] = keep + H_FD;
+        double lp = f(ctx);
+        x[i] = keep - H_FD;
+        double lm = f(ctx);
+        x[i] = keep;
+        double num = (lp - lm) / (2 * H_FD);
+        ck_assert_msg(fabs(num - an[i]) <= ATOL + RTOL * fabs(num),
+                      "%s[%zu]: analytic %.10g vs numeric %.10g", what, i, an[i], num);
+    }
+}
+
+/* The float gradient against the double one. */
+static void check_float(const char *what, const float *f, const double *d, size_t n)
+{
+    double mx = 0;
+    for (size_t i = 0; i < n; i++)
+        mx = fmax(mx, fabs(d[i]));
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabs(f[i] - d[i]) <= FTOL * (mx + 1e-3), "%s float[%zu] %.8g vs double %.8g",
+                      what, i, (double)f[i], d[i]);
+}
+
+/* ---- 3x3 conv ---------------------------------------------------------------- */
+
+/* Naive direct convolution in the C x (N*H*W) layout. */
+static void conv3_naive(double *out, const double *in, const double *w, conv_dims d)
+{
+    int hw = d.H * d.W, M = d.N * hw;
+    for (int o = 0; o < d.OC; o++)
+        for (int n = 0; n < d.N; n++)
+            for (int y = 0; y < d.H; y++)
+                for (int x = 0; x < d.W; x++) {
+                    double s = 0;
+                    for (int i = 0; i < d.IC; i++)
+                        for (int k = 0; k < 9; k++) {
+                            if (d.hex && (k == 0 || k == 8))
+                                continue;
+                            int yy = y + k / 3 - 1, xx = x + k % 3 - 1;
+                            if (yy < 0 || yy >= d.H || xx < 0 || xx >= d.W)
+                                continue;
+                            s += w[((size_t)o * d.IC + i) * 9 + k] * in[(size_t)i * M + n * hw + yy * d.W + xx];
+                        }
+                    out[(size_t)o * M + n * hw + y * d.W + x] = s;
+                }
+}
+
+typedef struct conv3_ctx {
+    conv_dims d;
+    double *in, *w, *g, *out, *scratch;
+} conv3_ctx;
+
+static double conv3_loss(void *p)
+{
+    conv3_ctx *c = p;
+    conv3x3_forward_f64(c->out, c->in, c->w, c->d, c->scratch);
+    return dot(c->out, c->g, (size_t)c->d.OC * c->d.N * c->d.H * c->d.W);
+}
+
+static void conv3_case(conv_dims d, uint64_t seed)
+{
+    rng r;
+    rng_seed(&r, seed);
+    size_t M = (size_t)d.N * d.H * d.W, nin = d.IC * M, nout = d.OC * M, nw = (size_t)d.OC * d.IC * 9;
+    conv3_ctx c = {d, dnew(nin), dnew(nw), dnew(nout), dnew(nout), dnew(conv3x3_scratch_f64(d))};
+    drand_fill(&r, c.in, nin, -1, 1);
+    drand_fill(&r, c.w, nw, -1, 1);
+    drand_fill(&r, c.g, nout, -1, 1);
+    /* The hex mask lives in the parameters: masked taps are zero there. */
+    if (d.hex)
+        for (size_t j = 0; j < nw; j += 9)
+            c.w[j] = c.w[j + 8] = 0;
+    /* forward vs the naive formula */
+    double *ref = dnew(nout);
+    conv3_naive(ref, c.in, c.w, d);
+    conv3x3_forward_f64(c.out, c.in, c.w, d, c.scratch);
+    for (size_t i = 0; i < nout; i++)
+        ck_assert_msg(fabs(ref[i] - c.out[i]) < 1e-12, "conv3 forward[%zu] %g vs naive %g", i, c.out[i], ref[i]);
+    /* backward vs finite differences */
+    double *din = dnew(nin), *dw = dnew(nw);
+    conv3x3_backward_f64(din, dw, c.g, c.in, c.w, d, c.scratch);
+    check_fd("conv3 dinp", c.in, nin, din, conv3_loss, &c, 1);
+    check_fd("conv3 dw", c.w, nw, dw, conv3_loss, &c, 1);
+    if (d.hex)
+        for (size_t j = 0; j < nw; j += 9)
+            ck_assert(dw[j] == 0.0 && dw[j + 8] == 0.0);
+    /* the float build */
+    float *fin = tof(c.in, nin), *fw = tof(c.w, nw), *fg = tof(c.g, nout), *fout = fnew(nout);
+    float *fs = fnew(conv3x3_scratch(d)), *fdin = fnew(nin), *fdw = fnew(nw);
+    conv3x3_forward(fout, fin, fw, d, fs);
+    check_float("conv3 out", fout, ref, nout);
+    conv3x3_backward(fdin, fdw, fg, fin, fw, d, fs);
+    check_float("conv3 dinp", fdin, din, nin);
+    check_float("conv3 dw", fdw, dw, nw);
+    if (d.hex)
+        for (size_t j = 0; j < nw; j += 9)
+            ck_assert(fdw[j] == 0.0f && fdw[j + 8] == 0.0f);
+    free(c.in), free(c.w), free(c.g), free(c.out), free(c.scratch), free(ref), free(din), free(dw);
+    free(fin), free(fw), free(fg), free(fout), free(fs), free(fdin), free(fdw);
+}
+
+START_TEST(conv3x3_square)
+{
+    conv3_case((conv_dims){.N = 2, .IC = 3, .OC = 4, .H = 4, .W = 5, .hex = 0}, 1);
+}
+END_TEST
+
+START_TEST(conv3x3_hex)
+{
+    conv3_case((conv_dims){.N = 2, .IC = 3, .OC = 4, .H = 5, .W = 5, .hex = 1}, 2);
+}
+END_TEST
+
+/* Several im2col chunks (H*W = 1024 columns per sample): the forward and both gradients
+ * against the naive forward and finite differences of a few entries. */
+START_TEST(conv3x3_chunks)
+{
+    for (int hex = 0; hex < 2; hex++) {
+        conv_dims d = {.N = 5, .IC = 2, .OC = 2, .H = 32, .W = 32, .hex = hex};
+        rng r;
+        rng_seed(&r, 3 + hex);
+        size_t M = (size_t)d.N * d.H * d.W, nin = d.IC * M, nout = d.OC * M, nw = (size_t)d.OC * d.IC * 9;
+        conv3_ctx c = {d, dnew(nin), dnew(nw), dnew(nout), dnew(nout), dnew(conv3x3_scratch_f64(d))};
+        drand_fill(&r, c.in, nin, -1, 1);
+        drand_fill(&r, c.w, nw, -1, 1);
+        drand_fill(&r, c.g, nout, -1, 1);
+        if (hex)
+            for (size_t j = 0; j < nw; j += 9)
+                c.w[j] = c.w[j + 8] = 0;
+        double *ref = dnew(nout);
+        conv3_naive(ref, c.in, c.w, d);
+        conv3x3_forward_f64(c.out, c.in, c.w, d, c.scratch);
+        for (size_t i = 0; i < nout; i++)
+            ck_assert(fabs(ref[i] - c.out[i]) < 1e-12);
+        double *din = dnew(nin), *dw = dnew(nw);
+        conv3x3_backward_f64(din, dw, c.g, c.in, c.w, d, c.scratch);
+        check_fd("conv3 chunked dinp", c.in, nin, din, conv3_loss, &c, 997);
+        check_fd("conv3 chunked dw", c.w, nw, dw, conv3_loss, &c, 1);
+        free(c.in), free(c.w), free(c.g), free(c.out), free(c.scratch), free(ref), free(din), free(dw);
+    }
+}
+END_TEST
+
+/* ---- 1x1 conv ---------------------------------------------------------------- */
+
+typedef struct conv1_ctx {
+    conv_dims d;
+    double *in, *w, *b, *g, *out;
+} conv1_ctx;
+
+static double conv1_loss(void *p)
+{
+    conv1_ctx *c = p;
+    conv1x1_forward_f64(c->out, c->in, c->w, c->b, c->d);
+    return dot(c->out, c->g, (size_t)c->d.OC * c->d.N * c->d.H * c->d.W);
+}
+
+START_TEST(conv1x1_grad)
+{
+    conv_dims d = {.N = 3, .IC = 4, .OC = 3, .H = 3, .W = 2};
+    rng r;
+    rng_seed(&r, 4);
+    size_t M = (size_t)d.N * d.H * d.W, nin = d.IC * M, nout = d.OC * M, nw = (size_t)d.OC * d.IC;
+    conv1_ctx c = {d, dnew(nin), dnew(nw), dnew(d.OC), dnew(nout), dnew(nout)};
+    drand_fill(&r, c.in, nin, -1, 1);
+    drand_fill(&r, c.w, nw, -1, 1);
+    drand_fill(&r, c.b, d.OC, -1, 1);
+    drand_fill(&r, c.g, nout, -1, 1);
+    conv1_loss(&c);
+    for (int o = 0; o < d.OC; o++)
+        for (size_t j = 0; j < M; j++) {
+            double s = c.b[o];
+            for (int i = 0; i < d.IC; i++)
+                s += c.w[o * d.IC + i] * c.in[i * M + j];
+            ck_assert(fabs(s - c.out[o * M + j]) < 1e-12);
+        }
+    double *din = dnew(nin), *dw = dnew(nw), *db = dnew(d.OC);
+    conv1x1_backward_f64(din, dw, db, c.g, c.in, c.w, d);
+    check_fd("conv1 dinp", c.in, nin, din, conv1_loss, &c, 1);
+    check_fd("conv1 dw", c.w, nw, dw, conv1_loss, &c, 1);
+    check_fd("conv1 db", c.b, d.OC, db, conv1_loss, &c, 1);
+    float *fin = tof(c.in, nin), *fw = tof(c.w, nw), *fb = tof(c.b, d.OC), *fg = tof(c.g, nout);
+    float *fout = fnew(nout), *fdin = fnew(nin), *fdw = fnew(nw), *fdb = fnew(d.OC);
+    conv1x1_forward(fout, fin, fw, fb, d);
+    check_float("conv1 out", fout, c.out, nout);
+    conv1x1_backward(fdin, fdw, fdb, fg, fin, fw, d);
+    check_float("conv1 dinp", fdin, din, nin);
+    check_float("conv1 dw", fdw, dw, nw);
+    check_float("conv1 db", fdb, db, d.OC);
+    free(c.in), free(c.w), free(c.b), free(c.g), free(c.out), free(din), free(dw), free(db);
+    free(fin), free(fw), free(fb), free(fg), free(fout), free(fdin), free(fdw), free(fdb);
+}
+END_TEST
+
+/* ---- batch norm -------------------------------------------------------------- */
+
+typedef struct bn_ctx {
+    int C, M;
+    double *in, *gamma, *beta, *g, *out, *mean, *invstd;
+} bn_ctx;
+
+static double bn_loss(void *p)
+{
+    bn_ctx *c = p;
+    batchnorm_forward_train_f64(c->out, c->mean, c->invstd, c->in, c->gamma, c->beta, NULL, NULL,
+                                c->C, c->M, 1e-5);
+    return dot(c->out, c->g, (size_t)c->C * c->M);
+}
+
+START_TEST(batchnorm_grad)
+{
+    int C = 3, M = 12;
+    size_t n = (size_t)C * M;
+    rng r;
+    rng_seed(&r, 5);
+    bn_ctx c = {C, M, dnew(n), dnew(C), dnew(C), dnew(n), dnew(n), dnew(C), dnew(C)};
+    drand_fill(&r, c.in, n, -2, 2);
+    drand_fill(&r, c.gamma, C, 0.5, 1.5);
+    drand_fill(&r, c.beta, C, -1, 1);
+    drand_fill(&r, c.g, n, -1, 1);
+    bn_loss(&c);
+    /* forward: each channel normalised to mean beta, variance gamma^2 (up to eps) */
+    for (int ch = 0; ch < C; ch++) {
+        double s = 0, s2 = 0;
+        for (int j = 0; j < M; j++) {
+            s += c.out[ch * M + j];
+            s2 += c.out[ch * M + j] * c.out[ch * M + j];
+        }
+        double mu = s / M, var = s2 / M - mu * mu;
+        ck_assert(fabs(mu - c.beta[ch]) < 1e-12);
+        ck_assert(fabs(var - c.gamma[ch] * c.gamma[ch]) < 1e-4);
+    }
+    double *din = dnew(n), *dgam = dnew(C), *dbet = dnew(C);
+    batchnorm_backward_f64(din, dgam, dbet, c.g, c.in, c.gamma, c.mean, c.invstd, C, M);
+    check_fd("bn dinp", c.in, n, din, bn_loss, &c, 1);
+    check_fd("bn dgamma", c.gamma, C, dgam, bn_loss, &c, 1);
+    check_fd("bn dbeta", c.beta, C, dbet, bn_loss, &c, 1);
+    float *fin = tof(c.in, n), *fgam = tof(c.gamma, C), *fbet = tof(c.beta, C), *fg = tof(c.g, n);
+    float *fout = fnew(n), *fmean = fnew(C), *fis = fnew(C), *fdin = fnew(n), *fdg = fnew(C), *fdb = fnew(C);
+    batchnorm_forward_train(fout, fmean, fis, fin, fgam, fbet, NULL, NULL, C, M, 1e-5f);
+    check_float("bn out", fout, c.out, n);
+    batchnorm_backward(fdin, fdg, fdb, fg, fin, fgam, fmean, fis, C, M);
+    check_float("bn dinp", fdin, din, n);
+    check_float("bn dgamma", fdg, dgam, C);
+    check_float("bn dbeta", fdb, dbet, C);
+    free(c.in), free(c.gamma), free(c.beta), free(c.g), free(c.out), free(c.mean), free(c.invstd);
+    free(din), free(dgam), free(dbet);
+    free(fin), free(fgam), free(fbet), free(fg), free(fout), free(fmean), free(fis), free(fdin);
+    free(fdg), free(fdb);
+}
+END_TEST
+
+/* Running statistics: momentum update with the unbiased variance; eval mode uses them. */
+START_TEST(batchnorm_running_and_eval)
+{
+    float x[8] = {1, 2, 3, 4, -1, -1, 1, 1}; /* 2 channels x 4 */
+    float out[8], mean[2], is[2], rm[2] = {0, 0}, rv[2] = {1, 1};
+    float gam[2] = {2, 1}, bet[2] = {0.5f, 0};
+    batchnorm_forward_train(out, mean, is, x, gam, bet, rm, rv, 2, 4, 1e-5f);
+    ck_assert_float_eq_tol(rm[0], 0.9f * 0 + 0.1f * 2.5f, 1e-6f);
+    ck_assert_float_eq_tol(rv[0], 0.9f * 1 + 0.1f * (5.0f / 3.0f), 1e-6f);
+    ck_assert_float_eq_tol(rm[1], 0.0f, 1e-6f);
+    ck_assert_float_eq_tol(rv[1], 0.9f + 0.1f * (4.0f / 3.0f), 1e-6f);
+    float y[8];
+    batchnorm_forward_eval(y, x, gam, bet, rm, rv, 2, 4, 1e-5f);
+    for (int j = 0; j < 4; j++)
+        ck_assert_float_eq_tol(y[j], 2 * (x[j] - rm[0]) / sqrtf(rv[0] + 1e-5f) + 0.5f, 1e-5f);
+}
+END_TEST
+
+/* ---- element-wise, pool, dense, layout ------------------------------------------ */
+
+typedef struct ew_ctx {
+    size_t n;
+    double *in, *in2, *g, *out;
+    int kind; /* 0 relu, 1 tanh, 2 residual */
+} ew_ctx;
+
+static double ew_loss(void *p)
+{
+    ew_ctx *c = p;
+    if (c->kind == 0)
+        relu_forward_f64(c->out, c->in, c->n);
+    else if (c->kind == 1)
+        tanh_forward_f64(c->out, c->in, c->n);
+    else
+        residual_forward_f64(c->out, c->in, c->in2, c->n);
+    return dot(c->out, c->g, c->n);
+}
+
+START_TEST(elementwise_grads)
+{
+    size_t n = 40;
+    rng r;
+    rng_seed(&r, 6);
+    for (int kind = 0; kind < 3; kind++) {
+        ew_ctx c = {n, dnew(n), dnew(n), dnew(n), dnew(n), kind};
+        drand_nokink(&r, c.in, n);
+        drand_fill(&r, c.in2, n, -1, 1);
+        drand_fill(&r, c.g, n, -1, 1);
+        ew_loss(&c);
+        double *din = dnew(n), *din2 = dnew(n);
+        if (kind == 0)
+            relu_backward_f64(din, c.g, c.out, n);
+        else if (kind == 1)
+            tanh_backward_f64(din, c.g, c.out, n);
+        else
+            residual_backward_f64(din, din2, c.g, n);
+        check_fd(kind == 0 ? "relu" : kind == 1 ? "tanh" : "residual a", c.in, n, din, ew_loss, &c, 1);
+        if (kind == 2)
+            check_fd("residual b", c.in2, n, din2, ew_loss, &c, 1);
+        ew_loss(&c); /* the finite differences left a perturbed output behind */
+        for (size_t i = 0; i < n; i++) {
+            double want = kind == 0 ? fmax(c.in[i], 0) : kind == 1 ? tanh(c.in[i]) : c.in[i] + c.in2[i];
+            ck_assert(fabs(c.out[i] - want) < 1e-15);
+        }
+        /* float, including relu's in-place backward */
+        float *fin = tof(c.in, n), *fout = fnew(n), *fg = tof(c.g, n), *fd = fnew(n);
+        if (kind == 0) {
+            relu_forward(fout, fin, n);
+            relu_backward(fd, fg, fout, n);
+            check_float("relu float", fd, din, n);
+            relu_backward(fg, fg, fout, n);
+            check_float("relu in place", fg, din, n);
+        } else if (kind == 1) {
+            tanh_forward(fout, fin, n);
+            tanh_backward(fd, fg, fout, n);
+            check_float("tanh float", fd, din, n);
+        }
+        free(c.in), free(c.in2), free(c.g), free(c.out), free(din), free(din2);
+        free(fin), free(fout), free(fg), free(fd);
+    }
+}
+END_TEST
+
+typedef struct pool_ctx {
+    int N, C, HW;
+    double *in, *g, *out;
+} pool_ctx;
+
+static double pool_loss(void *p)
+{
+    pool_ctx *c = p;
+    avgpool_forward_f64(c->out, c->in, c->N, c->C, c->HW);
+    return dot(c->out, c->g, (size_t)c->N * c->C);
+}
+
+START_TEST(avgpool_grad)
+{
+    int N = 3, C = 2, HW = 5;
+    size_t nin = (size_t)N * C * HW, nout = (size_t)N * C;
+    rng r;
+    rng_seed(&r, 7);
+    pool_ctx c = {N, C, HW, dnew(nin), dnew(nout), dnew(nout)};
+    drand_fill(&r, c.in, nin, -1, 1);
+    drand_fill(&r, c.g, nout, -1, 1);
+    pool_loss(&c);
+    for (int n = 0; n < N; n++)
+        for (int ch = 0; ch < C; ch++) {
+            double s = 0;
+            for (int i = 0; i < HW; i++)
+                s += c.in[((size_t)ch * N + n) * HW + i];
+            ck_assert(fabs(s / HW - c.out[n * C + ch]) < 1e-15);
+        }
+    double *din = dnew(nin);
+    avgpool_backward_f64(din, c.g, N, C, HW);
+    check_fd("avgpool", c.in, nin, din, pool_loss, &c, 1);
+    free(c.in), free(c.g), free(c.out), free(din);
+}
+END_TEST
+
+typedef struct dense_ctx {
+    int N, I, O;
+    double *in, *w, *b, *g, *out;
+} dense_ctx;
+
+static double dense_loss(void *p)
+{
+    dense_ctx *c = p;
+    dense_forward_f64(c->out, c->in, c->w, c->b, c->N, c->I, c->O);
+    return dot(c->out, c->g, (size_t)c->N * c->O);
+}
+
+START_TEST(dense_grad)
+{
+    int N = 4, I = 5, O = 3;
+    rng r;
+    rng_seed(&r, 8);
+    dense_ctx c = {N, I, O, dnew(N * I), dnew(O * I), dnew(O), dnew(N * O), dnew(N * O)};
+    drand_fill(&r, c.in, N * I, -1, 1);
+    drand_fill(&r, c.w, O * I, -1, 1);
+    drand_fill(&r, c.b, O, -1, 1);
+    drand_fill(&r, c.g, N * O, -1, 1);
+    dense_loss(&c);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++) {
+            double s = c.b[o];
+            for (int i = 0; i < I; i++)
+                s += c.in[n * I + i] * c.w[o * I + i];
+            ck_assert(fabs(s - c.out[n * O + o]) < 1e-12);
+        }
+    double *din = dnew(N * I), *dw = dnew(O * I), *db = dnew(O);
+    dense_backward_f64(din, dw, db, c.g, c.in, c.w, N, I, O);
+    check_fd("dense dinp", c.in, N * I, din, dense_loss, &c, 1);
+    check_fd("dense dw", c.w, O * I, dw, dense_loss, &c, 1);
+    check_fd("dense db", c.b, O, db, dense_loss, &c, 1);
+    float *fin = tof(c.in, N * I), *fw = tof(c.w, O * I), *fb = tof(c.b, O), *fg = tof(c.g, N * O);
+    float *fdin = fnew(N * I), *fdw = fnew(O * I), *fdb = fnew(O), *fout = fnew(N * O);
+    dense_forward(fout, fin, fw, fb, N, I, O);
+    check_float("dense out", fout, c.out, N * O);
+    dense_backward(fdin, fdw, fdb, fg, fin, fw, N, I, O);
+    check_float("dense dinp", fdin, din, N * I);
+    check_float("dense dw", fdw, dw, O * I);
+    check_float("dense db", fdb, db, O);
+    free(c.in), free(c.w), free(c.b), free(c.g), free(c.out), free(din), free(dw), free(db);
+    free(fin), free(fw), free(fb), free(fg), free(fdin), free(fdw), free(fdb), free(fout);
+}
+END_TEST
+
+START_TEST(layout_roundtrip)
+{
+    int N = 2, C = 3, HW = 4;
+    double in[24], out[24], back[24] = {0};
+    for (int i = 0; i < 24; i++)
+        in[i] = i;
+    cnhw_to_nchw_forward_f64(out, in, N, C, HW);
+    /* out[n][c][i] = in[c][n][i] */
+    ck_assert(out[(1 * C + 2) * HW + 3] == in[(2 * N + 1) * HW + 3]);
+    cnhw_to_nchw_backward_f64(back, out, N, C, HW);
+    for (int i = 0; i < 24; i++)
+        ck_assert(back[i] == in[i]);
+}
+END_TEST
+
+/* ---- losses ------------------------------------------------------------------ */
+
+typedef struct ce_ctx {
+    int N, A;
+    double *logits, *pi, *probs;
+    uint8_t *legal;
+} ce_ctx;
+
+static double ce_loss(void *p)
+{
+    ce_ctx *c = p;
+    return policy_ce_forward_f64(c->probs, c->logits, c->pi, c->legal, c->N, c->A, NULL);
+}
+
+START_TEST(policy_ce_grad)
+{
+    int N = 3, A = 7;
+    rng r;
+    rng_seed(&r, 9);
+    ce_ctx c = {N, A, dnew(N * A), dnew(N * A), dnew(N * A), calloc(N * A, 1)};
+    drand_fill(&r, c.logits, N * A, -2, 2);
+    for (int n = 0; n < N; n++) {
+        double s = 0;
+        for (int a = 0; a < A; a++) {
+            c.legal[n * A + a] = (a + n) % 3 != 0;
+            c.pi[n * A + a] = c.legal[n * A + a] ? rng_uniform(&r) : 0;
+            s += c.pi[n * A + a];
+        }
+        for (int a = 0; a < A; a++)
+            c.pi[n * A + a] /= s;
+    }
+    c.pi[2 * A + 3] *= 0.5; /* a target summing to less than 1 */
+    c.pi[0] = 0.3;          /* mass on an illegal move: ignored */
+    double ent;
+    double loss = policy_ce_forward_f64(c.probs, c.logits, c.pi, c.legal, N, A, &ent);
+    /* direct formula */
+    double want = 0, went = 0;
+    for (int n = 0; n < N; n++) {
+        double s = 0;
+        for (int a = 0; a < A; a++)
+            if (c.legal[n * A + a])
+                s += exp(c.logits[n * A + a]);
+        for (int a = 0; a < A; a++)
+            if (c.legal[n * A + a]) {
+                double p = exp(c.logits[n * A + a]) / s;
+                ck_assert(fabs(p - c.probs[n * A + a]) < 1e-14);
+                want -= c.pi[n * A + a] * log(p);
+                went -= p * log(p);
+            } else {
+                ck_assert(c.probs[n * A + a] == 0);
+            }
+    }
+    ck_assert(fabs(loss - want / N) < 1e-13);
+    ck_assert(fabs(ent - went / N) < 1e-13);
+    double *d = dnew(N * A);
+    policy_ce_backward_f64(d, c.probs, c.pi, c.legal, N, A, 1.0 / N);
+    check_fd("policy ce", c.logits, N * A, d, ce_loss, &c, 1);
+    for (int i = 0; i < N * A; i++)
+        if (!c.legal[i])
+            ck_assert(d[i] == 0);
+    float *fl = tof(c.logits, N * A), *fpi = tof(c.pi, N * A), *fp = fnew(N * A), *fd = fnew(N * A);
+    double floss = policy_ce_forward(fp, fl, fpi, c.legal, N, A, NULL);
+    ck_assert(fabs(floss - loss) < 1e-5);
+    policy_ce_backward(fd, fp, fpi, c.legal, N, A, 1.0f / N);
+    check_float("policy ce", fd, d, N * A);
+    free(c.logits), free(c.pi), free(c.probs), free(c.legal), free(d), free(fl), free(fpi), free(fp), free(fd);
+}
+END_TEST
+
+typedef struct mse_ctx {
+    int N, P;
+    double *v, *z;
+} mse_ctx;
+
+static double mse_loss(void *p)
+{
+    mse_ctx *c = p;
+    return value_mse_forward_f64(c->v, c->z, c->N, c->P);
+}
+
+START_TEST(value_mse_grad)
+{
+    int N = 4, P = 3;
+    rng r;
+    rng_seed(&r, 10);
+    mse_ctx c = {N, P, dnew(N * P), dnew(N * P)};
+    drand_fill(&r, c.v, N * P, -1, 1);
+    drand_fill(&r, c.z, N * P, -1, 1);
+    double want = 0;
+    for (int i = 0; i < N * P; i++)
+        want += (c.v[i] - c.z[i]) * (c.v[i] - c.z[i]);
+    ck_assert(fabs(mse_loss(&c) - want / (N * P)) < 1e-15);
+    double *d = dnew(N * P);
+    value_mse_backward_f64(d, c.v, c.z, N, P, 1.0);
+    check_fd("value mse", c.v, N * P, d, mse_loss, &c, 1);
+    free(c.v), free(c.z), free(d);
+}
+END_TEST
+
+static Suite *layers_suite(void)
+{
+    Suite *s = suite_create("layers");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, conv3x3_square);
+    tcase_add_test(tc, conv3x3_hex);
+    tcase_add_test(tc, conv3x3_chunks);
+    tcase_add_test(tc, conv1x1_grad);
+    tcase_add_test(tc, batchnorm_grad);
+    tcase_add_test(tc, batchnorm_running_and_eval);
+    tcase_add_test(tc, elementwise_grads);
+    tcase_add_test(tc, avgpool_grad);
+    tcase_add_test(tc, dense_grad);
+    tcase_add_test(tc, layout_roundtrip);
+    tcase_add_test(tc, policy_ce_grad);
+    tcase_add_test(tc, value_mse_grad);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(layers_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,46 @@
+/* layers.c — the trainer's layers (see layers.h). The bodies are in layers_impl.h,
+ * compiled here twice: in float (the trainer) and in double (names with _f64, the
+ * tests' finite-difference oracle), so both precisions run the very same code. */
+#include "layers.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+
+/* Columns (samples * H * W) per im2col chunk of a 3x3 conv. The whole batch in one
+ * chunk makes the largest GEMM, but its im2col buffer (IC*9 x N*H*W) leaves the caches;
+ * a few thousand columns keeps it in L2/L3 while the GEMM stays wide (measured with
+ * `gridzero bench train`). */
+#define CONV_CHUNK_COLS 2048
+
+/* Live kernel taps (index ky*3+kx) on each lattice. The flip (ky,kx) -> (2-ky,2-kx),
+ * index k -> 8-k, maps each set onto itself, which the input-gradient conv relies on. */
+static const int taps_square[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+static const int taps_hex[7] = {1, 2, 3, 4, 5, 6, 7};
+
+static int conv_chunk(conv_dims d)
+{
+    int hw = d.H * d.W;
+    int nb = CONV_CHUNK_COLS / hw;
+    if (nb < 1)
+        nb = 1;
+    return nb < d.N ? nb : d.N;
+}
+
+#define R float
+#define F(name) name
+#define GEMM cblas_sgemm
+#include "layers_impl.h"
+#undef R
+#undef F
+#undef GEMM
+
+#define R double
+#define F(name) name##_f64
+#define GEMM cblas_dgemm
+#include "layers_impl.h"
+#undef R
+#undef F
+#undef GEMM

@@ -1,0 +1,81 @@
+/* layers_api.h — the layer declarations, included twice by layers.h (LAYERS_REAL =
+ * float with plain names, double with the _f64 suffix). Not a header of its own. */
+#define R LAYERS_REAL
+#define F LAYERS_FN
+
+/* Scratch elements (of R) that conv3x3_forward/backward need for dims d. */
+size_t F(conv3x3_scratch)(conv_dims d);
+/* out (OC, N*H*W) = conv3x3(in (IC, N*H*W), w (OC, IC, 3, 3)). */
+void F(conv3x3_forward)(R *out, const R *in, const R *w, conv_dims d, R *scratch);
+/* dinp (IC, N*H*W) += ..., dw (OC, IC, 3, 3) += ... (masked taps untouched), from
+ * dout (OC, N*H*W) and the forward's in. */
+void F(conv3x3_backward)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
+                         R *scratch);
+
+/* out (OC, N*H*W) = w (OC, IC) . in (IC, N*H*W) + b (OC) (b may be NULL: no bias). */
+void F(conv1x1_forward)(R *out, const R *in, const R *w, const R *b, conv_dims d);
+/* dinp (IC, N*H*W) +=, dw (OC, IC) +=, db (OC) += (db NULL: no bias). */
+void F(conv1x1_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, const R *w,
+                         conv_dims d);
+
+/* Batch norm over rows of a (C, M) array (M = N*H*W, or N for a dense layer's features
+ * transposed). Training mode: normalises with the batch statistics, saves mean (C) and
+ * invstd (C) = 1/sqrt(var + eps) for the backward, and updates run_mean/run_var (C)
+ * with LAYERS_BN_MOMENTUM (skipped when run_mean is NULL). out may alias in. */
+void F(batchnorm_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
+                                const R *beta, R *run_mean, R *run_var, int C, int M, R eps);
+/* Eval mode: y = gamma * (x - run_mean) / sqrt(run_var + eps) + beta. out may alias in. */
+void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
+                               const R *run_mean, const R *run_var, int C, int M, R eps);
+/* Backward of the training-mode forward: dinp (C, M) +=, dgamma (C) +=, dbeta (C) +=.
+ * in is the forward's input; mean and invstd what the forward saved. */
+void F(batchnorm_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *in,
+                           const R *gamma, const R *mean, const R *invstd, int C, int M);
+
+/* out (n) = max(in, 0); out may alias in. */
+void F(relu_forward)(R *out, const R *in, size_t n);
+/* dinp += dout * (out > 0), out the forward's output; dinp may alias dout (then it is
+ * overwritten instead of accumulated: the in-place form the trainer uses). */
+void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n);
+
+/* out (n) = a + b (out may alias a or b). Backward: da += dout, db += dout. */
+void F(residual_forward)(R *out, const R *a, const R *b, size_t n);
+void F(residual_backward)(R *da, R *db, const R *dout, size_t n);
+
+/* out (N, C) = mean over H*W of in (C, N*H*W). Backward: dinp += dout / (H*W). */
+void F(avgpool_forward)(R *out, const R *in, int N, int C, int HW);
+void F(avgpool_backward)(R *dinp, const R *dout, int N, int C, int HW);
+
+/* out (N, O) = in (N, I) . w^T + b, w (O, I) (PyTorch Linear), b (O) or NULL. */
+void F(dense_forward)(R *out, const R *in, const R *w, const R *b, int N, int NI, int NO);
+/* dinp (N, NI) +=, dw (NO, NI) +=, db (NO) +=; dinp and db may be NULL. */
+void F(dense_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, const R *w, int N,
+                       int NI, int NO);
+
+/* out (n) = tanh(in). Backward: dinp += dout * (1 - out^2), out the forward's output. */
+void F(tanh_forward)(R *out, const R *in, size_t n);
+void F(tanh_backward)(R *dinp, const R *dout, const R *out, size_t n);
+
+/* Layout change for a dense policy head: out (N, C*HW) from in (C, N*HW), and back. */
+void F(cnhw_to_nchw_forward)(R *out, const R *in, int N, int C, int HW);
+void F(cnhw_to_nchw_backward)(R *dinp, const R *dout, int N, int C, int HW);
+
+/* Masked softmax cross-entropy of the policy. logits (N, A); pi (N, A) the target
+ * distribution (mass on illegal moves is ignored); legal (N, A) 1 = legal. Writes
+ * probs (N, A) (0 on illegal moves) and returns the mean over the batch of
+ * -sum_a pi_a log p_a over legal a. A row without legal moves contributes 0.
+ * If entropy is not NULL, *entropy = mean over the batch of -sum p log p. */
+double F(policy_ce_forward)(R *probs, const R *logits, const R *pi, const uint8_t *legal, int N,
+                            int A, double *entropy);
+/* dlogits (N, A) += scale * (sum_legal(pi) * p - pi) on legal moves (0 elsewhere), the
+ * gradient of scale * N * (the mean loss) ; pass scale = 1/N for the mean. */
+void F(policy_ce_backward)(R *dlogits, const R *probs, const R *pi, const uint8_t *legal, int N,
+                           int A, R scale);
+
+/* Value loss: mean over the N*P entries of (v - z)^2 (v, z (N, P)). */
+double F(value_mse_forward)(const R *v, const R *z, int N, int P);
+/* dv += scale * 2 (v - z) / (N * P). */
+void F(value_mse_backward)(R *dv, const R *v, const R *z, int N, int P, R scale);
+
+#undef R
+#undef F

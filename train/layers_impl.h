@@ -1,0 +1,391 @@
+/* layers_impl.h — the layer bodies, included twice by layers.c with R (the real type),
+ * F(name) (the function name) and GEMM (cblas_sgemm / cblas_dgemm) defined. */
+
+/* im2col of samples n0 .. n0+nb-1 of in (C, Ntot*H*W) into col (C*T, nb*H*W): row
+ * c*T + t holds channel c shifted by live tap t (zero outside the board). */
+static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, int H, int W,
+                      const int *taps, int T)
+{
+    size_t hw = (size_t)H * W, cols = (size_t)nb * hw, ltot = (size_t)Ntot * hw;
+    for (int c = 0; c < C; c++) {
+        for (int t = 0; t < T; t++) {
+            int dy = taps[t] / 3 - 1, dx = taps[t] % 3 - 1;
+            int xs = dx < 0 ? 1 : 0, xe = dx > 0 ? W - 1 : W;
+            R *row = col + ((size_t)c * T + t) * cols;
+            for (int n = 0; n < nb; n++) {
+                const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
+                R *dst = row + (size_t)n * hw;
+                for (int y = 0; y < H; y++) {
+                    int yy = y + dy;
+                    R *d = dst + (size_t)y * W;
+                    if (yy < 0 || yy >= H) {
+                        memset(d, 0, sizeof(R) * (size_t)W);
+                        continue;
+                    }
+                    const R *s = src + (size_t)yy * W;
+                    if (xs)
+                        d[0] = 0;
+                    memcpy(d + xs, s + xs + dx, sizeof(R) * (size_t)(xe - xs));
+                    if (xe < W)
+                        d[W - 1] = 0;
+                }
+            }
+        }
+    }
+}
+
+size_t F(conv3x3_scratch)(conv_dims d)
+{
+    size_t T = d.hex ? 7 : 9;
+    size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC);
+    size_t col = cmax * T * (size_t)conv_chunk(d) * (size_t)d.H * d.W;
+    return col + (size_t)d.OC * d.IC * T;
+}
+
+void F(conv3x3_forward)(R *out, const R *in, const R *w, conv_dims d, R *scratch)
+{
+    const int *taps = d.hex ? taps_hex : taps_square;
+    int T = d.hex ? 7 : 9, K = d.IC * T, hw = d.H * d.W, nb = conv_chunk(d);
+    R *wbuf = scratch;
+    R *col = scratch + (size_t)d.OC * d.IC * T;
+    const R *a = w;
+    if (d.hex) { /* pack the live taps: a (OC, IC*7) */
+        for (int o = 0; o < d.OC; o++)
+            for (int i = 0; i < d.IC; i++)
+                for (int t = 0; t < T; t++)
+                    wbuf[((size_t)o * d.IC + i) * T + t] = w[((size_t)o * d.IC + i) * 9 + taps[t]];
+        a = wbuf;
+    }
+    int ldc = d.N * hw;
+    for (int n0 = 0; n0 < d.N; n0 += nb) {
+        int m = d.N - n0 < nb ? d.N - n0 : nb;
+        int cols = m * hw;
+        F(im2col)(col, in, d.IC, d.N, n0, m, d.H, d.W, taps, T);
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.OC, cols, K, 1, a, K, col, cols, 0,
+             out + (size_t)n0 * hw, ldc);
+    }
+}
+
+void F(conv3x3_backward)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
+                         R *scratch)
+{
+    const int *taps = d.hex ? taps_hex : taps_square;
+    int T = d.hex ? 7 : 9, hw = d.H * d.W, nb = conv_chunk(d), ldc = d.N * hw;
+    R *wbuf = scratch;
+    R *col = scratch + (size_t)d.OC * d.IC * T;
+    if (dw) {
+        /* dw (OC, IC*T) += dout (OC, cols) . col^T; square: straight into dw. */
+        int K = d.IC * T;
+        R *g = dw;
+        if (d.hex) {
+            g = wbuf;
+            memset(g, 0, sizeof(R) * (size_t)d.OC * K);
+        }
+        for (int n0 = 0; n0 < d.N; n0 += nb) {
+            int m = d.N - n0 < nb ? d.N - n0 : nb;
+            int cols = m * hw;
+            F(im2col)(col, in, d.IC, d.N, n0, m, d.H, d.W, taps, T);
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.OC, K, cols, 1, dout + (size_t)n0 * hw,
+                 ldc, col, cols, 1, g, K);
+        }
+        if (d.hex)
+            for (int o = 0; o < d.OC; o++)
+                for (int i = 0; i < d.IC; i++)
+                    for (int t = 0; t < T; t++)
+                        dw[((size_t)o * d.IC + i) * 9 + taps[t]] += g[((size_t)o * d.IC + i) * T + t];
+    }
+    if (dinp) {
+        /* The input gradient is a 3x3 conv of dout with the flipped, transposed kernel:
+         * wt (IC, OC*T), wt[i][o*T + t] = w[o][i][8 - taps[t]]. Same GEMM shape as the
+         * forward, and im2col (a gather) instead of col2im (a scatter). */
+        int K = d.OC * T;
+        for (int i = 0; i < d.IC; i++)
+            for (int o = 0; o < d.OC; o++)
+                for (int t = 0; t < T; t++)
+                    wbuf[((size_t)i * d.OC + o) * T + t] = w[((size_t)o * d.IC + i) * 9 + 8 - taps[t]];
+        for (int n0 = 0; n0 < d.N; n0 += nb) {
+            int m = d.N - n0 < nb ? d.N - n0 : nb;
+            int cols = m * hw;
+            F(im2col)(col, dout, d.OC, d.N, n0, m, d.H, d.W, taps, T);
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.IC, cols, K, 1, wbuf, K, col, cols, 1,
+                 dinp + (size_t)n0 * hw, ldc);
+        }
+    }
+}
+
+void F(conv1x1_forward)(R *out, const R *in, const R *w, const R *b, conv_dims d)
+{
+    int M = d.N * d.H * d.W;
+    GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.OC, M, d.IC, 1, w, d.IC, in, M, 0, out, M);
+    if (b)
+        for (int o = 0; o < d.OC; o++) {
+            R *row = out + (size_t)o * M;
+            for (int j = 0; j < M; j++)
+                row[j] += b[o];
+        }
+}
+
+void F(conv1x1_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, const R *w,
+                         conv_dims d)
+{
+    int M = d.N * d.H * d.W;
+    if (dw)
+        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.OC, d.IC, M, 1, dout, M, in, M, 1, dw, d.IC);
+    if (db)
+        for (int o = 0; o < d.OC; o++) {
+            const R *row = dout + (size_t)o * M;
+            double s = 0;
+            for (int j = 0; j < M; j++)
+                s += row[j];
+            db[o] += (R)s;
+        }
+    if (dinp)
+        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, d.IC, M, d.OC, 1, w, d.IC, dout, M, 1, dinp, M);
+}
+
+void F(batchnorm_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
+                                const R *beta, R *run_mean, R *run_var, int C, int M, R eps)
+{
+    for (int c = 0; c < C; c++) {
+        const R *x = in + (size_t)c * M;
+        double s = 0;
+        for (int j = 0; j < M; j++)
+            s += x[j];
+        double mu = s / M;
+        double v = 0;
+        for (int j = 0; j < M; j++) {
+            double e = x[j] - mu;
+            v += e * e;
+        }
+        double var = v / M;
+        double is = 1.0 / sqrt(var + eps);
+        mean[c] = (R)mu;
+        invstd[c] = (R)is;
+        if (run_mean) {
+            double unbiased = M > 1 ? v / (M - 1) : var;
+            run_mean[c] = (R)((1 - LAYERS_BN_MOMENTUM) * run_mean[c] + LAYERS_BN_MOMENTUM * mu);
+            run_var[c] = (R)((1 - LAYERS_BN_MOMENTUM) * run_var[c] + LAYERS_BN_MOMENTUM * unbiased);
+        }
+        R sc = (R)(gamma[c] * is), sh = (R)(beta[c] - gamma[c] * is * mu);
+        R *y = out + (size_t)c * M;
+        for (int j = 0; j < M; j++)
+            y[j] = x[j] * sc + sh;
+    }
+}
+
+void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
+                               const R *run_mean, const R *run_var, int C, int M, R eps)
+{
+    for (int c = 0; c < C; c++) {
+        double is = 1.0 / sqrt((double)run_var[c] + eps);
+        R sc = (R)(gamma[c] * is), sh = (R)(beta[c] - gamma[c] * is * run_mean[c]);
+        const R *x = in + (size_t)c * M;
+        R *y = out + (size_t)c * M;
+        for (int j = 0; j < M; j++)
+            y[j] = x[j] * sc + sh;
+    }
+}
+
+void F(batchnorm_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *in,
+                           const R *gamma, const R *mean, const R *invstd, int C, int M)
+{
+    for (int c = 0; c < C; c++) {
+        const R *x = in + (size_t)c * M, *dy = dout + (size_t)c * M;
+        R mu = mean[c], is = invstd[c];
+        double sdy = 0, sdyx = 0; /* sum dy, sum dy * xhat */
+        for (int j = 0; j < M; j++) {
+            sdy += dy[j];
+            sdyx += dy[j] * (x[j] - mu);
+        }
+        sdyx *= is;
+        if (dgamma)
+            dgamma[c] += (R)sdyx;
+        if (dbeta)
+            dbeta[c] += (R)sdy;
+        if (dinp) {
+            /* dx = gamma * is * (dy - mean(dy) - xhat * mean(dy * xhat)) */
+            R k = gamma[c] * is;
+            R mdy = (R)(sdy / M), mdyx = (R)(sdyx / M);
+            R *dx = dinp + (size_t)c * M;
+            for (int j = 0; j < M; j++)
+                dx[j] += k * (dy[j] - mdy - (x[j] - mu) * is * mdyx);
+        }
+    }
+}
+
+void F(relu_forward)(R *out, const R *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = in[i] > 0 ? in[i] : 0;
+}
+
+void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n)
+{
+    if (dinp == dout) {
+        for (size_t i = 0; i < n; i++)
+            dinp[i] = out[i] > 0 ? dout[i] : 0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        dinp[i] += out[i] > 0 ? dout[i] : 0;
+}
+
+void F(residual_forward)(R *out, const R *a, const R *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = a[i] + b[i];
+}
+
+void F(residual_backward)(R *da, R *db, const R *dout, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        da[i] += dout[i];
+        db[i] += dout[i];
+    }
+}
+
+void F(avgpool_forward)(R *out, const R *in, int N, int C, int HW)
+{
+    for (int c = 0; c < C; c++)
+        for (int n = 0; n < N; n++) {
+            const R *x = in + ((size_t)c * N + n) * HW;
+            double s = 0;
+            for (int i = 0; i < HW; i++)
+                s += x[i];
+            out[(size_t)n * C + c] = (R)(s / HW);
+        }
+}
+
+void F(avgpool_backward)(R *dinp, const R *dout, int N, int C, int HW)
+{
+    for (int c = 0; c < C; c++)
+        for (int n = 0; n < N; n++) {
+            R g = dout[(size_t)n * C + c] / (R)HW;
+            R *dx = dinp + ((size_t)c * N + n) * HW;
+            for (int i = 0; i < HW; i++)
+                dx[i] += g;
+        }
+}
+
+void F(dense_forward)(R *out, const R *in, const R *w, const R *b, int N, int NI, int NO)
+{
+    GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, N, NO, NI, 1, in, NI, w, NI, 0, out, NO);
+    if (b)
+        for (int n = 0; n < N; n++)
+            for (int o = 0; o < NO; o++)
+                out[(size_t)n * NO + o] += b[o];
+}
+
+void F(dense_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, const R *w, int N,
+                       int NI, int NO)
+{
+    if (dinp)
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, NI, NO, 1, dout, NO, w, NI, 1, dinp, NI);
+    if (dw)
+        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, NO, NI, N, 1, dout, NO, in, NI, 1, dw, NI);
+    if (db)
+        for (int n = 0; n < N; n++)
+            for (int o = 0; o < NO; o++)
+                db[o] += dout[(size_t)n * NO + o];
+}
+
+void F(tanh_forward)(R *out, const R *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (R)tanh((double)in[i]);
+}
+
+void F(tanh_backward)(R *dinp, const R *dout, const R *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dinp[i] += dout[i] * (1 - out[i] * out[i]);
+}
+
+void F(cnhw_to_nchw_forward)(R *out, const R *in, int N, int C, int HW)
+{
+    for (int c = 0; c < C; c++)
+        for (int n = 0; n < N; n++)
+            memcpy(out + ((size_t)n * C + c) * HW, in + ((size_t)c * N + n) * HW, sizeof(R) * (size_t)HW);
+}
+
+void F(cnhw_to_nchw_backward)(R *dinp, const R *dout, int N, int C, int HW)
+{
+    for (int c = 0; c < C; c++)
+        for (int n = 0; n < N; n++) {
+            const R *s = dout + ((size_t)n * C + c) * HW;
+            R *d = dinp + ((size_t)c * N + n) * HW;
+            for (int i = 0; i < HW; i++)
+                d[i] += s[i];
+        }
+}
+
+double F(policy_ce_forward)(R *probs, const R *logits, const R *pi, const uint8_t *legal, int N,
+                            int A, double *entropy)
+{
+    double loss = 0, ent = 0;
+    for (int n = 0; n < N; n++) {
+        const R *l = logits + (size_t)n * A, *t = pi + (size_t)n * A;
+        const uint8_t *m = legal + (size_t)n * A;
+        R *p = probs + (size_t)n * A;
+        double mx = -INFINITY;
+        for (int a = 0; a < A; a++)
+            if (m[a] && l[a] > mx)
+                mx = l[a];
+        if (mx == -INFINITY) {
+            memset(p, 0, sizeof(R) * (size_t)A);
+            continue;
+        }
+        double s = 0;
+        for (int a = 0; a < A; a++)
+            if (m[a])
+                s += exp(l[a] - mx);
+        double lse = mx + log(s);
+        for (int a = 0; a < A; a++) {
+            if (!m[a]) {
+                p[a] = 0;
+                continue;
+            }
+            double lp = l[a] - lse;
+            p[a] = (R)exp(lp);
+            loss -= t[a] * lp;
+            ent -= exp(lp) * lp;
+        }
+    }
+    if (entropy)
+        *entropy = ent / N;
+    return loss / N;
+}
+
+void F(policy_ce_backward)(R *dlogits, const R *probs, const R *pi, const uint8_t *legal, int N,
+                           int A, R scale)
+{
+    for (int n = 0; n < N; n++) {
+        const R *p = probs + (size_t)n * A, *t = pi + (size_t)n * A;
+        const uint8_t *m = legal + (size_t)n * A;
+        R *d = dlogits + (size_t)n * A;
+        double tp = 0;
+        for (int a = 0; a < A; a++)
+            if (m[a])
+                tp += t[a];
+        for (int a = 0; a < A; a++)
+            if (m[a])
+                d[a] += scale * ((R)tp * p[a] - t[a]);
+    }
+}
+
+double F(value_mse_forward)(const R *v, const R *z, int N, int P)
+{
+    double s = 0;
+    for (size_t i = 0; i < (size_t)N * P; i++) {
+        double e = (double)v[i] - z[i];
+        s += e * e;
+    }
+    return s / ((double)N * P);
+}
+
+void F(value_mse_backward)(R *dv, const R *v, const R *z, int N, int P, R scale)
+{
+    R k = scale * 2 / (R)((size_t)N * P);
+    for (size_t i = 0; i < (size_t)N * P; i++)
+        dv[i] += k * (v[i] - z[i]);
+}

@@ -1,0 +1,83 @@
+/* net_train.h — the whole network's training pass on the nn spec: forward in training
+ * mode (batch statistics) or eval mode (running statistics), the losses, and the
+ * backward to a flat gradient array parallel to the parameters (nn/params.h layout).
+ *
+ * Loss (the objective the optimizer descends):
+ *   total = policy CE + value_weight * value MSE + L2
+ *   policy CE  = mean over the batch of -sum_a pi_a log p_a (softmax over legal moves)
+ *   value MSE  = mean over batch and players of (v - z)^2 (v = tanh outputs, MOVER-FIRST
+ *                as the samples' z)
+ *   L2         = weight_decay / 2 * sum of squares of conv and dense weights (not BN
+ *                parameters, not biases); its gradient weight_decay * w.
+ * Activations are kept in the channel-major batch layout of layers.h. Everything is
+ * allocated once by train_net_new for a maximum batch; forward/backward never allocate.
+ * One context per thread.
+ */
+#ifndef GZ_TRAIN_NET_TRAIN_H
+#define GZ_TRAIN_NET_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn/params.h"
+
+typedef struct train_net train_net;
+
+typedef enum { TRAIN_MODE_TRAIN = 0, TRAIN_MODE_EVAL = 1 } train_mode;
+
+/* Loss components of one forward (batch means). */
+typedef struct train_losses {
+    double policy;    /* cross-entropy */
+    double value;     /* MSE */
+    double l2;        /* weight_decay / 2 * ||w||^2 */
+    double total;     /* policy + value_weight * value + l2 */
+    double entropy;   /* mean entropy of the predicted policy */
+    double value_acc; /* fraction of z != 0 entries whose sign v agrees with (0.5 if none) */
+} train_losses;
+
+/* A context for layout L (copied) and batches up to max_batch. Returns it (free with
+ * train_net_free) or NULL with a message (out of memory). */
+train_net *train_net_new(const nn_layout *L, int max_batch, char *err, size_t errlen);
+void train_net_free(train_net *t); /* accepts NULL */
+
+/* Forward of n samples (1..max_batch): input (n, planes, rows, cols) NCHW as games
+ * encode; params the flat array (training mode updates the BN running mean/var in it).
+ * When pi (n, A), legal (n, A) and z (n, players) are given, fills *losses (with
+ * value_weight and weight_decay as described above); they may all be NULL (then
+ * losses is not touched and legal NULL means every move legal for the probabilities).
+ * Borrows everything. */
+void train_net_forward(train_net *t, float *params, int n, const float *input, const float *pi,
+                       const uint8_t *legal, const float *z, train_mode mode, double value_weight,
+                       double weight_decay, train_losses *losses);
+
+/* Backward of the last forward (which must have had targets): OVERWRITES grads (flat,
+ * layout.count floats) with d total / d params. BN mean/var and masked hex taps get
+ * exactly 0. */
+void train_net_backward(train_net *t, const float *params, float *grads, double value_weight,
+                        double weight_decay);
+
+/* Outputs of the last forward (borrowed, valid until the next forward):
+ * probabilities (n, A) (0 on illegal moves), logits (n, A), values (n, players) tanh. */
+const float *train_net_probs(const train_net *t);
+const float *train_net_logits(const train_net *t);
+const float *train_net_values(const train_net *t);
+
+/* The layout the context was made for. */
+const nn_layout *train_net_layout(const train_net *t);
+
+/* The same in double precision (params and grads are double flat arrays with the
+ * layout's offsets): the tests' oracle for finite differences of the whole network. */
+typedef struct train_net_f64 train_net_f64;
+train_net_f64 *train_net_new_f64(const nn_layout *L, int max_batch, char *err, size_t errlen);
+void train_net_free_f64(train_net_f64 *t);
+void train_net_forward_f64(train_net_f64 *t, double *params, int n, const double *input,
+                           const double *pi, const uint8_t *legal, const double *z, train_mode mode,
+                           double value_weight, double weight_decay, train_losses *losses);
+void train_net_backward_f64(train_net_f64 *t, const double *params, double *grads,
+                            double value_weight, double weight_decay);
+const double *train_net_probs_f64(const train_net_f64 *t);
+const double *train_net_values_f64(const train_net_f64 *t);
+const double *train_net_logits_f64(const train_net_f64 *t);
+const nn_layout *train_net_layout_f64(const train_net_f64 *t);
+
+#endif

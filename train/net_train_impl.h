@@ -1,0 +1,386 @@
+/* net_train_impl.h — the body of net_train.c, included twice with R (float/double),
+ * F(name) (name / name##_f64) and TN (the context type) defined. */
+
+struct TN {
+    /* immutable after new */
+    nn_layout L;
+    int maxN;
+    int planes, rows, cols, HW, A, C, Hc, V, P, hex, blocks, residual, dense_policy;
+    size_t conv_scratch_n;
+    /* mutated by forward/backward; M = n * HW */
+    int n;
+    const R *pi, *z; /* targets of the last forward (borrowed) */
+    const uint8_t *legal;
+    R *x0;              /* (planes, M) input, channel-major */
+    R *stem_c, *stem_a; /* (C, M) conv output; BN+ReLU output */
+    R *blk;             /* blocks x 4 x (C, M): c1, a1, c2, out */
+    R *bn_mean, *bn_invstd; /* per BN layer (stem, blocks' bn1/bn2, policy, value) x maxc */
+    R *p_c, *p_a;       /* (Hc, M) */
+    R *p_flat;          /* (N, Hc*HW) dense policy head only */
+    R *logits, *probs;  /* (N, A) */
+    R *v_c, *v_a;       /* (Hc, M) */
+    R *pooled;          /* (N, Hc) */
+    R *h1;              /* (N, V) after ReLU */
+    R *v;               /* (N, P) tanh outputs */
+    /* gradient buffers */
+    R *g, *t1, *t2;     /* (C, M) */
+    R *gh1, *gh2;       /* (Hc, M) */
+    R *dlogits;         /* (N, A) */
+    R *dpflat;          /* (N, Hc*HW) */
+    R *dv, *dh1, *dpooled; /* (N, P), (N, V), (N, Hc) */
+    R *scratch;         /* conv3x3 scratch */
+    int maxc;
+};
+
+static R *F(blk_buf)(const TN *t, int k, int which)
+{
+    size_t cm = (size_t)t->C * t->maxN * t->HW;
+    return t->blk + ((size_t)k * 4 + which) * cm;
+}
+
+void F(train_net_free)(TN *t)
+{
+    if (!t)
+        return;
+    R **bufs[] = {&t->x0, &t->stem_c, &t->stem_a, &t->blk, &t->bn_mean, &t->bn_invstd, &t->p_c,
+                      &t->p_a, &t->p_flat, &t->logits, &t->probs, &t->v_c, &t->v_a, &t->pooled,
+                      &t->h1, &t->v, &t->g, &t->t1, &t->t2, &t->gh1, &t->gh2, &t->dlogits,
+                      &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(*bufs[i]);
+    free(t);
+}
+
+static R *F(alloc_f)(size_t n, int *ok)
+{
+    R *p = NULL;
+    size_t bytes = ((sizeof(R) * (n ? n : 1)) + 63) / 64 * 64;
+    if (posix_memalign((void **)&p, 64, bytes) != 0) {
+        *ok = 0;
+        return NULL;
+    }
+    memset(p, 0, bytes);
+    return p;
+}
+
+TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen)
+{
+    TN *t = calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    const nn_spec *s = &L->spec;
+    t->L = *L;
+    t->maxN = max_batch;
+    t->planes = s->planes;
+    t->rows = s->rows;
+    t->cols = s->cols;
+    t->HW = s->rows * s->cols;
+    t->dense_policy = s->policy == NN_POLICY_DENSE;
+    t->A = t->dense_policy ? s->actions : t->HW;
+    t->C = s->channels;
+    t->Hc = s->head_channels;
+    t->V = s->value_hidden;
+    t->P = s->players;
+    t->hex = s->lattice == GAME_LATTICE_HEX;
+    t->blocks = s->blocks;
+    t->residual = s->trunk == NN_TRUNK_RESIDUAL;
+    t->maxc = t->C > t->Hc ? t->C : t->Hc;
+    size_t N = (size_t)max_batch, M = N * t->HW, C = (size_t)t->C, Hc = (size_t)t->Hc;
+    conv_dims ds = {max_batch, t->planes, t->C, t->rows, t->cols, t->hex};
+    conv_dims db = {max_batch, t->C, t->C, t->rows, t->cols, t->hex};
+    size_t s1 = F(conv3x3_scratch)(ds), s2 = F(conv3x3_scratch)(db);
+    t->conv_scratch_n = s1 > s2 ? s1 : s2;
+    int nbn = 3 + 2 * t->blocks;
+    int ok = 1;
+    t->x0 = F(alloc_f)((size_t)t->planes * M, &ok);
+    t->stem_c = F(alloc_f)(C * M, &ok);
+    t->stem_a = F(alloc_f)(C * M, &ok);
+    t->blk = F(alloc_f)((size_t)t->blocks * 4 * C * M, &ok);
+    t->bn_mean = F(alloc_f)((size_t)nbn * t->maxc, &ok);
+    t->bn_invstd = F(alloc_f)((size_t)nbn * t->maxc, &ok);
+    t->p_c = F(alloc_f)(Hc * M, &ok);
+    t->p_a = F(alloc_f)(Hc * M, &ok);
+    t->p_flat = F(alloc_f)(t->dense_policy ? Hc * M : 1, &ok);
+    t->logits = F(alloc_f)(N * t->A, &ok);
+    t->probs = F(alloc_f)(N * t->A, &ok);
+    t->v_c = F(alloc_f)(Hc * M, &ok);
+    t->v_a = F(alloc_f)(Hc * M, &ok);
+    t->pooled = F(alloc_f)(N * Hc, &ok);
+    t->h1 = F(alloc_f)(N * t->V, &ok);
+    t->v = F(alloc_f)(N * t->P, &ok);
+    t->g = F(alloc_f)(C * M, &ok);
+    t->t1 = F(alloc_f)(C * M, &ok);
+    t->t2 = F(alloc_f)(C * M, &ok);
+    t->gh1 = F(alloc_f)(Hc * M, &ok);
+    t->gh2 = F(alloc_f)(Hc * M, &ok);
+    t->dlogits = F(alloc_f)(N * t->A, &ok);
+    t->dpflat = F(alloc_f)(t->dense_policy ? Hc * M : 1, &ok);
+    t->dv = F(alloc_f)(N * t->P, &ok);
+    t->dh1 = F(alloc_f)(N * t->V, &ok);
+    t->dpooled = F(alloc_f)(N * Hc, &ok);
+    t->scratch = F(alloc_f)(t->conv_scratch_n, &ok);
+    if (!ok) {
+        F(train_net_free)(t);
+        snprintf(err, errlen, "out of memory for a training context of batch %d", max_batch);
+        return NULL;
+    }
+    return t;
+}
+
+const R *F(train_net_probs)(const TN *t) { return t->probs; }
+const R *F(train_net_logits)(const TN *t) { return t->logits; }
+const R *F(train_net_values)(const TN *t) { return t->v; }
+const nn_layout *F(train_net_layout)(const TN *t) { return &t->L; }
+
+static R *F(W)(const TN *t, R *params, int i) { return params + t->L.t[i].offset; }
+
+/* Softmax of logits (A) over legal entries (legal NULL: all), 0 elsewhere. */
+static void F(masked_softmax)(int A, const R *logits, const uint8_t *legal, R *out)
+{
+    double mx = -INFINITY, s = 0;
+    for (int a = 0; a < A; a++)
+        if ((!legal || legal[a]) && logits[a] > mx)
+            mx = logits[a];
+    for (int a = 0; a < A; a++) {
+        double e = (!legal || legal[a]) && mx > -INFINITY ? exp(logits[a] - mx) : 0;
+        out[a] = (R)e;
+        s += e;
+    }
+    for (int a = 0; a < A; a++)
+        out[a] = s > 0 ? (R)(out[a] / s) : 0;
+}
+
+/* Zeroes the masked taps of every 3x3 conv weight in a flat array (nn_tap_masked says
+ * which). */
+static void F(mask_taps)(const nn_layout *L, R *flat)
+{
+    for (int i = 0; i < L->ntensors; i++) {
+        const nn_tensor *T = &L->t[i];
+        if (T->kind != NN_T_CONV_WEIGHT || T->ndim != 4 || T->shape[2] != 3 || T->shape[3] != 3)
+            continue;
+        R *x = flat + T->offset;
+        for (size_t k = 0; k < T->size; k += 9)
+            for (int tap = 0; tap < 9; tap++)
+                if (nn_tap_masked(L->spec.lattice, tap / 3, tap % 3))
+                    x[k + (size_t)tap] = 0;
+    }
+}
+
+/* BN layer `slot` over (Cc, M): training or eval mode; out may alias in. */
+static void F(bn_fwd)(TN *t, R *params, nn_bn_ix b, int slot, R *out, const R *in,
+                   int Cc, int M, train_mode mode)
+{
+    R *gam = F(W)(t, params, b.gamma), *bet = F(W)(t, params, b.beta);
+    R *rm = F(W)(t, params, b.mean), *rv = F(W)(t, params, b.var);
+    if (mode == TRAIN_MODE_TRAIN)
+        F(batchnorm_forward_train)(out, t->bn_mean + (size_t)slot * t->maxc,
+                                t->bn_invstd + (size_t)slot * t->maxc, in, gam, bet, rm, rv, Cc, M,
+                                NN_BN_EPS);
+    else
+        F(batchnorm_forward_eval)(out, in, gam, bet, rm, rv, Cc, M, NN_BN_EPS);
+}
+
+static void F(bn_bwd)(TN *t, const R *params, R *grads, nn_bn_ix b, int slot,
+                   R *dinp, const R *dout, const R *in, int Cc, int M)
+{
+    F(batchnorm_backward)(dinp, grads + t->L.t[b.gamma].offset, grads + t->L.t[b.beta].offset, dout,
+                       in, params + t->L.t[b.gamma].offset, t->bn_mean + (size_t)slot * t->maxc,
+                       t->bn_invstd + (size_t)slot * t->maxc, Cc, M);
+}
+
+/* The trunk's output: the last block's, or the stem's. */
+static R *F(trunk_out)(const TN *t)
+{
+    return t->blocks ? F(blk_buf)(t, t->blocks - 1, 3) : t->stem_a;
+}
+
+void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
+                       const uint8_t *legal, const R *z, train_mode mode, double value_weight,
+                       double weight_decay, train_losses *losses)
+{
+    assert(n >= 1 && n <= t->maxN);
+    const nn_layout *L = &t->L;
+    int HW = t->HW, M = n * HW, C = t->C, Hc = t->Hc;
+    t->n = n;
+    t->pi = pi;
+    t->z = z;
+    t->legal = legal;
+    /* NCHW -> channel-major */
+    for (int b = 0; b < n; b++)
+        for (int p = 0; p < t->planes; p++)
+            memcpy(t->x0 + (size_t)p * M + (size_t)b * HW, input + ((size_t)b * t->planes + p) * HW,
+                   sizeof(R) * (size_t)HW);
+    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
+    conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
+    size_t cm = (size_t)C * M;
+    F(conv3x3_forward)(t->stem_c, t->x0, F(W)(t, params, L->stem_conv), ds, t->scratch);
+    F(bn_fwd)(t, params, L->stem_bn, 0, t->stem_a, t->stem_c, C, M, mode);
+    F(relu_forward)(t->stem_a, t->stem_a, cm);
+    const R *x = t->stem_a;
+    for (int k = 0; k < t->blocks; k++) {
+        const nn_block_ix *B = &L->block[k];
+        R *c1 = F(blk_buf)(t, k, 0), *a1 = F(blk_buf)(t, k, 1), *c2 = F(blk_buf)(t, k, 2);
+        R *out = F(blk_buf)(t, k, 3);
+        F(conv3x3_forward)(c1, x, F(W)(t, params, B->conv1), db, t->scratch);
+        F(bn_fwd)(t, params, B->bn1, 1 + 2 * k, a1, c1, C, M, mode);
+        F(relu_forward)(a1, a1, cm);
+        F(conv3x3_forward)(c2, a1, F(W)(t, params, B->conv2), db, t->scratch);
+        F(bn_fwd)(t, params, B->bn2, 2 + 2 * k, out, c2, C, M, mode);
+        if (t->residual)
+            F(residual_forward)(out, out, x, cm);
+        F(relu_forward)(out, out, cm);
+        x = out;
+    }
+    int slot_p = 1 + 2 * t->blocks, slot_v = slot_p + 1;
+    /* policy head */
+    conv_dims dh = {n, C, Hc, t->rows, t->cols, 0};
+    F(conv1x1_forward)(t->p_c, x, F(W)(t, params, L->pol_conv), NULL, dh);
+    F(bn_fwd)(t, params, L->pol_bn, slot_p, t->p_a, t->p_c, Hc, M, mode);
+    F(relu_forward)(t->p_a, t->p_a, (size_t)Hc * M);
+    if (!t->dense_policy) {
+        conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
+        F(conv1x1_forward)(t->logits, t->p_a, F(W)(t, params, L->pol_out_w), F(W)(t, params, L->pol_out_b), d1);
+    } else {
+        F(cnhw_to_nchw_forward)(t->p_flat, t->p_a, n, Hc, HW);
+        F(dense_forward)(t->logits, t->p_flat, F(W)(t, params, L->pol_out_w), F(W)(t, params, L->pol_out_b), n,
+                      Hc * HW, t->A);
+    }
+    /* value head */
+    F(conv1x1_forward)(t->v_c, x, F(W)(t, params, L->val_conv), NULL, dh);
+    F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, Hc, M, mode);
+    F(relu_forward)(t->v_a, t->v_a, (size_t)Hc * M);
+    F(avgpool_forward)(t->pooled, t->v_a, n, Hc, HW);
+    F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, Hc, t->V);
+    F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
+    F(dense_forward)(t->v, t->h1, F(W)(t, params, L->val_fc2_w), F(W)(t, params, L->val_fc2_b), n, t->V, t->P);
+    F(tanh_forward)(t->v, t->v, (size_t)n * t->P);
+
+    if (!(pi && legal && z)) {
+        for (int b = 0; b < n; b++)
+            F(masked_softmax)(t->A, t->logits + (size_t)b * t->A, legal ? legal + (size_t)b * t->A : NULL,
+                              t->probs + (size_t)b * t->A);
+        return;
+    }
+    train_losses l = {0};
+    l.policy = F(policy_ce_forward)(t->probs, t->logits, pi, legal, n, t->A, &l.entropy);
+    l.value = F(value_mse_forward)(t->v, z, n, t->P);
+    double ss = 0;
+    for (int i = 0; i < L->ntensors; i++) {
+        if (!nn_tensor_decays(L->t[i].kind))
+            continue;
+        const R *w = params + L->t[i].offset;
+        for (size_t j = 0; j < L->t[i].size; j++)
+            ss += (double)w[j] * w[j];
+    }
+    l.l2 = 0.5 * weight_decay * ss;
+    l.total = l.policy + value_weight * l.value + l.l2;
+    int agree = 0, count = 0;
+    for (int i = 0; i < n * t->P; i++)
+        if (z[i] != 0) {
+            count++;
+            agree += (t->v[i] > 0) == (z[i] > 0) && t->v[i] != 0;
+        }
+    l.value_acc = count ? (double)agree / count : 0.5;
+    if (losses)
+        *losses = l;
+}
+
+static void F(zero)(R *p, size_t n) { memset(p, 0, sizeof(R) * n); }
+
+void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight,
+                        double weight_decay)
+{
+    const nn_layout *L = &t->L;
+    assert(t->pi && t->legal && t->z);
+    int n = t->n, HW = t->HW, M = n * HW, C = t->C, Hc = t->Hc;
+    size_t cm = (size_t)C * M, hm = (size_t)Hc * M;
+    R *P = (R *)params; /* read-only here; F(W)() takes a mutable pointer */
+#define G(i) (grads + L->t[i].offset)
+    F(zero)(grads, L->count);
+    F(zero)(t->g, cm);
+    const R *x = F(trunk_out)(t);
+    int slot_p = 1 + 2 * t->blocks, slot_v = slot_p + 1;
+    conv_dims dh = {n, C, Hc, t->rows, t->cols, 0};
+
+    /* policy head */
+    F(zero)(t->dlogits, (size_t)n * t->A);
+    F(policy_ce_backward)(t->dlogits, t->probs, t->pi, t->legal, n, t->A, (R)1 / (R)n);
+    F(zero)(t->gh1, hm);
+    if (!t->dense_policy) {
+        conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
+        F(conv1x1_backward)(t->gh1, G(L->pol_out_w), G(L->pol_out_b), t->dlogits, t->p_a,
+                         F(W)(t, P, L->pol_out_w), d1);
+    } else {
+        F(zero)(t->dpflat, hm);
+        F(dense_backward)(t->dpflat, G(L->pol_out_w), G(L->pol_out_b), t->dlogits, t->p_flat,
+                       F(W)(t, P, L->pol_out_w), n, Hc * HW, t->A);
+        F(cnhw_to_nchw_backward)(t->gh1, t->dpflat, n, Hc, HW);
+    }
+    F(relu_backward)(t->gh1, t->gh1, t->p_a, hm);
+    F(zero)(t->gh2, hm);
+    F(bn_bwd)(t, P, grads, L->pol_bn, slot_p, t->gh2, t->gh1, t->p_c, Hc, M);
+    F(conv1x1_backward)(t->g, G(L->pol_conv), NULL, t->gh2, x, F(W)(t, P, L->pol_conv), dh);
+
+    /* value head */
+    size_t np = (size_t)n * t->P;
+    F(zero)(t->dv, np);
+    F(value_mse_backward)(t->dv, t->v, t->z, n, t->P, (R)value_weight);
+    R *dpre = t->dlogits; /* free again: reuse for d(pre-tanh) (n, P) <= (n, A) */
+    F(zero)(dpre, np);
+    F(tanh_backward)(dpre, t->dv, t->v, np);
+    F(zero)(t->dh1, (size_t)n * t->V);
+    F(dense_backward)(t->dh1, G(L->val_fc2_w), G(L->val_fc2_b), dpre, t->h1, F(W)(t, P, L->val_fc2_w), n,
+                   t->V, t->P);
+    F(relu_backward)(t->dh1, t->dh1, t->h1, (size_t)n * t->V);
+    F(zero)(t->dpooled, (size_t)n * Hc);
+    F(dense_backward)(t->dpooled, G(L->val_fc1_w), G(L->val_fc1_b), t->dh1, t->pooled,
+                   F(W)(t, P, L->val_fc1_w), n, Hc, t->V);
+    F(zero)(t->gh1, hm);
+    F(avgpool_backward)(t->gh1, t->dpooled, n, Hc, HW);
+    F(relu_backward)(t->gh1, t->gh1, t->v_a, hm);
+    F(zero)(t->gh2, hm);
+    F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_c, Hc, M);
+    F(conv1x1_backward)(t->g, G(L->val_conv), NULL, t->gh2, x, F(W)(t, P, L->val_conv), dh);
+
+    /* trunk, last block first; t->g holds d(block output) */
+    conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
+    for (int k = t->blocks - 1; k >= 0; k--) {
+        const nn_block_ix *B = &L->block[k];
+        const R *xin = k > 0 ? F(blk_buf)(t, k - 1, 3) : t->stem_a;
+        R *c1 = F(blk_buf)(t, k, 0), *a1 = F(blk_buf)(t, k, 1), *c2 = F(blk_buf)(t, k, 2);
+        R *out = F(blk_buf)(t, k, 3);
+        F(relu_backward)(t->g, t->g, out, cm);
+        F(zero)(t->t1, cm);
+        F(bn_bwd)(t, P, grads, B->bn2, 2 + 2 * k, t->t1, t->g, c2, C, M);
+        if (!t->residual)
+            F(zero)(t->g, cm); /* no skip: the block input's gradient comes from conv1 only */
+        F(zero)(t->t2, cm);
+        F(conv3x3_backward)(t->t2, G(B->conv2), t->t1, a1, F(W)(t, P, B->conv2), db, t->scratch);
+        F(relu_backward)(t->t2, t->t2, a1, cm);
+        F(zero)(t->t1, cm);
+        F(bn_bwd)(t, P, grads, B->bn1, 1 + 2 * k, t->t1, t->t2, c1, C, M);
+        F(conv3x3_backward)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, t->scratch);
+    }
+    /* stem */
+    F(relu_backward)(t->g, t->g, t->stem_a, cm);
+    F(zero)(t->t1, cm);
+    F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_c, C, M);
+    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
+    F(conv3x3_backward)(NULL, G(L->stem_conv), t->t1, t->x0, F(W)(t, P, L->stem_conv), ds, t->scratch);
+
+    /* L2 */
+    if (weight_decay > 0)
+        for (int i = 0; i < L->ntensors; i++) {
+            if (!nn_tensor_decays(L->t[i].kind))
+                continue;
+            R *gi = grads + L->t[i].offset;
+            const R *w = params + L->t[i].offset;
+            R wd = (R)weight_decay;
+            for (size_t j = 0; j < L->t[i].size; j++)
+                gi[j] += wd * w[j];
+        }
+    F(mask_taps)(L, grads);
+#undef G
+}
