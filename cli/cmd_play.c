@@ -35,6 +35,7 @@ typedef struct play_session {
     char hint_spec[PLAYER_NAME_LEN];
     unsigned char *hist;                 /* (max_game_length + 1, state_size) */
     int nmoves;
+    bool tty_in;                         /* stdin is a terminal */
     rng r;
 } play_session;
 
@@ -187,6 +188,8 @@ static int session_run(play_session *ps)
             goto out;
         }
         char *in = trim(line);
+        if (!ps->tty_in)
+            printf("%s\n", in); /* echo piped input so the transcript reads like a session */
         if (!*in)
             continue;
         if (!strcmp(in, "quit") || !strcmp(in, "exit") || !strcmp(in, "q")) {
@@ -308,6 +311,7 @@ int cmd_play(int argc, char **argv)
     ps.g = g;
     ps.cfg = &c;
     ps.seat = seat - 1;
+    ps.tty_in = isatty(0);
     rng_seed(&ps.r, have_seed ? seed : c.seed);
     for (int s = 0, k = 0; s < g->players; s++) {
         if (s == ps.seat)
