@@ -1,0 +1,171 @@
+/* mcts.h — PUCT Monte Carlo tree search (DESIGN.md §3).
+ *
+ * One `mcts` is the search tree of one game: a root position plus a preallocated arena
+ * of nodes (indexed by int32, children of a node stored as one contiguous range of
+ * compact edges: prior + child index + action). It knows the game (game.h) and talks to
+ * an evaluator (eval.h) for priors and values; it knows nothing about networks.
+ *
+ * Values are vectors with one entry per ABSOLUTE player (as the evaluator returns
+ * them); the Q of an edge is read from the view of the player who chose that move, so
+ * 1-, 2- and 3-player games share one backup. Terminal positions are scored exactly by
+ * game_result; with `solver` on, proven outcomes propagate (MCTS-solver, see mcts.c).
+ *
+ * Two ways to search:
+ * - one tree:   mcts_search(t, e, pi, &res, err, errlen)  (does all of the below);
+ * - many trees (self-play runs many games in one worker, one evaluator call per batch
+ *   gathered across all of them):
+ *       for each tree: mcts_begin(t)
+ *       while (some tree is not mcts_done):
+ *           mcts_step_many(trees, ntrees, batch, e, err, errlen)
+ *       for each tree: mcts_finish(t, pi, &res); then mcts_play(t, res.action)
+ *   mcts_step_many gathers up to params.batch leaves from each unfinished tree (with
+ *   virtual loss), hands them all to the evaluator in ONE call, and backs them up.
+ *   With ntrees == 1 it is exactly the single search.
+ *
+ * Memory: no allocation after mcts_new / mcts_batch_new; nothing in the per-simulation
+ * path allocates. When the arena is full the search stops expanding and returns what
+ * it has (stats.arena_full); it never crashes.
+ *
+ * Thread safety: a tree, a batch and an evaluator are used by one thread at a time.
+ * Different trees may be searched by different threads with different batches and
+ * evaluators. Deterministic given the seed (and a deterministic evaluator).
+ */
+#ifndef GZ_MCTS_H
+#define GZ_MCTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eval.h"
+#include "game.h"
+
+struct cfg_mcts;
+
+/* Search settings. Fill with mcts_params_from_config (or by hand). Immutable for the
+ * life of a tree (copied by mcts_new). */
+typedef struct mcts_params {
+    int simulations;        /* playouts (leaf visits) added by one search, >= 1; visits
+                             * carried over by tree reuse do not count toward it */
+    float c_puct;           /* U = c_puct * P * sqrt(N_parent) / (1 + N_child) */
+    float fpu_reduction;    /* unvisited child's Q = parent's Q (mover's view) - this */
+    bool noise;             /* root Dirichlet noise: self-play only (default false) */
+    float dirichlet_alpha;
+    float dirichlet_eps;
+    int temperature_moves;  /* plies (game ply, from the start of the game) during which
+                             * the move is sampled in proportion to visits; later plies
+                             * take the most visited move. 0 = always the most visited */
+    int batch;              /* leaves gathered per tree per step, >= 1 */
+    float virtual_loss;     /* each pending visit counts as this many visits of value -1
+                             * for the mover; 0 = none */
+    bool solver;            /* MCTS-solver and the game's winning_move hook */
+    bool reuse_tree;        /* mcts_play keeps the chosen child's subtree */
+    int32_t max_nodes;      /* arena capacity in nodes; 0 = automatic (see mcts_new) */
+    int64_t max_edges;      /* arena capacity in edges; 0 = automatic */
+} mcts_params;
+
+/* Copies the mcts config section into p; noise = false, capacities automatic. */
+void mcts_params_from_config(mcts_params *p, const struct cfg_mcts *c);
+
+/* Search statistics of the last search (since mcts_begin). */
+typedef struct mcts_stats {
+    int simulations;        /* playouts backed up (terminal/proven leaves included) */
+    int root_visits;        /* the root's visit count (includes reused visits) */
+    int32_t nodes;          /* nodes in use in the arena */
+    int64_t edges;          /* edges in use in the arena */
+    int max_depth;          /* deepest leaf reached, in plies below the root */
+    int evaluator_calls;    /* evaluator calls this tree took part in */
+    int evaluated;          /* leaves this tree sent to the evaluator */
+    int collisions;         /* descents that reached a leaf already pending in the batch
+                             * (discarded, see mcts.c) */
+    double seconds;         /* wall time from mcts_begin to mcts_finish */
+    bool proven;            /* the root's outcome is proven (solver) */
+    bool arena_full;        /* the arena filled up: the search stopped expanding */
+} mcts_stats;
+
+/* What a search decided. */
+typedef struct mcts_result {
+    int action;                     /* the move to play */
+    float value[GAME_MAX_PLAYERS];  /* root value per absolute player (mean of backed-up
+                                     * values, or the proven outcome) */
+    bool proven;                    /* value is a proven outcome */
+    mcts_stats stats;
+} mcts_result;
+
+/* One root child (or any node's child), for tests, hints and logging. */
+typedef struct mcts_child_info {
+    int action;
+    int32_t node;           /* child node id, -1 when never visited */
+    float prior;            /* prior (with root noise if it was applied) */
+    int visits;
+    float q;                /* mean value from the view of the player who chose the move;
+                             * 0 when visits == 0 */
+    float value[GAME_MAX_PLAYERS]; /* mean value per absolute player; 0 when unvisited */
+    bool proven;
+    float proven_value[GAME_MAX_PLAYERS]; /* the proven outcome when proven */
+} mcts_child_info;
+
+typedef struct mcts mcts;              /* opaque: one search tree */
+typedef struct mcts_batch mcts_batch;  /* opaque: leaf buffers for one evaluator call */
+
+#define MCTS_ROOT 0 /* node id of the root */
+
+/* A tree for game g (borrowed; outlives the tree) with settings p (copied), its rng
+ * seeded with seed, and the root set to g's start position (game_init with that rng).
+ * Automatic capacities: max_nodes = 4 * (simulations + batch) + 64 and max_edges =
+ * max_nodes * min(actions, 256). Returns NULL with a message in err on bad params or
+ * out of memory. Free with mcts_free. */
+mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, size_t errlen);
+/* Accepts NULL. */
+void mcts_free(mcts *t);
+
+/* Discards the tree and makes s (copied) the root position. */
+void mcts_set_root(mcts *t, const game_state *s);
+/* Plays action at the root: with reuse_tree, the child's subtree becomes the new tree
+ * (compacted in place, see mcts.c), otherwise the tree is discarded. Returns 0, or -1
+ * if the action is illegal (tree unchanged). */
+int mcts_play(mcts *t, int action);
+/* The root position (borrowed, valid until the next mcts_set_root/mcts_play). */
+const game_state *mcts_root_state(const mcts *t);
+
+/* Starts a search at the current root: resets stats and the playout count, applies
+ * root noise if asked (once per root). The root must not be terminal. */
+void mcts_begin(mcts *t);
+/* True when the current search needs no more steps: simulations reached, root proven,
+ * or the arena full. */
+bool mcts_done(const mcts *t);
+/* Ends the search: writes pi[actions] (may be NULL): the visit distribution over
+ * actions, 0 on illegal moves, summing to 1 (one-hot on the proven move when the root
+ * is a proven win; proven-losing moves get 0 when there is an alternative), chooses the
+ * action (temperature phase: sampled from pi with the tree's rng; later: most visited,
+ * ties by higher Q then lower action index; a proven root plays its proven move) and
+ * fills res. */
+void mcts_finish(mcts *t, float *pi, mcts_result *res);
+
+/* Leaf buffers for up to `capacity` leaves of game g per evaluator call. Owned: free
+ * with mcts_batch_free. NULL when out of memory. */
+mcts_batch *mcts_batch_new(const game *g, int capacity);
+void mcts_batch_free(mcts_batch *b);
+
+/* One step over many trees of the same game: gathers up to params.batch leaves from
+ * each tree that is not done (starting from a rotating tree so that a too-small batch
+ * is fair), evaluates all gathered leaves with one evaluator call (none if every leaf
+ * was terminal or proven), backs up. Returns the number of leaves evaluated (>= 0), or
+ * -1 with the evaluator's message in err (the trees stay consistent: pending visits
+ * are undone and the leaves left unexpanded). */
+int mcts_step_many(mcts *const *trees, int ntrees, mcts_batch *b, evaluator *e, char *err,
+                   size_t errlen);
+
+/* A whole search of one tree: begin, step until done, finish (pi may be NULL).
+ * Returns 0, or -1 with a message in err (evaluator failure, terminal root). */
+int mcts_search(mcts *t, evaluator *e, float *pi, mcts_result *res, char *err, size_t errlen);
+
+/* The root's visit count. */
+int mcts_root_visits(const mcts *t);
+/* Writes the children of node (MCTS_ROOT or an id from mcts_child_info.node) into
+ * out[max], in action order; returns how many there are (0 for an unexpanded node). */
+int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max);
+/* The current parameters (borrowed). */
+const mcts_params *mcts_get_params(const mcts *t);
+
+#endif
