@@ -8,8 +8,10 @@
  *
  * A player object belongs to one game at a time and is used by one thread at a time.
  * The sequence of calls for one game is: reset(), then for every move of the game
- * (whoever makes it) either choose() when it is this player's turn, and always
- * notify_move() once the move is played, so a player can keep state (tree reuse).
+ * (whoever makes it) choose() when it is this player's turn, and notify_move() once
+ * the move is played, so a player can keep state (tree reuse). notify_move is only a
+ * hint: choose() must work on any position it is given (after an undo, a skipped
+ * notification or a reset), falling back to a fresh search.
  */
 #ifndef GZ_PLAYER_H
 #define GZ_PLAYER_H
@@ -108,6 +110,18 @@ int player_choose(player *p, const game_state *s, rng *r, player_info *info, cha
                   size_t errlen);
 void player_notify_move(player *p, const game_state *s_before, int action);
 void player_reset(player *p);
+
+/* A PUCT search player (engine/mcts.c) valuing positions with evaluator e, which it
+ * TAKES OWNERSHIP of (freed with the player, and also when this call fails). Search
+ * settings come from cfg->mcts, except: `simulations` per move, no root noise and
+ * temperature 0 (always the most visited move: the arena and play want strength; the
+ * arena's random openings supply variety). The tree is reused across moves when
+ * mcts.reuse_tree is on. seed seeds the tree's rng. name is the player's spec and kind
+ * its kind ("mcts", "model"). The network player is this with the network evaluator.
+ * Returns a new player (free with player_free) or NULL with a message in err. */
+player *player_mcts_new(const game *g, const gz_config *cfg, evaluator *e, int simulations,
+                        uint64_t seed, const char *name, const char *kind, char *err,
+                        size_t errlen);
 
 /* Writes one line per kind ("  random  uniform among legal moves") into f. */
 void player_print_kinds(FILE *f, const player_ext *ext);
