@@ -1,0 +1,904 @@
+/* mcts.c — PUCT search with batched leaves, virtual loss, MCTS-solver and tree reuse.
+ *
+ * Tree layout (Leela-style compact edges). Nodes live in one preallocated array indexed
+ * by int32; a node's edges (one per legal move: prior, action, child index or -1) are a
+ * contiguous range of one preallocated edge array. A child node is allocated the first
+ * time its edge is traversed, together with its own edge range (its legal moves), so
+ * two invariants hold and the compaction below relies on them:
+ *   (1) a child's index is larger than its parent's;
+ *   (2) edge ranges are laid out in node-index order.
+ * The per-node statistics are the sum of backed-up value vectors (absolute players),
+ * the visit count and the pending (in-flight) visit count. The Q of edge (x -> c) for
+ * the player m who moves at x is c.w[m] / c.n.
+ *
+ * One simulation descends from the root by PUCT with virtual loss, playing the moves on
+ * a copy of the root state in the batch's leaf slot, until it reaches
+ *   - a proven node (terminal, or proven by the solver): its exact outcome vector is
+ *     backed up at once, no evaluator call;
+ *   - a new node (allocated, never evaluated): queued in the batch; pending visits are
+ *     added along the path (virtual loss) until the batch is evaluated;
+ *   - a node already queued in this batch (a collision, the duplicate-leaf case): the
+ *     descent is discarded (no visit counted, nothing pending) and gathering from this
+ *     tree stops for this step, as lc0 does; the next step sees the evaluated leaf. So a
+ *     duplicate is never evaluated twice and never counted twice.
+ *
+ * MCTS-solver (`solver`), for 1, 2 and 3 players. A proven node carries an exact outcome
+ * vector pz[players]. Terminal nodes are proven with game_result. When the game has a
+ * winning_move hook, a new node whose mover has an immediate win is proven at once with
+ * the outcome of playing it (no evaluator call); so a move that allows the opponent an
+ * immediate win is proven (losing for its mover) as soon as its node is created. A node
+ * x with mover m becomes proven when
+ *   - one of its children is proven with pz[m] == 1 (the best outcome there is; the
+ *     first such child in action order gives x its pz), or
+ *   - all of its children are proven: x takes the proven child best for m (largest
+ *     pz[m]; ties: first in action order). For two players that is "all children lose
+ *     => lost" and "a draw is the best => draw"; for three players it is max-n.
+ * Selection skips children proven with pz[m] == -1 (the worst outcome) and uses the
+ * exact pz[m] as the Q of other proven children; a node with a winning child is itself
+ * proven, so it is never selected through. The search stops when the root is proven and
+ * plays the proven move. With solver off, terminals are still scored exactly but
+ * nothing propagates and winning_move is not used.
+ *
+ * Tree reuse: mcts_play re-roots at the chosen child and compacts the arena in place:
+ * one sweep in index order keeps a node when it is the new root or its parent was kept
+ * (invariant 1 makes this a single pass), moving it and its edge range down to the next
+ * free slots (invariant 2 makes every move go downwards, so memmove in place is safe);
+ * a second pass rewrites child and parent indices through the remap table. Cost: linear
+ * in the nodes in use, once per move; no second buffer. The subtree is kept only if a
+ * full search still fits after it; otherwise the tree starts afresh.
+ */
+#include "mcts.h"
+
+#include <assert.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+
+enum { NODE_NEW = 0, NODE_PENDING = 1, NODE_EXPANDED = 2 };
+
+typedef struct mnode {
+    float w[GAME_MAX_PLAYERS];  /* sum of backed-up values, absolute players */
+    float pz[GAME_MAX_PLAYERS]; /* the proven outcome, when proven */
+    int32_t n;                  /* completed visits */
+    int32_t pending;            /* visits in flight (virtual loss) */
+    int32_t parent;             /* -1 at the root */
+    int32_t first_edge;         /* -1: no edges (proven at creation, or no room) */
+    int16_t nedges;
+    int16_t best;               /* proven: the move that achieves pz; -1 none */
+    int8_t mover;               /* player to move here */
+    uint8_t status;             /* NODE_NEW / NODE_PENDING / NODE_EXPANDED */
+    uint8_t proven;
+    uint8_t terminal;
+} mnode;
+
+typedef struct medge {
+    float prior;
+    int32_t child; /* -1 until first traversed */
+    int16_t action;
+    int16_t pad;
+} medge;
+
+struct mcts {
+    /* immutable after mcts_new */
+    const game *g;
+    mcts_params p;
+    int P, A;
+    int32_t cap_nodes;
+    int64_t cap_edges;
+    /* arena and scratch, allocated once */
+    mnode *nodes;       /* [cap_nodes] */
+    medge *edges;       /* [cap_edges] */
+    int32_t *remap;     /* [cap_nodes] compaction scratch */
+    float *noise;       /* [actions] Dirichlet scratch */
+    uint8_t *mask;      /* [actions] legal-mask scratch */
+    game_state *root_state;
+    game_state *scratch;
+    mcts_batch *own;    /* for mcts_search: capacity p.batch */
+    /* mutated */
+    rng r;
+    int32_t nnodes;
+    int64_t nedges_used;
+    bool root_noised;
+    bool full;
+    int sims;           /* playouts backed up in this search */
+    uint64_t step_stamp; /* last batch step this tree contributed leaves to */
+    struct timespec t0;
+    mcts_stats st;
+};
+
+struct mcts_batch {
+    const game *g;
+    int cap, n;
+    int start;            /* rotating first tree */
+    uint64_t stamp;       /* step counter */
+    unsigned char *states; /* [cap][state_size] leaf states */
+    const game_state **ptrs; /* [cap] */
+    uint64_t *keys;       /* [cap] */
+    uint8_t *legal;       /* [cap][actions] */
+    float *priors;        /* [cap][actions] */
+    float *values;        /* [cap][players] */
+    mcts **tree;          /* [cap] owner of each leaf */
+    int32_t *node;        /* [cap] leaf node in its tree */
+};
+
+void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
+{
+    memset(p, 0, sizeof *p);
+    p->simulations = c->simulations;
+    p->c_puct = (float)c->c_puct;
+    p->fpu_reduction = (float)c->fpu_reduction;
+    p->noise = false;
+    p->dirichlet_alpha = (float)c->dirichlet_alpha;
+    p->dirichlet_eps = (float)c->dirichlet_eps;
+    p->temperature_moves = c->temperature_moves;
+    p->batch = c->batch;
+    p->virtual_loss = (float)c->virtual_loss;
+    p->solver = c->solver;
+    p->reuse_tree = c->reuse_tree;
+    p->max_nodes = 0;
+    p->max_edges = 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double elapsed(const mcts *t)
+{
+    return now_seconds() - ((double)t->t0.tv_sec + 1e-9 * (double)t->t0.tv_nsec);
+}
+
+/* ---- batch -------------------------------------------------------------------- */
+
+mcts_batch *mcts_batch_new(const game *g, int capacity)
+{
+    assert(capacity >= 1);
+    mcts_batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    size_t cap = (size_t)capacity, A = (size_t)g->actions;
+    b->g = g;
+    b->cap = capacity;
+    b->states = malloc(cap * g->state_size);
+    b->ptrs = malloc(cap * sizeof *b->ptrs);
+    b->keys = malloc(cap * sizeof *b->keys);
+    b->legal = malloc(cap * A);
+    b->priors = malloc(cap * A * sizeof(float));
+    b->values = malloc(cap * (size_t)g->players * sizeof(float));
+    b->tree = malloc(cap * sizeof *b->tree);
+    b->node = malloc(cap * sizeof *b->node);
+    if (!b->states || !b->ptrs || !b->keys || !b->legal || !b->priors || !b->values || !b->tree ||
+        !b->node) {
+        mcts_batch_free(b);
+        return NULL;
+    }
+    for (size_t i = 0; i < cap; i++)
+        b->ptrs[i] = (const game_state *)(b->states + i * g->state_size);
+    return b;
+}
+
+void mcts_batch_free(mcts_batch *b)
+{
+    if (!b)
+        return;
+    free(b->states);
+    free(b->ptrs);
+    free(b->keys);
+    free(b->legal);
+    free(b->priors);
+    free(b->values);
+    free(b->tree);
+    free(b->node);
+    free(b);
+}
+
+/* ---- nodes -------------------------------------------------------------------- */
+
+/* Initialises node x for position s (reached by `parent`): terminal and winning-move
+ * proofs, or an edge range for its legal moves. Returns 0, or -1 when the edge array
+ * has no room (then nothing is reserved and the node must be given back). */
+static int node_setup(mcts *t, int32_t x, int32_t parent, const game_state *s)
+{
+    const game *g = t->g;
+    mnode *X = &t->nodes[x];
+    memset(X, 0, sizeof *X);
+    X->parent = parent;
+    X->first_edge = -1;
+    X->best = -1;
+    X->status = NODE_NEW;
+    if (game_terminal(g, s)) {
+        X->mover = (int8_t)0;
+        X->terminal = 1;
+        X->proven = 1;
+        X->status = NODE_EXPANDED;
+        game_result(g, s, X->pz);
+        return 0;
+    }
+    X->mover = (int8_t)game_current_player(g, s);
+    if (t->p.solver && g->ops->winning_move) {
+        int wm = g->ops->winning_move(g, s);
+        if (wm >= 0) {
+            game_copy(g, t->scratch, s);
+            int rc = game_play(g, t->scratch, wm);
+            assert(rc == 0);
+            (void)rc;
+            game_result(g, t->scratch, X->pz);
+            X->proven = 1;
+            X->best = (int16_t)wm;
+            X->status = NODE_EXPANDED;
+            return 0;
+        }
+    }
+    int nl = game_legal(g, s, t->mask);
+    assert(nl > 0);
+    if (t->nedges_used + nl > t->cap_edges)
+        return -1;
+    /* invariant 2: edge ranges in node-index order */
+    assert(x == t->nnodes - 1 || (x == 0 && t->nedges_used == 0));
+    medge *e = t->edges + t->nedges_used;
+    X->first_edge = (int32_t)t->nedges_used;
+    X->nedges = (int16_t)nl;
+    for (int a = 0, k = 0; a < t->A; a++)
+        if (t->mask[a]) {
+            e[k].prior = 0.0f;
+            e[k].child = -1;
+            e[k].action = (int16_t)a;
+            e[k].pad = 0;
+            k++;
+        }
+    t->nedges_used += nl;
+    return 0;
+}
+
+static void reset_tree(mcts *t)
+{
+    t->nnodes = 1;
+    t->nedges_used = 0;
+    t->root_noised = false;
+    if (node_setup(t, 0, -1, t->root_state) < 0)
+        t->full = true; /* root left without edges; mcts_finish falls back to uniform */
+}
+
+/* ---- public: life cycle ----------------------------------------------------------- */
+
+mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, size_t errlen)
+{
+    if (p->simulations < 1 || p->batch < 1 || p->c_puct < 0 || p->virtual_loss < 0 ||
+        (p->noise && (p->dirichlet_alpha <= 0 || p->dirichlet_eps < 0 || p->dirichlet_eps > 1)) ||
+        p->max_nodes < 0 || p->max_edges < 0 || (p->max_nodes > 0 && p->max_nodes < 2)) {
+        snprintf(err, errlen, "mcts: bad parameters (simulations >= 1, batch >= 1, c_puct >= 0, "
+                              "virtual_loss >= 0, dirichlet_alpha > 0, dirichlet_eps in [0, 1], "
+                              "max_nodes 0 or >= 2, max_edges >= 0)");
+        return NULL;
+    }
+    mcts *t = calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "mcts: out of memory");
+        return NULL;
+    }
+    t->g = g;
+    t->p = *p;
+    t->P = g->players;
+    t->A = g->actions;
+    int64_t nodes = p->max_nodes;
+    if (nodes == 0) {
+        nodes = 2 * ((int64_t)p->simulations + p->batch) + 64;
+        if (nodes > INT32_MAX / 2)
+            nodes = INT32_MAX / 2;
+    }
+    int64_t edges = p->max_edges;
+    if (edges == 0)
+        edges = nodes * (t->A < 256 ? t->A : 256);
+    if (edges > INT32_MAX)
+        edges = INT32_MAX;
+    t->cap_nodes = (int32_t)nodes;
+    t->cap_edges = edges;
+    t->nodes = malloc((size_t)nodes * sizeof *t->nodes);
+    t->edges = malloc((size_t)(edges > 0 ? edges : 1) * sizeof *t->edges);
+    t->remap = malloc((size_t)nodes * sizeof *t->remap);
+    t->noise = malloc((size_t)t->A * sizeof *t->noise);
+    t->mask = malloc((size_t)t->A);
+    t->root_state = malloc(g->state_size);
+    t->scratch = malloc(g->state_size);
+    t->own = mcts_batch_new(g, p->batch);
+    if (!t->nodes || !t->edges || !t->remap || !t->noise || !t->mask || !t->root_state ||
+        !t->scratch || !t->own) {
+        mcts_free(t);
+        snprintf(err, errlen, "mcts: out of memory (%lld nodes, %lld edges)", (long long)nodes,
+                 (long long)edges);
+        return NULL;
+    }
+    rng_seed(&t->r, seed);
+    game_init(g, t->root_state, &t->r);
+    reset_tree(t);
+    return t;
+}
+
+void mcts_free(mcts *t)
+{
+    if (!t)
+        return;
+    free(t->nodes);
+    free(t->edges);
+    free(t->remap);
+    free(t->noise);
+    free(t->mask);
+    free(t->root_state);
+    free(t->scratch);
+    mcts_batch_free(t->own);
+    free(t);
+}
+
+void mcts_set_root(mcts *t, const game_state *s)
+{
+    game_copy(t->g, t->root_state, s);
+    t->full = false;
+    reset_tree(t);
+}
+
+const game_state *mcts_root_state(const mcts *t)
+{
+    return t->root_state;
+}
+
+const mcts_params *mcts_get_params(const mcts *t)
+{
+    return &t->p;
+}
+
+int mcts_root_visits(const mcts *t)
+{
+    return t->nodes[0].n;
+}
+
+/* Re-roots the tree at node c (see the header comment: in-place compaction). */
+static void compact(mcts *t, int32_t c)
+{
+    for (int32_t i = 0; i < t->nnodes; i++)
+        t->remap[i] = -1;
+    int32_t j = 0;
+    int64_t e = 0;
+    for (int32_t i = c; i < t->nnodes; i++) {
+        mnode X = t->nodes[i];
+        bool keep = i == c || (X.parent >= 0 && t->remap[X.parent] >= 0);
+        if (!keep)
+            continue;
+        t->remap[i] = j;
+        if (X.first_edge >= 0) {
+            assert(e <= X.first_edge);
+            memmove(t->edges + e, t->edges + X.first_edge, (size_t)X.nedges * sizeof(medge));
+            X.first_edge = (int32_t)e;
+            e += X.nedges;
+        }
+        X.parent = i == c ? -1 : t->remap[X.parent];
+        t->nodes[j++] = X;
+    }
+    for (int32_t k = 0; k < j; k++) {
+        mnode *X = &t->nodes[k];
+        for (int i = 0; X->first_edge >= 0 && i < X->nedges; i++) {
+            medge *ed = &t->edges[X->first_edge + i];
+            if (ed->child >= 0)
+                ed->child = t->remap[ed->child];
+        }
+    }
+    t->nnodes = j;
+    t->nedges_used = e;
+}
+
+/* Counts the nodes of the subtree under c (inclusive), using the same single sweep. */
+static int32_t subtree_size(mcts *t, int32_t c, int64_t *edges)
+{
+    for (int32_t i = 0; i < t->nnodes; i++)
+        t->remap[i] = -1;
+    int32_t cnt = 0;
+    *edges = 0;
+    for (int32_t i = c; i < t->nnodes; i++) {
+        const mnode *X = &t->nodes[i];
+        if (i == c || (X->parent >= 0 && t->remap[X->parent] >= 0)) {
+            t->remap[i] = 1;
+            cnt++;
+            if (X->first_edge >= 0)
+                *edges += X->nedges;
+        }
+    }
+    return cnt;
+}
+
+int mcts_play(mcts *t, int action)
+{
+    const game *g = t->g;
+    game_copy(g, t->scratch, t->root_state);
+    if (game_play(g, t->scratch, action) < 0)
+        return -1;
+    game_copy(g, t->root_state, t->scratch);
+    t->full = false;
+    const mnode *R = &t->nodes[0];
+    int32_t c = -1;
+    for (int i = 0; R->first_edge >= 0 && i < R->nedges; i++)
+        if (t->edges[R->first_edge + i].action == action)
+            c = t->edges[R->first_edge + i].child;
+    if (t->p.reuse_tree && c > 0 && t->nodes[c].status != NODE_PENDING) {
+        int64_t sub_edges;
+        int32_t sub = subtree_size(t, c, &sub_edges);
+        int64_t room = (int64_t)t->p.simulations + t->p.batch + 1;
+        int per = t->nodes[c].first_edge >= 0 ? t->nodes[c].nedges : 1;
+        if (sub + room <= t->cap_nodes && sub_edges + room * per <= t->cap_edges) {
+            compact(t, c);
+            t->root_noised = false;
+            return 0;
+        }
+    }
+    reset_tree(t);
+    return 0;
+}
+
+/* ---- search internals ------------------------------------------------------------ */
+
+static void apply_noise(mcts *t)
+{
+    mnode *R = &t->nodes[0];
+    if (R->status != NODE_EXPANDED || R->first_edge < 0 || t->root_noised)
+        return;
+    medge *e = t->edges + R->first_edge;
+    double sum = 0;
+    for (int i = 0; i < R->nedges; i++) {
+        t->noise[i] = (float)rng_gamma(&t->r, t->p.dirichlet_alpha);
+        sum += t->noise[i];
+    }
+    if (sum <= 0)
+        sum = 1;
+    float eps = t->p.dirichlet_eps;
+    for (int i = 0; i < R->nedges; i++)
+        e[i].prior = (1.0f - eps) * e[i].prior + eps * (float)(t->noise[i] / sum);
+    t->root_noised = true;
+}
+
+/* Adds one visit of value vector v to x and each ancestor; pending -= dpend. */
+static void backup(mcts *t, int32_t x, const float *v, int dpend)
+{
+    for (; x >= 0; x = t->nodes[x].parent) {
+        mnode *X = &t->nodes[x];
+        X->n += 1;
+        X->pending -= dpend;
+        for (int p = 0; p < t->P; p++)
+            X->w[p] += v[p];
+    }
+}
+
+static void add_pending(mcts *t, int32_t x, int d)
+{
+    for (; x >= 0; x = t->nodes[x].parent)
+        t->nodes[x].pending += d;
+}
+
+/* Solver: tries to prove x from its children. Returns whether x is now proven. */
+static bool solver_check(mcts *t, int32_t x)
+{
+    mnode *X = &t->nodes[x];
+    if (X->proven)
+        return true;
+    if (X->status != NODE_EXPANDED || X->first_edge < 0)
+        return false;
+    int m = X->mover;
+    const medge *e = t->edges + X->first_edge;
+    bool all = true;
+    int best = -1;
+    float bestv = -FLT_MAX;
+    for (int i = 0; i < X->nedges; i++) {
+        int32_t c = e[i].child;
+        if (c < 0 || !t->nodes[c].proven) {
+            all = false;
+            continue;
+        }
+        float v = t->nodes[c].pz[m];
+        if (v >= 1.0f) {
+            best = i;
+            all = true;
+            break;
+        }
+        if (v > bestv) {
+            bestv = v;
+            best = i;
+        }
+    }
+    if (!all || best < 0)
+        return false;
+    memcpy(X->pz, t->nodes[e[best].child].pz, sizeof X->pz);
+    X->best = e[best].action;
+    X->proven = 1;
+    return true;
+}
+
+/* x just became proven: prove its ancestors where possible. */
+static void solver_propagate(mcts *t, int32_t x)
+{
+    if (!t->p.solver)
+        return;
+    for (int32_t y = t->nodes[x].parent; y >= 0; y = t->nodes[y].parent)
+        if (!solver_check(t, y))
+            break;
+}
+
+/* PUCT with virtual loss and FPU; returns the edge index to follow, or -1 if none. */
+static int select_edge(const mcts *t, const mnode *X)
+{
+    int m = X->mover;
+    float vl = t->p.virtual_loss;
+    float npar = (float)X->n + vl * (float)X->pending;
+    float sq = sqrtf(npar > 1.0f ? npar : 1.0f);
+    float parent_q = X->n > 0 ? X->w[m] / (float)X->n : 0.0f;
+    float fpu = parent_q - t->p.fpu_reduction;
+    float cp = t->p.c_puct;
+    const medge *e = t->edges + X->first_edge;
+    int best = -1;
+    float bests = -FLT_MAX;
+    for (int i = 0; i < X->nedges; i++) {
+        int32_t c = e[i].child;
+        float q, nv = 0.0f;
+        if (c >= 0) {
+            const mnode *C = &t->nodes[c];
+            nv = (float)C->n + vl * (float)C->pending;
+            if (C->proven) {
+                if (t->p.solver && C->pz[m] <= -1.0f)
+                    continue;
+                q = C->pz[m];
+            } else if (nv > 0.0f) {
+                q = (C->w[m] - vl * (float)C->pending) / nv;
+            } else {
+                q = fpu;
+            }
+        } else {
+            q = fpu;
+        }
+        float s = q + cp * e[i].prior * sq / (1.0f + nv);
+        if (s > bests) {
+            bests = s;
+            best = i;
+        }
+    }
+    return best;
+}
+
+enum { LEAF_QUEUED, LEAF_PROVEN, LEAF_COLLISION, LEAF_FULL };
+
+/* One descent of tree t; a queued leaf goes into batch slot b->n. */
+static int descend(mcts *t, mcts_batch *b)
+{
+    const game *g = t->g;
+    game_state *s = (game_state *)(b->states + (size_t)b->n * g->state_size);
+    game_copy(g, s, t->root_state);
+    int32_t x = 0;
+    int depth = 0;
+    for (;;) {
+        mnode *X = &t->nodes[x];
+        if (X->proven) {
+            float v[GAME_MAX_PLAYERS];
+            memcpy(v, X->pz, sizeof v);
+            backup(t, x, v, 0);
+            t->sims++;
+            break;
+        }
+        if (X->status == NODE_PENDING)
+            return LEAF_COLLISION;
+        if (X->status == NODE_NEW) {
+            if (X->first_edge < 0) {
+                t->full = true;
+                return LEAF_FULL;
+            }
+            X->status = NODE_PENDING;
+            uint8_t *lm = b->legal + (size_t)b->n * (size_t)t->A;
+            memset(lm, 0, (size_t)t->A);
+            for (int i = 0; i < X->nedges; i++)
+                lm[t->edges[X->first_edge + i].action] = 1;
+            b->keys[b->n] = game_hash(g, s);
+            b->tree[b->n] = t;
+            b->node[b->n] = x;
+            b->n++;
+            add_pending(t, x, 1);
+            if (depth > t->st.max_depth)
+                t->st.max_depth = depth;
+            return LEAF_QUEUED;
+        }
+        int i = select_edge(t, X);
+        assert(i >= 0);
+        medge *e = &t->edges[X->first_edge + i];
+        int rc = game_play(g, s, e->action);
+        assert(rc == 0);
+        (void)rc;
+        depth++;
+        if (e->child < 0) {
+            if (t->nnodes >= t->cap_nodes) {
+                t->full = true;
+                return LEAF_FULL;
+            }
+            int32_t c = t->nnodes++;
+            if (node_setup(t, c, x, s) < 0) {
+                t->nnodes--;
+                t->full = true;
+                return LEAF_FULL;
+            }
+            e->child = c;
+            if (t->nodes[c].proven)
+                solver_propagate(t, c);
+        }
+        x = e->child;
+    }
+    if (depth > t->st.max_depth)
+        t->st.max_depth = depth;
+    return LEAF_PROVEN;
+}
+
+/* The evaluated leaf i of batch b: set priors, noise at the root, back up. */
+static void expand_leaf(mcts_batch *b, int i)
+{
+    mcts *t = b->tree[i];
+    int32_t x = b->node[i];
+    mnode *X = &t->nodes[x];
+    const float *pr = b->priors + (size_t)i * (size_t)t->A;
+    medge *e = t->edges + X->first_edge;
+    float sum = 0.0f;
+    for (int k = 0; k < X->nedges; k++) {
+        float p = pr[e[k].action];
+        e[k].prior = p > 0.0f ? p : 0.0f;
+        sum += e[k].prior;
+    }
+    /* the evaluator promises a distribution over the legal moves; guard anyway */
+    for (int k = 0; k < X->nedges; k++)
+        e[k].prior = sum > 0.0f ? e[k].prior / sum : 1.0f / (float)X->nedges;
+    X->status = NODE_EXPANDED;
+    if (x == 0 && t->p.noise)
+        apply_noise(t);
+    backup(t, x, b->values + (size_t)i * (size_t)t->P, 1);
+    t->sims++;
+}
+
+/* ---- public: search -------------------------------------------------------------- */
+
+void mcts_begin(mcts *t)
+{
+    assert(!game_terminal(t->g, t->root_state));
+    memset(&t->st, 0, sizeof t->st);
+    t->sims = 0;
+    t->full = false;
+    clock_gettime(CLOCK_MONOTONIC, &t->t0);
+    mnode *R = &t->nodes[0];
+    if (!R->proven && R->first_edge < 0) {
+        assert(t->nnodes == 1);
+        t->nedges_used = 0;
+        if (node_setup(t, 0, -1, t->root_state) < 0)
+            t->full = true;
+    }
+    if (t->p.noise)
+        apply_noise(t);
+}
+
+bool mcts_done(const mcts *t)
+{
+    return t->sims >= t->p.simulations || t->full || (t->p.solver && t->nodes[0].proven);
+}
+
+int mcts_step_many(mcts *const *trees, int ntrees, mcts_batch *b, evaluator *e, char *err,
+                   size_t errlen)
+{
+    b->n = 0;
+    b->stamp++;
+    for (int k = 0; k < ntrees && b->n < b->cap; k++) {
+        mcts *t = trees[(b->start + k) % ntrees];
+        assert(t->g->state_size == b->g->state_size && t->g->actions == b->g->actions);
+        if (mcts_done(t))
+            continue;
+        int quota = t->p.simulations - t->sims;
+        if (quota > t->p.batch)
+            quota = t->p.batch;
+        for (int a = 0; a < quota && b->n < b->cap && !mcts_done(t); a++) {
+            int r = descend(t, b);
+            if (r == LEAF_COLLISION) {
+                t->st.collisions++;
+                break;
+            }
+            if (r == LEAF_FULL)
+                break;
+            if (r == LEAF_QUEUED)
+                t->step_stamp = b->stamp;
+        }
+    }
+    if (ntrees > 0)
+        b->start = (b->start + 1) % ntrees;
+    if (b->n == 0)
+        return 0;
+    if (evaluator_run(e, b->n, b->ptrs, b->keys, b->legal, b->priors, b->values, err, errlen) < 0) {
+        for (int i = 0; i < b->n; i++) {
+            mcts *t = b->tree[i];
+            t->nodes[b->node[i]].status = NODE_NEW;
+            add_pending(t, b->node[i], -1);
+        }
+        b->n = 0;
+        return -1;
+    }
+    for (int i = 0; i < b->n; i++) {
+        expand_leaf(b, i);
+        b->tree[i]->st.evaluated++;
+    }
+    for (int k = 0; k < ntrees; k++)
+        if (trees[k]->step_stamp == b->stamp) {
+            trees[k]->st.evaluator_calls++;
+            trees[k]->step_stamp = 0;
+        }
+    return b->n;
+}
+
+void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
+{
+    const game *g = t->g;
+    const mnode *R = &t->nodes[0];
+    float *pi = t->noise; /* scratch over actions while choosing */
+    int A = t->A, m = R->mover;
+    memset(pi, 0, sizeof(float) * (size_t)A);
+    int action = -1;
+    const medge *e = R->first_edge >= 0 ? t->edges + R->first_edge : NULL;
+    bool root_win = t->p.solver && R->proven && R->pz[m] >= 1.0f;
+
+    if (root_win) {
+        action = R->best;
+        pi[action] = 1.0f;
+    } else if (e && R->status == NODE_EXPANDED) {
+        /* visits, without proven-losing moves when something else has visits */
+        double total = 0, total_all = 0;
+        for (int i = 0; i < R->nedges; i++) {
+            int32_t c = e[i].child;
+            if (c < 0)
+                continue;
+            const mnode *C = &t->nodes[c];
+            total_all += C->n;
+            if (!(t->p.solver && C->proven && C->pz[m] <= -1.0f))
+                total += C->n;
+        }
+        bool drop_losers = total > 0;
+        for (int i = 0; i < R->nedges; i++) {
+            int32_t c = e[i].child;
+            if (c < 0)
+                continue;
+            const mnode *C = &t->nodes[c];
+            if (drop_losers && t->p.solver && C->proven && C->pz[m] <= -1.0f)
+                continue;
+            pi[e[i].action] = (float)C->n;
+        }
+        double tot = drop_losers ? total : total_all;
+        if (tot <= 0) {
+            /* no child visited: the priors (proven losers dropped if possible) */
+            double ps = 0;
+            for (int i = 0; i < R->nedges; i++) {
+                int32_t c = e[i].child;
+                bool loser = t->p.solver && c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] <= -1.0f;
+                pi[e[i].action] = loser ? 0.0f : e[i].prior;
+                ps += pi[e[i].action];
+            }
+            if (ps <= 0)
+                for (int i = 0; i < R->nedges; i++)
+                    pi[e[i].action] = e[i].prior, ps += e[i].prior;
+            if (ps <= 0)
+                for (int i = 0; i < R->nedges; i++)
+                    pi[e[i].action] = 1.0f, ps += 1.0;
+            tot = ps;
+        }
+        for (int a = 0; a < A; a++)
+            pi[a] = (float)(pi[a] / tot);
+        int ply = g->ops->ply ? g->ops->ply(g, t->root_state) : 0;
+        if (t->p.solver && R->proven) {
+            /* proven draw or loss: the most visited of the moves that achieve it */
+            int bv = -1;
+            for (int i = 0; i < R->nedges; i++) {
+                int32_t c = e[i].child;
+                if (c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] == R->pz[m] &&
+                    t->nodes[c].n > bv) {
+                    bv = t->nodes[c].n;
+                    action = e[i].action;
+                }
+            }
+            if (action < 0)
+                action = R->best;
+        } else if (ply < t->p.temperature_moves) {
+            double u = rng_uniform(&t->r), acc = 0;
+            for (int a = 0; a < A; a++) {
+                if (pi[a] <= 0)
+                    continue;
+                action = a;
+                acc += pi[a];
+                if (u < acc)
+                    break;
+            }
+        } else {
+            float bp = -1.0f, bq = -FLT_MAX;
+            for (int i = 0; i < R->nedges; i++) {
+                int a = e[i].action;
+                int32_t c = e[i].child;
+                float q = (c >= 0 && t->nodes[c].n > 0) ? t->nodes[c].w[m] / (float)t->nodes[c].n
+                                                        : -FLT_MAX;
+                if (pi[a] > bp || (pi[a] == bp && q > bq)) {
+                    bp = pi[a];
+                    bq = q;
+                    action = a;
+                }
+            }
+        }
+    } else {
+        /* the root could not be expanded (arena too small): uniform over legal moves */
+        int nl = game_legal(g, t->root_state, t->mask);
+        assert(nl > 0);
+        uint32_t pick = rng_below(&t->r, (uint32_t)nl);
+        for (int a = 0; a < A; a++) {
+            if (!t->mask[a])
+                continue;
+            pi[a] = 1.0f / (float)nl;
+            if (pick-- == 0)
+                action = a;
+        }
+    }
+    assert(action >= 0 && action < A);
+
+    memset(res, 0, sizeof *res);
+    res->action = action;
+    res->proven = t->p.solver && R->proven;
+    for (int p = 0; p < t->P; p++)
+        res->value[p] = res->proven ? R->pz[p] : (R->n > 0 ? R->w[p] / (float)R->n : 0.0f);
+    t->st.simulations = t->sims;
+    t->st.root_visits = R->n;
+    t->st.nodes = t->nnodes;
+    t->st.edges = t->nedges_used;
+    t->st.seconds = elapsed(t);
+    t->st.proven = res->proven;
+    t->st.arena_full = t->full;
+    res->stats = t->st;
+    if (pi_out)
+        memcpy(pi_out, pi, sizeof(float) * (size_t)A);
+}
+
+int mcts_search(mcts *t, evaluator *e, float *pi, mcts_result *res, char *err, size_t errlen)
+{
+    if (game_terminal(t->g, t->root_state)) {
+        snprintf(err, errlen, "mcts: the root position is terminal (game over)");
+        return -1;
+    }
+    mcts_begin(t);
+    while (!mcts_done(t))
+        if (mcts_step_many(&t, 1, t->own, e, err, errlen) < 0)
+            return -1;
+    mcts_finish(t, pi, res);
+    return 0;
+}
+
+int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max)
+{
+    if (node < 0 || node >= t->nnodes)
+        return 0;
+    const mnode *X = &t->nodes[node];
+    if (X->first_edge < 0 || X->status != NODE_EXPANDED)
+        return 0;
+    int m = X->mover;
+    const medge *e = t->edges + X->first_edge;
+    for (int i = 0; i < X->nedges && i < max; i++) {
+        mcts_child_info *ci = &out[i];
+        memset(ci, 0, sizeof *ci);
+        ci->action = e[i].action;
+        ci->node = e[i].child;
+        ci->prior = e[i].prior;
+        if (e[i].child >= 0) {
+            const mnode *C = &t->nodes[e[i].child];
+            ci->visits = C->n;
+            for (int p = 0; p < t->P; p++) {
+                ci->value[p] = C->n > 0 ? C->w[p] / (float)C->n : 0.0f;
+                ci->proven_value[p] = C->proven ? C->pz[p] : 0.0f;
+            }
+            ci->q = ci->value[m];
+            ci->proven = C->proven;
+        }
+    }
+    return X->nedges;
+}

@@ -1,0 +1,1014 @@
+/* Search tests: immediate wins and forced blocks in Gomoku, the MCTS-solver, pure MCTS
+ * against perfect tic-tac-toe play, the 3-player backup on a fake game, a full arena,
+ * many trees stepped together, tree reuse, and the basic evaluators. Fixed seeds. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/config.h"
+#include "engine/eval.h"
+#include "engine/game.h"
+#include "engine/mcts.h"
+
+static game *make(int rows, int cols, int k)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    c.game.rows = rows;
+    c.game.cols = cols;
+    c.game.k = k;
+    c.game.exact = false;
+    char err[256];
+    game *g = game_new(&c.game, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    return g;
+}
+
+static mcts_params params(int sims)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    mcts_params p;
+    mcts_params_from_config(&p, &c.mcts);
+    p.simulations = sims;
+    p.temperature_moves = 0;
+    p.batch = 8;
+    return p;
+}
+
+static int move_of(const game *g, const char *s)
+{
+    int a;
+    char err[128];
+    ck_assert_msg(g->ops->parse_move(g, s, &a, err, sizeof err) == 0, "%s", err);
+    return a;
+}
+
+/* A position from black's and white's stones (space-separated, "h8" notation), played
+ * alternately: nb == nw means black to move, nb == nw + 1 white to move. No line may
+ * be complete. Free with free(). */
+static game_state *position(const game *g, const char *black, const char *white)
+{
+    int b[64], w[64], nb = 0, nw = 0;
+    char buf[512], *save, *tok;
+    snprintf(buf, sizeof buf, "%s", black);
+    for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+        b[nb++] = move_of(g, tok);
+    snprintf(buf, sizeof buf, "%s", white);
+    for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+        w[nw++] = move_of(g, tok);
+    ck_assert(nb == nw || nb == nw + 1);
+    game_state *s = game_state_new(g, NULL);
+    for (int i = 0; i < nb; i++) {
+        ck_assert_int_eq(game_play(g, s, b[i]), 0);
+        if (i < nw)
+            ck_assert_int_eq(game_play(g, s, w[i]), 0);
+    }
+    ck_assert(!game_terminal(g, s));
+    return s;
+}
+
+static int search_once(const game *g, const game_state *s, evaluator *e, mcts_params p, uint64_t seed,
+                       mcts_result *res, float *pi)
+{
+    char err[256];
+    mcts *t = mcts_new(g, &p, seed, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_set_root(t, s);
+    ck_assert_msg(mcts_search(t, e, pi, res, err, sizeof err) == 0, "%s", err);
+    mcts_free(t);
+    return res->action;
+}
+
+/* ---- Gomoku: immediate wins and forced blocks -------------------------------------- */
+
+typedef struct tactic {
+    const char *black, *white, *answer; /* answer: the only right move */
+} tactic;
+
+/* Black to move and win at once (a four with one open end). */
+static const tactic wins[] = {
+    {"f8 g8 h8 j8", "e8 a1 a3 o15", "i8"},           /* centre, row: a split four */
+    {"a3 a4 a5 a6", "a2 c10 e14 m2", "a7"},          /* edge column */
+    {"b2 c3 d4 e5", "a1 h12 k3 o9", "f6"},           /* diagonal near the corner */
+    {"o11 n12 m13 l14", "h3 c3 a9 k1", "k15"},       /* anti-diagonal at the top edge */
+    {"g7 h7 i7 j7", "f7 c3 n2 b13", "k7"},          /* centre, row; f7 blocked */
+};
+
+/* White to move; black has a single four; white must block (white has nothing). */
+static const tactic blocks[] = {
+    {"f8 g8 h8 j8 c12", "e8 a1 a3 o15", "i8"},
+    {"a3 a4 a5 a6 m12", "a2 c10 e14 m2", "a7"},
+    {"b2 c3 d4 e5 j12", "a1 h12 k3 o9", "f6"},
+    {"o11 n12 m13 l14 b2", "h3 c3 a9 k1", "k15"},
+    {"g7 h7 i7 j7 d4", "f7 c3 n2 b13", "k7"},
+};
+
+static void run_tactics(const tactic *ts, int n, evaluator *e, const game *g, bool expect_proven)
+{
+    for (int i = 0; i < n; i++) {
+        game_state *s = position(g, ts[i].black, ts[i].white);
+        mcts_result res;
+        float pi[225];
+        int a = search_once(g, s, e, params(1000), 11 + (uint64_t)i, &res, pi);
+        char buf[16];
+        ck_assert_msg(a == move_of(g, ts[i].answer), "%s case %d: played %s, expected %s", e->name, i,
+                      g->ops->format_move(g, a, buf, sizeof buf), ts[i].answer);
+        ck_assert_int_eq(res.proven, expect_proven);
+        ck_assert_int_le(res.stats.simulations, 1000);
+        double sum = 0;
+        for (int k = 0; k < 225; k++)
+            sum += pi[k];
+        ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+        free(s);
+    }
+}
+
+START_TEST(gomoku_immediate_win)
+{
+    game *g = make(15, 15, 5);
+    evaluator *er = eval_random_new(g), *ro = eval_rollout_new(g, 1, 5);
+    run_tactics(wins, 5, er, g, true);
+    run_tactics(wins, 5, ro, g, true);
+    evaluator_free(er);
+    evaluator_free(ro);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(gomoku_block_four)
+{
+    game *g = make(15, 15, 5);
+    evaluator *er = eval_random_new(g), *ro = eval_rollout_new(g, 1, 5);
+    run_tactics(blocks, 5, er, g, false);
+    run_tactics(blocks, 5, ro, g, false);
+    evaluator_free(er);
+    evaluator_free(ro);
+    game_free(g);
+}
+END_TEST
+
+/* Without the solver the plain search still takes the immediate win (terminal children
+ * are scored exactly), rollout evaluator. Tic-tac-toe: with uniform priors over 221
+ * Gomoku moves PUCT explores too little in 1,000 simulations to meet a win without the
+ * solver's winning_move proof (see the Gomoku tests above, which use the solver). */
+START_TEST(win_without_solver)
+{
+    game *g = make(3, 3, 3);
+    evaluator *ro = eval_rollout_new(g, 1, 5);
+    /* X to move and win at once; O threatens to win too */
+    const char *pos[3][3] = {{"a1 b1", "a3 b3", "c1"}, {"a1 b2", "a3 b3", "c3"}, {"b1 b2", "a1 c1", "b3"}};
+    for (int i = 0; i < 3; i++) {
+        game_state *s = position(g, pos[i][0], pos[i][1]);
+        mcts_params p = params(1000);
+        p.solver = false;
+        mcts_result res;
+        ck_assert_int_eq(search_once(g, s, ro, p, 3, &res, NULL), move_of(g, pos[i][2]));
+        ck_assert(!res.proven);
+        free(s);
+    }
+    evaluator_free(ro);
+    game_free(g);
+}
+END_TEST
+
+/* ---- MCTS-solver: forced wins in 3 plies --------------------------------------------- */
+
+START_TEST(solver_tictactoe_fork)
+{
+    /* X a1 c3, O b2 a3: O threatens c1; X c1 blocks and makes two threats (b1, c2). */
+    game *g = make(3, 3, 3);
+    game_state *s = position(g, "a1 c3", "b2 a3");
+    evaluator *e = eval_random_new(g);
+    mcts_result res;
+    ck_assert_int_eq(search_once(g, s, e, params(2000), 1, &res, NULL), move_of(g, "c1"));
+    ck_assert(res.proven);
+    ck_assert(res.stats.proven);
+    ck_assert_float_eq(res.value[0], 1.0f);
+    ck_assert_float_eq(res.value[1], -1.0f);
+    ck_assert_int_lt(res.stats.simulations, 2000); /* stopped early */
+    free(s);
+    evaluator_free(e);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(solver_gomoku_open_four)
+{
+    /* Black h8 i8 j8, an open three (f8 g8 k8 l8 empty); white has nothing. Black g8
+     * or k8 makes an open four: every white reply loses. */
+    game *g = make(15, 15, 5);
+    game_state *s = position(g, "h8 i8 j8", "c3 m12 b13");
+    evaluator *er = eval_random_new(g), *ro = eval_rollout_new(g, 1, 9);
+    evaluator *es[2] = {er, ro};
+    for (int i = 0; i < 2; i++) {
+        mcts_result res;
+        int a = search_once(g, s, es[i], params(3000), 2, &res, NULL);
+        ck_assert_msg(a == move_of(g, "g8") || a == move_of(g, "k8"), "%s played %d", es[i]->name, a);
+        ck_assert_msg(res.proven, "%s: root not proven after %d simulations", es[i]->name,
+                      res.stats.simulations);
+        ck_assert_float_eq(res.value[0], 1.0f);
+    }
+    free(s);
+    evaluator_free(er);
+    evaluator_free(ro);
+    game_free(g);
+}
+END_TEST
+
+/* ---- pure MCTS against perfect tic-tac-toe play ------------------------------------ */
+
+/* Negamax over the 3^9 boards, memoised: value for the side to move. */
+static signed char ttt_memo[19683];
+static bool ttt_memo_set[19683];
+
+static int ttt_index(const int *b)
+{
+    int k = 0;
+    for (int i = 0; i < 9; i++)
+        k = k * 3 + b[i];
+    return k;
+}
+
+static int ttt_winner(const int *b)
+{
+    static const int L[8][3] = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}, {0, 3, 6},
+                                {1, 4, 7}, {2, 5, 8}, {0, 4, 8}, {2, 4, 6}};
+    for (int i = 0; i < 8; i++)
+        if (b[L[i][0]] && b[L[i][0]] == b[L[i][1]] && b[L[i][1]] == b[L[i][2]])
+            return b[L[i][0]];
+    return 0;
+}
+
+static int ttt_negamax(int *b, int me)
+{
+    int k = ttt_index(b);
+    if (ttt_memo_set[k])
+        return ttt_memo[k];
+    int best = -2, empty = 0;
+    for (int i = 0; i < 9; i++) {
+        if (b[i])
+            continue;
+        empty++;
+        b[i] = me;
+        int v = ttt_winner(b) ? 1 : -ttt_negamax(b, 3 - me);
+        b[i] = 0;
+        if (v > best)
+            best = v;
+    }
+    if (!empty)
+        best = 0;
+    ttt_memo[k] = (signed char)best;
+    ttt_memo_set[k] = true;
+    return best;
+}
+
+/* A uniformly random optimal move for the side to move. */
+static int ttt_perfect(int *b, int me, rng *r)
+{
+    int cand[9], n = 0, best = -2;
+    for (int i = 0; i < 9; i++) {
+        if (b[i])
+            continue;
+        b[i] = me;
+        int v = ttt_winner(b) ? 1 : -ttt_negamax(b, 3 - me);
+        b[i] = 0;
+        if (v > best) {
+            best = v;
+            n = 0;
+        }
+        if (v == best)
+            cand[n++] = i;
+    }
+    return cand[rng_below(r, (uint32_t)n)];
+}
+
+START_TEST(pure_mcts_never_loses_tictactoe)
+{
+    game *g = make(3, 3, 3);
+    evaluator *e = eval_rollout_new(g, 1, 77);
+    rng r;
+    rng_seed(&r, 1234);
+    char err[256];
+    int results[3] = {0, 0, 0}; /* mcts loss, draw, win */
+    for (int gi = 0; gi < 40; gi++) {
+        int mcts_seat = gi % 2;
+        mcts_params p = params(2000);
+        mcts *t = mcts_new(g, &p, 1000 + (uint64_t)gi, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        int b[9] = {0};
+        while (!game_terminal(g, mcts_root_state(t))) {
+            int me = game_current_player(g, mcts_root_state(t));
+            int a;
+            if (me == mcts_seat) {
+                mcts_result res;
+                ck_assert_msg(mcts_search(t, e, NULL, &res, err, sizeof err) == 0, "%s", err);
+                a = res.action;
+            } else {
+                a = ttt_perfect(b, me + 1, &r);
+            }
+            b[a] = me + 1;
+            ck_assert_int_eq(mcts_play(t, a), 0);
+        }
+        float z[2];
+        game_result(g, mcts_root_state(t), z);
+        results[z[mcts_seat] > 0 ? 2 : z[mcts_seat] < 0 ? 0 : 1]++;
+        mcts_free(t);
+    }
+    ck_assert_msg(results[0] == 0, "pure MCTS lost %d of 40 games", results[0]);
+    ck_assert_int_eq(results[1], 40); /* perfect play draws at worst */
+    evaluator_free(e);
+    game_free(g);
+}
+END_TEST
+
+/* ---- a fake 3-player game: each player in turn picks one of 2 actions; ends after 3 -- */
+
+typedef struct fake_state {
+    int8_t moves[3];
+    int8_t ply;
+} fake_state;
+
+static float fake_z[8][3];
+
+static int fake_player(const game *g, const game_state *s)
+{
+    (void)g;
+    return ((const fake_state *)s)->ply % 3;
+}
+static void fake_init(const game *g, game_state *s, rng *r)
+{
+    (void)r;
+    memset(s, 0, g->state_size);
+}
+static bool fake_terminal(const game *g, const game_state *s)
+{
+    (void)g;
+    return ((const fake_state *)s)->ply >= 3;
+}
+static int fake_legal(const game *g, const game_state *s, uint8_t *mask)
+{
+    bool t = fake_terminal(g, s);
+    mask[0] = mask[1] = !t;
+    return t ? 0 : 2;
+}
+static int fake_play(const game *g, game_state *gs, int a)
+{
+    fake_state *s = (fake_state *)gs;
+    if (a < 0 || a > 1 || fake_terminal(g, gs))
+        return -1;
+    s->moves[s->ply++] = (int8_t)a;
+    return 0;
+}
+static int fake_leaf(const fake_state *s)
+{
+    return s->moves[0] * 4 + s->moves[1] * 2 + s->moves[2];
+}
+static void fake_result(const game *g, const game_state *s, float *z)
+{
+    (void)g;
+    memcpy(z, fake_z[fake_leaf((const fake_state *)s)], 3 * sizeof(float));
+}
+static uint64_t fake_hash(const game *g, const game_state *gs)
+{
+    (void)g;
+    const fake_state *s = (const fake_state *)gs;
+    uint64_t h = (uint64_t)s->ply;
+    for (int i = 0; i < s->ply; i++)
+        h = h * 31 + (uint64_t)s->moves[i] + 1;
+    return h;
+}
+static int fake_ply(const game *g, const game_state *s)
+{
+    (void)g;
+    return ((const fake_state *)s)->ply;
+}
+
+static const game_ops fake_ops = {
+    .name = "fake3",
+    .init = fake_init,
+    .current_player = fake_player,
+    .legal = fake_legal,
+    .play = fake_play,
+    .terminal = fake_terminal,
+    .result = fake_result,
+    .hash = fake_hash,
+    .ply = fake_ply,
+};
+
+static game fake_game(void)
+{
+    game g;
+    memset(&g, 0, sizeof g);
+    g.ops = &fake_ops;
+    g.players = 3;
+    g.rows = 1;
+    g.cols = 2;
+    g.actions = 2;
+    g.planes = 1;
+    g.state_size = sizeof(fake_state);
+    g.nsym = 1;
+    g.max_game_length = 3;
+    return g;
+}
+
+/* The fake evaluator's value of a non-terminal state: different for every player and
+ * every state, so any mix-up of player indices shows. Priors uneven. */
+static void fake_value(const game_state *gs, float *v)
+{
+    uint64_t h = fake_hash(NULL, gs);
+    for (int p = 0; p < 3; p++)
+        v[p] = (float)((double)((h * 2654435761u + (uint64_t)p * 97) % 1000) / 500.0 - 1.0);
+}
+
+static int fake_evaluate(evaluator *e, int n, const game_state *const *states, const uint64_t *keys,
+                         const uint8_t *legal, float *priors, float *values, char *err, size_t errlen)
+{
+    (void)e;
+    (void)keys;
+    (void)legal;
+    (void)err;
+    (void)errlen;
+    for (int i = 0; i < n; i++) {
+        priors[2 * i] = 0.3f;
+        priors[2 * i + 1] = 0.7f;
+        fake_value(states[i], values + 3 * i);
+    }
+    return 0;
+}
+
+static void fake_destroy(evaluator *e)
+{
+    (void)e;
+}
+
+/* Checks node (reached at state s, n visits, value sum w[3]) against its children:
+ * n = 1 (its own evaluation) + sum of the children's visits, and w = its evaluation +
+ * the children's sums, per absolute player; each edge's q is its mean for the mover. */
+static void check_backup(const mcts *t, const game *g, const game_state *s, int32_t node, int n,
+                         const double *w, int *checked)
+{
+    if (fake_terminal(g, s)) {
+        float z[3];
+        fake_result(g, s, z);
+        for (int p = 0; p < 3; p++)
+            ck_assert_double_eq_tol(w[p], n * (double)z[p], 1e-4);
+        (*checked)++;
+        return;
+    }
+    mcts_child_info ci[2];
+    int nc = mcts_children(t, node, ci, 2);
+    ck_assert_int_eq(nc, 2);
+    float v[3];
+    fake_value(s, v);
+    double sw[3] = {v[0], v[1], v[2]};
+    int sn = 1;
+    int mover = fake_player(g, s);
+    for (int i = 0; i < 2; i++) {
+        if (ci[i].visits == 0)
+            continue;
+        double cw[3];
+        for (int p = 0; p < 3; p++) {
+            cw[p] = (double)ci[i].value[p] * ci[i].visits;
+            sw[p] += cw[p];
+        }
+        ck_assert_float_eq_tol(ci[i].q, ci[i].value[mover], 1e-6);
+        sn += ci[i].visits;
+        fake_state cs = *(const fake_state *)s;
+        fake_play(g, (game_state *)&cs, ci[i].action);
+        check_backup(t, g, (const game_state *)&cs, ci[i].node, ci[i].visits, cw, checked);
+    }
+    ck_assert_int_eq(n, sn);
+    for (int p = 0; p < 3; p++)
+        ck_assert_double_eq_tol(w[p], sw[p], 1e-3);
+    (*checked)++;
+}
+
+START_TEST(three_player_backup)
+{
+    game g = fake_game();
+    rng r;
+    rng_seed(&r, 5);
+    for (int i = 0; i < 8; i++)
+        for (int p = 0; p < 3; p++)
+            fake_z[i][p] = (float)(rng_uniform(&r) * 2 - 1);
+    evaluator ev = {.name = "fake", .g = &g, .evaluate = fake_evaluate, .destroy = fake_destroy};
+    int sims_list[] = {1, 2, 3, 7, 40};
+    for (int k = 0; k < 5; k++) {
+        mcts_params p = params(sims_list[k]);
+        p.solver = false;
+        p.batch = 1 + k % 3;
+        char err[256];
+        mcts *t = mcts_new(&g, &p, 9, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        mcts_result res;
+        ck_assert_int_eq(mcts_search(t, &ev, NULL, &res, err, sizeof err), 0);
+        ck_assert_int_eq(res.stats.simulations, sims_list[k]);
+        int n = mcts_root_visits(t);
+        ck_assert_int_eq(n, sims_list[k]);
+        double w[3];
+        for (int q = 0; q < 3; q++)
+            w[q] = (double)res.value[q] * n;
+        int checked = 0;
+        check_backup(t, &g, mcts_root_state(t), MCTS_ROOT, n, w, &checked);
+        ck_assert_int_ge(checked, 1);
+        mcts_free(t);
+    }
+}
+END_TEST
+
+/* A hand-computed case: 3 simulations, batch 1, fpu_reduction 2 (an unvisited child is
+ * very unattractive): root expanded (value v0), then child 1 (prior 0.7, visited
+ * first), then child 1 again, whose child 1 (player 1 picks prior 0.7) is expanded. */
+START_TEST(three_player_backup_by_hand)
+{
+    game g = fake_game();
+    evaluator ev = {.name = "fake", .g = &g, .evaluate = fake_evaluate, .destroy = fake_destroy};
+    mcts_params p = params(3);
+    p.solver = false;
+    p.batch = 1;
+    p.fpu_reduction = 2.0f;
+    char err[256];
+    mcts *t = mcts_new(&g, &p, 9, err, sizeof err);
+    mcts_result res;
+    ck_assert_int_eq(mcts_search(t, &ev, NULL, &res, err, sizeof err), 0);
+    fake_state s0, s1, s11;
+    memset(&s0, 0, sizeof s0);
+    s1 = s0;
+    fake_play(&g, (game_state *)&s1, 1);
+    s11 = s1;
+    fake_play(&g, (game_state *)&s11, 1);
+    float v0[3], v1[3], v11[3];
+    fake_value((game_state *)&s0, v0);
+    fake_value((game_state *)&s1, v1);
+    fake_value((game_state *)&s11, v11);
+    mcts_child_info ci[2];
+    ck_assert_int_eq(mcts_children(t, MCTS_ROOT, ci, 2), 2);
+    ck_assert_int_eq(ci[0].visits, 0);
+    ck_assert_int_eq(ci[1].visits, 2);
+    /* edge root->1 is chosen by player 0: Q = (v1[0] + v11[0]) / 2 */
+    ck_assert_float_eq_tol(ci[1].q, (v1[0] + v11[0]) / 2, 1e-6);
+    for (int q = 0; q < 3; q++)
+        ck_assert_float_eq_tol(res.value[q], (v0[q] + v1[q] + v11[q]) / 3, 1e-6);
+    mcts_child_info cj[2];
+    ck_assert_int_eq(mcts_children(t, ci[1].node, cj, 2), 2);
+    ck_assert_int_eq(cj[1].visits, 1);
+    /* edge 1->1 is chosen by player 1: Q = v11[1] */
+    ck_assert_float_eq_tol(cj[1].q, v11[1], 1e-6);
+    mcts_free(t);
+}
+END_TEST
+
+/* max-n by recursion: the proven outcome of the fake game under solver rules. */
+static void fake_maxn(fake_state s, float *out)
+{
+    if (s.ply >= 3) {
+        memcpy(out, fake_z[fake_leaf(&s)], 3 * sizeof(float));
+        return;
+    }
+    int m = s.ply % 3;
+    float best[3], v[3];
+    for (int a = 0; a < 2; a++) {
+        fake_state c = s;
+        c.moves[c.ply++] = (int8_t)a;
+        fake_maxn(c, v);
+        if (a == 0 || v[m] > best[m])
+            memcpy(best, v, sizeof best);
+    }
+    memcpy(out, best, sizeof best);
+}
+
+START_TEST(three_player_solver)
+{
+    game g = fake_game();
+    evaluator ev = {.name = "fake", .g = &g, .evaluate = fake_evaluate, .destroy = fake_destroy};
+    for (int seed = 0; seed < 5; seed++) {
+        rng r;
+        rng_seed(&r, 100 + (uint64_t)seed);
+        for (int i = 0; i < 8; i++)
+            for (int p = 0; p < 3; p++)
+                fake_z[i][p] = (float)(rng_uniform(&r) * 1.8 - 0.9); /* no ties, no 1 */
+        mcts_params p = params(1000);
+        char err[256];
+        mcts *t = mcts_new(&g, &p, 9, err, sizeof err);
+        mcts_result res;
+        ck_assert_int_eq(mcts_search(t, &ev, NULL, &res, err, sizeof err), 0);
+        ck_assert(res.proven);
+        ck_assert_int_lt(res.stats.simulations, 1000);
+        fake_state s0;
+        memset(&s0, 0, sizeof s0);
+        float want[3];
+        fake_maxn(s0, want);
+        for (int q = 0; q < 3; q++)
+            ck_assert_float_eq_tol(res.value[q], want[q], 1e-6);
+        /* the move played achieves it */
+        fake_state c = s0;
+        c.moves[c.ply++] = (int8_t)res.action;
+        float got[3];
+        fake_maxn(c, got);
+        ck_assert_float_eq_tol(got[0], want[0], 1e-6);
+        mcts_free(t);
+    }
+}
+END_TEST
+
+/* ---- arena capacity ------------------------------------------------------------------ */
+
+START_TEST(full_arena_is_handled)
+{
+    game *g = make(15, 15, 5);
+    evaluator *e = eval_random_new(g);
+    game_state *s = position(g, "h8 j9", "h9 g7");
+    char err[256];
+    uint8_t mask[225];
+    game_legal(g, s, mask);
+    /* few nodes */
+    mcts_params p = params(1000);
+    p.max_nodes = 8;
+    mcts *t = mcts_new(g, &p, 1, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_set_root(t, s);
+    mcts_result res;
+    float pi[225];
+    ck_assert_int_eq(mcts_search(t, e, pi, &res, err, sizeof err), 0);
+    ck_assert(res.stats.arena_full);
+    ck_assert_int_le(res.stats.nodes, 8);
+    ck_assert_int_lt(res.stats.simulations, 1000);
+    ck_assert(mask[res.action]);
+    /* playing on with reuse through a full arena never breaks */
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(mcts_play(t, res.action), 0);
+        ck_assert_int_eq(mcts_search(t, e, pi, &res, err, sizeof err), 0);
+        game_legal(g, mcts_root_state(t), mask);
+        ck_assert(mask[res.action]);
+    }
+    mcts_free(t);
+    /* too few edges even for the root: a legal move from uniform pi */
+    p.max_nodes = 0;
+    p.max_edges = 100;
+    t = mcts_new(g, &p, 1, err, sizeof err);
+    mcts_set_root(t, s);
+    ck_assert_int_eq(mcts_search(t, e, pi, &res, err, sizeof err), 0);
+    ck_assert(res.stats.arena_full);
+    game_legal(g, s, mask);
+    ck_assert(mask[res.action]);
+    double sum = 0;
+    for (int k = 0; k < 225; k++) {
+        sum += pi[k];
+        if (!mask[k])
+            ck_assert_float_eq(pi[k], 0.0f);
+    }
+    ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+    mcts_free(t);
+    free(s);
+    evaluator_free(e);
+    game_free(g);
+}
+END_TEST
+
+/* ---- many trees, one evaluator call per batch ----------------------------------------- */
+
+/* Deterministic, state-dependent priors and values (from the key), counting its calls. */
+typedef struct counting {
+    int calls, positions, max_n;
+} counting;
+
+static int hash_evaluate(evaluator *e, int n, const game_state *const *states, const uint64_t *keys,
+                         const uint8_t *legal, float *priors, float *values, char *err, size_t errlen)
+{
+    (void)states;
+    (void)err;
+    (void)errlen;
+    counting *c = e->ctx;
+    c->calls++;
+    c->positions += n;
+    if (n > c->max_n)
+        c->max_n = n;
+    int A = e->g->actions;
+    for (int i = 0; i < n; i++) {
+        rng r;
+        rng_seed(&r, keys[i]);
+        double sum = 0;
+        for (int a = 0; a < A; a++) {
+            priors[i * A + a] = legal[i * A + a] ? (float)(0.05 + rng_uniform(&r)) : 0.0f;
+            sum += priors[i * A + a];
+        }
+        for (int a = 0; a < A; a++)
+            priors[i * A + a] = (float)(priors[i * A + a] / sum);
+        float v = (float)(rng_uniform(&r) * 1.6 - 0.8);
+        values[2 * i] = v;
+        values[2 * i + 1] = -v;
+    }
+    return 0;
+}
+
+static void setup_hash_eval(evaluator *e, const game *g, counting *c)
+{
+    memset(e, 0, sizeof *e);
+    memset(c, 0, sizeof *c);
+    e->name = "hash";
+    e->g = g;
+    e->evaluate = hash_evaluate;
+    e->destroy = fake_destroy;
+    e->ctx = c;
+}
+
+START_TEST(many_trees_match_single)
+{
+    game *g = make(9, 9, 5);
+    enum { NT = 4 };
+    const char *openings[NT][2] = {{"e5", ""}, {"e5 d4", "f6"}, {"a1", "b2"}, {"c3 g7", "e5 d6"}};
+    game_state *s[NT];
+    for (int i = 0; i < NT; i++)
+        s[i] = position(g, openings[i][0], openings[i][1]);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    char err[256];
+    mcts_params p = params(150);
+    p.batch = 1;
+    p.noise = true;
+    p.temperature_moves = 100; /* sample: the rng is exercised too */
+    /* alone */
+    float pi_alone[NT][81];
+    int act_alone[NT];
+    for (int i = 0; i < NT; i++) {
+        mcts_result res;
+        act_alone[i] = search_once(g, s[i], &e, p, 50 + (uint64_t)i, &res, pi_alone[i]);
+        ck_assert_int_eq(res.stats.evaluator_calls, res.stats.evaluated);
+    }
+    /* together, batch 1 per tree: same trees, same choices */
+    mcts *t[NT];
+    for (int i = 0; i < NT; i++) {
+        t[i] = mcts_new(g, &p, 50 + (uint64_t)i, err, sizeof err);
+        mcts_set_root(t[i], s[i]);
+        mcts_begin(t[i]);
+    }
+    mcts_batch *b = mcts_batch_new(g, NT);
+    cnt.calls = cnt.positions = 0;
+    int steps = 0;
+    for (;;) {
+        bool all = true;
+        for (int i = 0; i < NT; i++)
+            all &= mcts_done(t[i]);
+        if (all)
+            break;
+        int n = mcts_step_many(t, NT, b, &e, err, sizeof err);
+        ck_assert_int_ge(n, 0);
+        steps += n > 0;
+    }
+    ck_assert_int_eq(cnt.calls, steps);
+    int evaluated = 0;
+    for (int i = 0; i < NT; i++) {
+        float pi[81];
+        mcts_result res;
+        mcts_finish(t[i], pi, &res);
+        ck_assert_int_eq(res.action, act_alone[i]);
+        for (int a = 0; a < 81; a++)
+            ck_assert_float_eq(pi[a], pi_alone[i][a]);
+        evaluated += res.stats.evaluated;
+        mcts_free(t[i]);
+    }
+    ck_assert_int_eq(cnt.positions, evaluated);
+    ck_assert_int_le(cnt.max_n, NT);
+    ck_assert_int_gt(cnt.max_n, 1); /* the batches did hold leaves of several trees */
+    mcts_batch_free(b);
+
+    /* batch 8 per tree, a shared batch of 32: one call per step, up to 32 leaves */
+    p.batch = 8;
+    p.simulations = 200;
+    for (int i = 0; i < NT; i++) {
+        t[i] = mcts_new(g, &p, 50 + (uint64_t)i, err, sizeof err);
+        mcts_set_root(t[i], s[i]);
+        mcts_begin(t[i]);
+    }
+    b = mcts_batch_new(g, 32);
+    cnt.calls = cnt.positions = cnt.max_n = 0;
+    steps = 0;
+    int leaves = 0;
+    for (;;) {
+        bool all = true;
+        for (int i = 0; i < NT; i++)
+            all &= mcts_done(t[i]);
+        if (all)
+            break;
+        int n = mcts_step_many(t, NT, b, &e, err, sizeof err);
+        ck_assert_int_ge(n, 0);
+        steps += n > 0;
+        leaves += n;
+    }
+    ck_assert_int_eq(cnt.calls, steps);
+    ck_assert_int_eq(cnt.positions, leaves);
+    ck_assert_int_le(cnt.max_n, 32);
+    ck_assert_int_gt(cnt.max_n, 8);
+    ck_assert_int_lt(cnt.calls * 4, cnt.positions); /* batches average more than 4 */
+    for (int i = 0; i < NT; i++) {
+        mcts_result res;
+        mcts_finish(t[i], NULL, &res);
+        ck_assert_int_eq(res.stats.simulations, 200);
+        ck_assert_int_le(res.stats.evaluator_calls, cnt.calls);
+        mcts_free(t[i]);
+    }
+    mcts_batch_free(b);
+    for (int i = 0; i < NT; i++)
+        free(s[i]);
+    game_free(g);
+}
+END_TEST
+
+/* An evaluator that fails: the search reports it and the tree stays usable. */
+static int failing_evaluate(evaluator *e, int n, const game_state *const *states, const uint64_t *keys,
+                            const uint8_t *legal, float *priors, float *values, char *err, size_t errlen)
+{
+    counting *c = e->ctx;
+    if (c->calls == 3) { /* the fourth call fails */
+        c->calls++;
+        snprintf(err, errlen, "test evaluator: failing on purpose");
+        return -1;
+    }
+    return hash_evaluate(e, n, states, keys, legal, priors, values, err, errlen);
+}
+
+START_TEST(evaluator_error_is_reported)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    e.evaluate = failing_evaluate;
+    mcts_params p = params(100);
+    char err[256] = "";
+    mcts *t = mcts_new(g, &p, 3, err, sizeof err);
+    mcts_result res;
+    int rc = 0;
+    for (int tries = 0; tries < 10 && rc == 0; tries++)
+        rc = mcts_search(t, &e, NULL, &res, err, sizeof err);
+    ck_assert_int_eq(rc, -1);
+    ck_assert(strstr(err, "on purpose") != NULL);
+    e.evaluate = hash_evaluate;
+    ck_assert_int_eq(mcts_search(t, &e, NULL, &res, err, sizeof err), 0);
+    ck_assert_int_eq(res.stats.simulations, 100);
+    mcts_free(t);
+    game_free(g);
+}
+END_TEST
+
+/* ---- tree reuse -------------------------------------------------------------------------- */
+
+START_TEST(tree_reuse_keeps_child)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    mcts_params p = params(400);
+    char err[256];
+    mcts *t = mcts_new(g, &p, 3, err, sizeof err);
+    for (int move = 0; move < 6; move++) {
+        mcts_result res;
+        ck_assert_int_eq(mcts_search(t, &e, NULL, &res, err, sizeof err), 0);
+        mcts_child_info ci[81];
+        int nc = mcts_children(t, MCTS_ROOT, ci, 81);
+        int child_visits = -1, sum = 0;
+        for (int i = 0; i < nc; i++) {
+            sum += ci[i].visits;
+            if (ci[i].action == res.action)
+                child_visits = ci[i].visits;
+        }
+        ck_assert_int_eq(mcts_root_visits(t), 1 + sum);
+        ck_assert_int_gt(child_visits, 0);
+        ck_assert_int_eq(mcts_play(t, res.action), 0);
+        ck_assert_int_eq(mcts_root_visits(t), child_visits);
+        /* the kept subtree is consistent: root visits = its own + its children's */
+        nc = mcts_children(t, MCTS_ROOT, ci, 81);
+        sum = 0;
+        for (int i = 0; i < nc; i++)
+            sum += ci[i].visits;
+        ck_assert_int_eq(mcts_root_visits(t), child_visits > 0 ? 1 + sum : 0);
+        int before = mcts_root_visits(t);
+        ck_assert_int_eq(mcts_search(t, &e, NULL, &res, err, sizeof err), 0);
+        ck_assert_int_eq(mcts_root_visits(t), before + 400);
+        ck_assert_int_eq(res.stats.root_visits, before + 400);
+        ck_assert_int_eq(mcts_play(t, res.action), 0);
+    }
+    /* without reuse the tree starts afresh */
+    p.reuse_tree = false;
+    mcts *u = mcts_new(g, &p, 3, err, sizeof err);
+    mcts_result res;
+    ck_assert_int_eq(mcts_search(u, &e, NULL, &res, err, sizeof err), 0);
+    ck_assert_int_eq(mcts_play(u, res.action), 0);
+    ck_assert_int_eq(mcts_root_visits(u), 0);
+    ck_assert_int_eq(mcts_play(u, res.action), -1); /* occupied now: illegal */
+    mcts_free(u);
+    mcts_free(t);
+    game_free(g);
+}
+END_TEST
+
+/* ---- noise, temperature, evaluators ---------------------------------------------------- */
+
+START_TEST(temperature_and_noise)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    mcts_params p = params(200);
+    p.noise = true;
+    p.temperature_moves = 10;
+    int distinct = 0, seen[81] = {0};
+    game_state *s = game_state_new(g, NULL);
+    for (int seed = 0; seed < 12; seed++) {
+        mcts_result res;
+        float pi[81];
+        search_once(g, s, &e, p, (uint64_t)seed, &res, pi);
+        ck_assert(pi[res.action] > 0);
+        double sum = 0;
+        for (int a = 0; a < 81; a++)
+            sum += pi[a];
+        ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+        distinct += !seen[res.action]++;
+        /* same seed, same search */
+        mcts_result res2;
+        float pi2[81];
+        search_once(g, s, &e, p, (uint64_t)seed, &res2, pi2);
+        ck_assert_int_eq(res.action, res2.action);
+        ck_assert_mem_eq(pi, pi2, sizeof pi);
+    }
+    ck_assert_int_ge(distinct, 3);
+    /* past temperature_moves: the most visited move */
+    p.temperature_moves = 0;
+    mcts_result res;
+    float pi[81];
+    search_once(g, s, &e, p, 1, &res, pi);
+    for (int a = 0; a < 81; a++)
+        ck_assert(pi[a] <= pi[res.action]);
+    free(s);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(basic_evaluators)
+{
+    game *g = make(15, 15, 5);
+    game_state *s = position(g, "h8 j9", "h9 g7");
+    const game_state *states[2] = {s, s};
+    uint8_t legal[2 * 225];
+    game_legal(g, s, legal);
+    game_legal(g, s, legal + 225);
+    uint64_t keys[2] = {game_hash(g, s), game_hash(g, s)};
+    float priors[2 * 225], values[4];
+    char err[128];
+    evaluator *er = eval_random_new(g);
+    ck_assert_int_eq(evaluator_run(er, 2, states, keys, legal, priors, values, err, sizeof err), 0);
+    for (int a = 0; a < 225; a++)
+        ck_assert_float_eq_tol(priors[a], legal[a] ? 1.0f / 221 : 0.0f, 1e-7);
+    ck_assert_float_eq(values[0], 0.0f);
+    ck_assert_uint_eq(er->positions, 2);
+    evaluator *ro = eval_rollout_new(g, 50, 4), *ro2 = eval_rollout_new(g, 50, 4);
+    float v2[4];
+    ck_assert_int_eq(evaluator_run(ro, 2, states, keys, legal, priors, values, err, sizeof err), 0);
+    ck_assert_int_eq(evaluator_run(ro2, 2, states, keys, legal, priors, v2, err, sizeof err), 0);
+    ck_assert_mem_eq(values, v2, sizeof v2); /* same seed, same playouts */
+    for (int i = 0; i < 2; i++) {
+        ck_assert(values[2 * i] >= -1 && values[2 * i] <= 1);
+        ck_assert_float_eq_tol(values[2 * i], -values[2 * i + 1], 1e-6);
+    }
+    ck_assert(values[0] != 0.0f || values[2] != 0.0f);
+    evaluator_free(er);
+    evaluator_free(ro);
+    evaluator_free(ro2);
+    evaluator_free(NULL);
+    free(s);
+    game_free(g);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("mcts");
+    TCase *tc = tcase_create("search");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, basic_evaluators);
+    tcase_add_test(tc, gomoku_immediate_win);
+    tcase_add_test(tc, gomoku_block_four);
+    tcase_add_test(tc, win_without_solver);
+    tcase_add_test(tc, solver_tictactoe_fork);
+    tcase_add_test(tc, solver_gomoku_open_four);
+    tcase_add_test(tc, pure_mcts_never_loses_tictactoe);
+    tcase_add_test(tc, three_player_backup);
+    tcase_add_test(tc, three_player_backup_by_hand);
+    tcase_add_test(tc, three_player_solver);
+    tcase_add_test(tc, full_arena_is_handled);
+    tcase_add_test(tc, many_trees_match_single);
+    tcase_add_test(tc, evaluator_error_is_reported);
+    tcase_add_test(tc, tree_reuse_keeps_child);
+    tcase_add_test(tc, temperature_and_noise);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
