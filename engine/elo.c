@@ -103,17 +103,15 @@ int elo_add_game(elo_table *t, int n, const char *const *names, const float *z, 
             return -1;
         }
     }
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (idx[i] == idx[j]) {
-                snprintf(err, errlen, "player \"%s\" appears twice in one game", names[i]);
-                return -1;
-            }
     for (int i = 0; i < n; i++) {
-        t->games[idx[i]]++;
+        bool seen = false;
+        for (int j = 0; j < i; j++)
+            seen |= idx[j] == idx[i];
+        if (!seen)
+            t->games[idx[i]]++;
         for (int j = 0; j < n; j++) {
-            if (i == j)
-                continue;
+            if (idx[i] == idx[j])
+                continue; /* a player against itself (two "random" seats) tells nothing */
             double s = z[i] > z[j] ? 1.0 : z[i] < z[j] ? 0.0 : 0.5;
             t->pairs[idx[i] * t->cap + idx[j]] += 1.0;
             t->score[idx[i] * t->cap + idx[j]] += s;

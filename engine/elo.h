@@ -3,7 +3,8 @@
  * Model: P(i scores against j) = 1 / (1 + 10^((r_j - r_i) / 400)); a draw counts as
  * half a win for each side. A three-player game counts as its three pairwise results:
  * between any two of its players, the better outcome (final rank) wins and equal
- * outcomes draw. The ratings maximise the log-likelihood of all pairwise results plus
+ * outcomes draw (two seats held by the same name, e.g. "random" twice, give no pair
+ * between themselves). The ratings maximise the log-likelihood of all pairwise results plus
  * two documented priors:
  *   - `prior_draws` virtual draws (default 1) between every two players that met, so a
  *     player with only wins or only losses gets a large but finite rating (BayesElo's

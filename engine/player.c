@@ -8,9 +8,11 @@
 
 extern const player_kind player_kind_random;
 extern const player_kind player_kind_alphabeta;
+extern const player_kind player_kind_mcts;
 
 const player_kind *const player_kinds[] = {
     &player_kind_random,
+    &player_kind_mcts,
     &player_kind_alphabeta,
     NULL,
 };

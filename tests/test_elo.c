@@ -185,8 +185,13 @@ START_TEST(three_player_games_are_pairwise_by_rank)
     ck_assert_double_eq_tol(r[2].score, 0.0, 1e-12);
     ck_assert(r[0].elo > 300 && r[2].elo < -300);
     ck_assert(r[1].anchor);
-    const char *twice[3] = {"a", "a", "b"};
-    ck_assert(elo_add_game(t, 3, twice, z, err, sizeof err) < 0);
+    /* The same name in two seats: only the pairs with the other player count. */
+    const char *twice[3] = {"first", "random", "random"};
+    ck_assert(elo_add_game(t, 3, twice, z, err, sizeof err) == 0);
+    ck_assert(elo_compute(t, NULL, r, err, sizeof err) == 0);
+    ck_assert_int_eq(r[0].games, 32);
+    ck_assert_int_eq(r[1].games, 32);
+    ck_assert_double_eq_tol(r[0].score, 63.5 / 64.0, 1e-12);
     ck_assert(elo_add_game(t, 1, twice, z, err, sizeof err) < 0);
     elo_table_free(t);
 }

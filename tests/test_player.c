@@ -236,6 +236,101 @@ START_TEST(alphabeta_blocks_at_tictactoe)
 }
 END_TEST
 
+static game *make_sanling(int players)
+{
+    cfg_defaults(&cfg, "sanling");
+    cfg.game.players = players;
+    char err[256];
+    game *g = game_new(&cfg.game, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    return g;
+}
+
+START_TEST(mcts_specs)
+{
+    game *g = make_mnk(9, 9, 5);
+    const char *bad[] = {"mcts:abc", "mcts:0", "mcts:", "mcts:-5", "mcts:12x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char err[512] = "";
+        ck_assert_msg(player_new(bad[i], g, &cfg, NULL, err, sizeof err) == NULL, "%s", bad[i]);
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "\"%s\"", bad[i]);
+        ck_assert_msg(strstr(err, quoted) && strstr(err, "mcts:N"), "%s", err);
+    }
+    player *p = make_player("mcts:64", g);
+    ck_assert_str_eq(p->kind, "mcts");
+    /* The info a hint shows: visit counts, most visited first, and root values. */
+    game_state *s = game_state_new(g, NULL);
+    rng r;
+    rng_seed(&r, 1);
+    player_info info;
+    char err[256];
+    int a = player_choose(p, s, &r, &info, err, sizeof err);
+    ck_assert_msg(a >= 0, "%s", err);
+    ck_assert_int_eq(info.action, a);
+    ck_assert_int_ge(info.simulations, 64);
+    ck_assert(info.has_value && info.ntop > 0);
+    int sum = 0;
+    for (int i = 0; i < info.ntop; i++) {
+        sum += info.top[i].visits;
+        if (i)
+            ck_assert_int_ge(info.top[i - 1].visits, info.top[i].visits);
+    }
+    ck_assert_int_le(sum, info.simulations);
+    /* Tree reuse through notify, then a position the tree has not seen. */
+    game_state *before = malloc(g->state_size);
+    game_copy(g, before, s);
+    ck_assert_int_eq(game_play(g, s, a), 0);
+    player_notify_move(p, before, a);
+    a = player_choose(p, s, &r, NULL, err, sizeof err);
+    ck_assert_int_eq(game_play(g, s, a), 0);
+    game_state *fresh = game_state_new(g, NULL);
+    ck_assert_int_ge(player_choose(p, fresh, &r, NULL, err, sizeof err), 0);
+    free(fresh);
+    free(before);
+    free(s);
+    player_free(p);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(kinds_refuse_games_they_cannot_play)
+{
+    game *g = make_sanling(3);
+    char err[512];
+    ck_assert(player_new("alphabeta", g, &cfg, NULL, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "\"alphabeta\"") && strstr(err, "m,n,k"), "%s", err);
+    ck_assert(player_new("alphabeta:3", g, &cfg, NULL, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "\"alphabeta:3\""), "%s", err);
+    player *p = player_new("random", g, &cfg, NULL, err, sizeof err);
+    ck_assert(p != NULL);
+    player_free(p);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(mcts400_beats_random_at_sanling3)
+{
+    game *g = make_sanling(3);
+    ck_assert_int_eq(g->players, 3);
+    player *pl[3] = {make_player("mcts:400", g), make_player("random", g),
+                     make_player("random", g)};
+    arena_opts o = {.games = 12, .opening_moves = 2, .seed = 424242};
+    arena_tally t[3];
+    char err[512];
+    ck_assert_msg(arena_run(g, pl, 3, &o, t, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(t[0].games, 12);
+    /* Ranked (strictly) first in a majority of the games, from every seat. */
+    ck_assert_msg(t[0].wins > 6, "mcts:400 first in only %d of 12", t[0].wins);
+    for (int s = 0; s < 3; s++)
+        ck_assert_int_eq(t[0].seat_games[s], 4);
+    ck_assert(arena_score(&t[0], 3) > arena_score(&t[1], 3));
+    for (int i = 0; i < 3; i++)
+        player_free(pl[i]);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(alphabeta2_beats_random_at_gomoku)
 {
     game *g = make_mnk(15, 15, 5);
@@ -264,6 +359,9 @@ int main(void)
     tcase_add_test(tc, alphabeta_blocks_immediate_losses);
     tcase_add_test(tc, alphabeta_blocks_at_tictactoe);
     tcase_add_test(tc, alphabeta2_beats_random_at_gomoku);
+    tcase_add_test(tc, mcts_specs);
+    tcase_add_test(tc, kinds_refuse_games_they_cannot_play);
+    tcase_add_test(tc, mcts400_beats_random_at_sanling3);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
