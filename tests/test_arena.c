@@ -272,6 +272,55 @@ START_TEST(arena_command_json)
 }
 END_TEST
 
+/* Writes a config file for Sanling with `players` players; returns its path in buf. */
+static void sanling_config(char *buf, size_t len, int players)
+{
+    snprintf(buf, len, "/tmp/gz_test_sanling_%d_%d.json", (int)getpid(), players);
+    FILE *f = fopen(buf, "w");
+    ck_assert(f != NULL);
+    fprintf(f, "{\"game\": {\"name\": \"sanling\", \"size\": 9, \"players\": %d, \"moves\": 24}}\n",
+            players);
+    fclose(f);
+}
+
+START_TEST(arena_command_three_players)
+{
+    char cfgpath[256], args[512], *out, *err;
+    sanling_config(cfgpath, sizeof cfgpath, 3);
+    snprintf(args, sizeof args, "arena -c %s mcts:50 random alphabeta --games 2", cfgpath);
+    int rc = run_bin(args, NULL, &out, &err);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(err, "\"alphabeta\"") && strstr(err, "m,n,k"), "%s", err);
+    free(out);
+    free(err);
+
+    snprintf(args, sizeof args, "arena -c %s mcts:50 random random --games 6 --json", cfgpath);
+    rc = run_bin(args, NULL, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL, "not JSON: %s", out);
+    ck_assert_int_eq(cJSON_GetObjectItem(j, "games")->valueint, 6);
+    cJSON *pl = cJSON_GetObjectItem(j, "players");
+    ck_assert_int_eq(cJSON_GetArraySize(pl), 3);
+    double score_sum = 0;
+    for (int i = 0; i < 3; i++) {
+        cJSON *p = cJSON_GetArrayItem(pl, i);
+        ck_assert_int_eq(cJSON_GetObjectItem(p, "wins")->valueint +
+                             cJSON_GetObjectItem(p, "draws")->valueint +
+                             cJSON_GetObjectItem(p, "losses")->valueint, 6);
+        double sc = cJSON_GetObjectItem(p, "score")->valuedouble;
+        ck_assert(sc >= -1 && sc <= 1); /* three players: the mean outcome */
+        score_sum += sc;
+    }
+    /* Sanling's outcomes sum to zero in every game. */
+    ck_assert_double_eq_tol(score_sum, 0.0, 1e-4); /* printed with 6 digits */
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    unlink(cfgpath);
+}
+END_TEST
+
 START_TEST(arena_command_results_and_elo)
 {
     char path[] = "/tmp/gz_test_cmd_XXXXXX";
@@ -370,6 +419,27 @@ START_TEST(play_through_a_pipe)
     ck_assert_int_eq(rc, 2);
     free(out);
     free(err);
+
+    /* Three players: the person in seat 2 between two players; hint shows visits. */
+    char cfgpath[256], args[512];
+    sanling_config(cfgpath, sizeof cfgpath, 3);
+    snprintf(args, sizeof args, "play -c %s --seat 2 --hint mcts:40 random random", cfgpath);
+    rc = run_bin(args, "hint\nzz\na1\nquit\n", &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_msg(strstr(out, "seat 1 (random) plays"), "%s", out);
+    ck_assert_msg(strstr(out, "hint (mcts:40)") && strstr(out, "visits:"), "%s", out);
+    ck_assert_msg(strstr(out, "cannot read move \"zz\""), "%s", out);
+    ck_assert_msg(strstr(out, "illegal move \"a1\""), "%s", out);
+    ck_assert_msg(strstr(out, "quit: game abandoned"), "%s", out);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "play -c %s random", cfgpath);
+    rc = run_bin(args, "", &out, &err);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(err, "name 2 opponents"), "%s", err);
+    free(out);
+    free(err);
+    unlink(cfgpath);
 }
 END_TEST
 
@@ -383,6 +453,7 @@ int main(void)
     tcase_add_test(tc, match_tallies_and_results_file);
     tcase_add_test(tc, openings_make_games_differ);
     tcase_add_test(tc, arena_command_json);
+    tcase_add_test(tc, arena_command_three_players);
     tcase_add_test(tc, arena_command_results_and_elo);
     tcase_add_test(tc, arena_command_bad_input);
     tcase_add_test(tc, play_through_a_pipe);
