@@ -8,7 +8,12 @@
 
 #include <stdio.h>
 
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
 #include "engine/config.h"
+#include "engine/player.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -25,8 +30,19 @@ int cli_load_config(gz_config *c, const char *path, char **sets, int nsets);
 /* Prints "gridzero: <msg>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The extra player kinds of the command line (e.g. the network player), or NULL.
+ * Borrowed, static. Pass it to player_new. */
+const player_ext *cli_player_ext(void);
+
+/* Whole-string number parsing for options: 0 ok, -1 not a number in range. */
+int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_int(const char *s, int lo, int hi, int *out);
+
 int cmd_config(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_arena(int argc, char **argv);
+int cmd_elo(int argc, char **argv);
+int cmd_play(int argc, char **argv);
 
 #endif

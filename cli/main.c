@@ -10,6 +10,9 @@ static const cli_command commands[] = {
     {"config", cmd_config, "check a config file and print the effective config; list the keys"},
     {"info", cmd_info, "describe a gridzero file (a model: network, size, generation)"},
     {"bench", cmd_bench, "measure throughput (nn: the network's forward pass)"},
+    {"arena", cmd_arena, "play a match between players (random, mcts:N, alphabeta, perfect, ...)"},
+    {"elo", cmd_elo, "maximum-likelihood Elo ratings with 95% intervals from arena results files"},
+    {"play", cmd_play, "play against one or more players in the terminal"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

@@ -7,8 +7,9 @@
 #include "config.h"
 
 extern const game_ops mnk_ops;
+extern const game_ops sanling_ops;
 
-const game_ops *const game_registry[] = {&mnk_ops, NULL};
+const game_ops *const game_registry[] = {&mnk_ops, &sanling_ops, NULL};
 
 const game_ops *game_find(const char *name)
 {

@@ -1,0 +1,35 @@
+/* cli_players.c — the player kinds the command line adds to engine/'s (the network
+ * player "model:FILE[:sims]" will plug in here through a player_ext, so engine/ never
+ * learns about networks). */
+#include "commands.h"
+
+const player_ext *cli_player_ext(void)
+{
+    return NULL; /* no extra kinds yet */
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int cli_parse_int(const char *s, int lo, int hi, int *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}

@@ -1,0 +1,241 @@
+/* gridzero arena -c CONFIG A B [C] [--games N] [--results FILE] [--json] [--seed S] */
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "engine/arena.h"
+
+static void arena_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gridzero arena [-c CONFIG] [--set KEY=VALUE]... PLAYER PLAYER [PLAYER]\n"
+            "                      [--games N] [--results FILE] [--json] [--seed S]\n\n"
+            "Plays a match between the players (as many as the game has seats), rotating seats\n"
+            "(all six orders for three players) and starting every game with arena.opening_moves\n"
+            "random moves (the same opening for each seat order). Prints the win/draw/loss table,\n"
+            "per player and per seat, and a one-line summary.\n\n"
+            "  -c, --config FILE  the config (default: the built-in tic-tac-toe)\n"
+            "  --set KEY=VALUE    override a config key (e.g. --set arena.opening_moves=4)\n"
+            "  --games N          games to play (default arena.games)\n"
+            "  --results FILE     append every game to FILE, one JSON object per line\n"
+            "                     (players in seat order, result per seat, moves, seed)\n"
+            "  --json             print the summary as one JSON object on stdout:\n"
+            "                     {\"games\":N,\"players\":[{\"name\",\"wins\",\"draws\",\"losses\",\"score\"}]}\n"
+            "                     score = wins + draws/2 (two players), mean outcome (three)\n"
+            "  --seed S           seed of openings and random players (default: the config's)\n\n"
+            "A player wins a game when its outcome is strictly the best, loses when strictly the\n"
+            "worst, draws otherwise (three players: a middle or shared place).\n\n"
+            "players:\n");
+    player_print_kinds(f, cli_player_ext());
+}
+
+typedef struct progress_state {
+    bool tty;
+    double start, last;
+    const char *const *names;
+} progress_state;
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_progress(void *ctx, int done, int total, const arena_tally *t, int np)
+{
+    progress_state *ps = ctx;
+    double now = wall_seconds();
+    if (ps->tty) {
+        int width = 30, fill = total ? done * width / total : width;
+        fprintf(stderr, "\r[%.*s%.*s] %d/%d games  %s %d-%d-%d", fill,
+                "##############################", width - fill, "                              ",
+                done, total, ps->names[0], t[0].wins, t[0].draws, t[0].losses);
+        if (done == total)
+            fputc('\n', stderr);
+        fflush(stderr);
+        return;
+    }
+    /* Plain lines: every 10% of the match, and at least every 30 s. */
+    int step = total >= 10 ? total / 10 : 1;
+    if (done % step == 0 || done == total || now - ps->last >= 30) {
+        fprintf(stderr, "arena: %d/%d games, %.1f s:", done, total, now - ps->start);
+        for (int i = 0; i < np; i++)
+            fprintf(stderr, " %s %d-%d-%d", ps->names[i], t[i].wins, t[i].draws, t[i].losses);
+        fputc('\n', stderr);
+        ps->last = now;
+    }
+}
+
+static void describe_game(const gz_config *c, const game *g, char *buf, size_t len)
+{
+    if (!strcmp(g->name, "mnk"))
+        snprintf(buf, len, "mnk %dx%d k=%d%s", c->game.rows, c->game.cols, c->game.k,
+                 c->game.exact ? " exact" : "");
+    else
+        snprintf(buf, len, "%s %dx%d, %d players", g->name, g->rows, g->cols, g->players);
+}
+
+int cmd_arena(int argc, char **argv)
+{
+    const char *cfg_path = NULL, *results = NULL;
+    const char *specs[GAME_MAX_PLAYERS + 1];
+    int nspecs = 0, games = -1;
+    bool json = false, have_seed = false;
+    uint64_t seed = 0;
+    char **sets = malloc(sizeof(char *) * (size_t)argc);
+    if (!sets)
+        return EXIT_FAIL;
+    int nsets = 0, rc = EXIT_USAGE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool more = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            arena_usage(stdout);
+            free(sets);
+            return EXIT_OK;
+        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && more) {
+            cfg_path = argv[++i];
+        } else if (!strcmp(a, "--set") && more) {
+            sets[nsets++] = argv[++i];
+        } else if (!strcmp(a, "--games") && more) {
+            if (cli_parse_int(argv[++i], 1, 100000000, &games) < 0) {
+                cli_error("arena: --games \"%s\": expected a whole number >= 1", argv[i]);
+                goto out;
+            }
+        } else if (!strcmp(a, "--results") && more) {
+            results = argv[++i];
+        } else if (!strcmp(a, "--seed") && more) {
+            if (cli_parse_u64(argv[++i], &seed) < 0) {
+                cli_error("arena: --seed \"%s\": expected a whole number >= 0", argv[i]);
+                goto out;
+            }
+            have_seed = true;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (a[0] == '-') {
+            cli_error("arena: unknown or incomplete option \"%s\" (see gridzero arena --help)", a);
+            goto out;
+        } else if (nspecs < GAME_MAX_PLAYERS) {
+            specs[nspecs++] = a;
+        } else {
+            cli_error("arena: too many players (at most %d)", GAME_MAX_PLAYERS);
+            goto out;
+        }
+    }
+    if (nspecs < 2) {
+        arena_usage(stderr);
+        cli_error("arena: name two or three players");
+        goto out;
+    }
+
+    gz_config c;
+    if (cli_load_config(&c, cfg_path, sets, nsets))
+        goto out;
+    char err[512];
+    game *g = game_new(&c.game, err, sizeof err);
+    if (!g) {
+        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
+        goto out;
+    }
+    if (nspecs != g->players) {
+        cli_error("arena: %s has %d players; %d were named", g->name, g->players, nspecs);
+        game_free(g);
+        goto out;
+    }
+    player *players[GAME_MAX_PLAYERS] = {0};
+    for (int i = 0; i < nspecs; i++) {
+        players[i] = player_new(specs[i], g, &c, cli_player_ext(), err, sizeof err);
+        if (!players[i]) {
+            cli_error("arena: %s", err);
+            goto free_players;
+        }
+    }
+    arena_opts o = {
+        .games = games > 0 ? games : c.arena.games,
+        .opening_moves = c.arena.opening_moves,
+        .seed = have_seed ? seed : c.seed,
+        .results_path = results,
+    };
+    if (o.games < 1) {
+        cli_error("arena: arena.games is 0; give --games N");
+        goto free_players;
+    }
+    const char *names[GAME_MAX_PLAYERS];
+    for (int i = 0; i < nspecs; i++)
+        names[i] = players[i]->name;
+    progress_state ps = {.tty = isatty(2), .start = wall_seconds(), .names = names};
+    ps.last = ps.start;
+    o.progress = on_progress;
+    o.progress_ctx = &ps;
+    arena_tally t[GAME_MAX_PLAYERS];
+    char desc[96];
+    describe_game(&c, g, desc, sizeof desc);
+    if (!json)
+        printf("arena: %s, %d games, %d random opening moves, seed %llu\n", desc, o.games,
+               o.opening_moves, (unsigned long long)o.seed);
+    fflush(stdout);
+    if (arena_run(g, players, nspecs, &o, t, err, sizeof err) < 0) {
+        cli_error("arena: %s", err);
+        rc = EXIT_FAIL;
+        goto free_players;
+    }
+    double secs = wall_seconds() - ps.start;
+    if (json) {
+        printf("{\"games\": %d, \"players\": [", o.games);
+        for (int i = 0; i < nspecs; i++) {
+            /* Player names are specs typed by a person: escape what JSON needs. */
+            fputs(i ? ", {\"name\": \"" : "{\"name\": \"", stdout);
+            for (const char *q = names[i]; *q; q++) {
+                if (*q == '"' || *q == '\\')
+                    putchar('\\');
+                if ((unsigned char)*q < 0x20)
+                    printf("\\u%04x", (unsigned char)*q);
+                else
+                    putchar(*q);
+            }
+            printf("\", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.6g}", t[i].wins,
+                   t[i].draws, t[i].losses, arena_score(&t[i], nspecs));
+        }
+        printf("]}\n");
+    } else {
+        printf("\n%-24s %6s %6s %6s %6s %8s %9s\n", "player", "games", "wins", "draws", "losses",
+               "score", "outcome");
+        for (int i = 0; i < nspecs; i++)
+            printf("%-24s %6d %6d %6d %6d %8.6g %+9.3f\n", names[i], t[i].games, t[i].wins,
+                   t[i].draws, t[i].losses, arena_score(&t[i], nspecs),
+                   t[i].games ? t[i].outcome_sum / t[i].games : 0.0);
+        printf("\nper seat (wins-draws-losses; seat 1 moves first):\n%-24s", "player");
+        for (int s = 0; s < nspecs; s++)
+            printf("  %12s %d", "seat", s + 1);
+        printf("\n");
+        for (int i = 0; i < nspecs; i++) {
+            printf("%-24s", names[i]);
+            for (int s = 0; s < nspecs; s++) {
+                char cell[48];
+                snprintf(cell, sizeof cell, "%d-%d-%d", t[i].seat_wins[s], t[i].seat_draws[s],
+                         t[i].seat_losses[s]);
+                printf("  %14s", cell);
+            }
+            printf("\n");
+        }
+        printf("\n");
+    }
+    FILE *sf = json ? stderr : stdout;
+    fprintf(sf, "arena: %d games of %s in %.1f s:", o.games, desc, secs);
+    for (int i = 0; i < nspecs; i++)
+        fprintf(sf, "%s %s %d-%d-%d (score %.6g)", i ? "," : "", names[i], t[i].wins, t[i].draws,
+                t[i].losses, arena_score(&t[i], nspecs));
+    if (results)
+        fprintf(sf, "; games appended to %s", results);
+    fprintf(sf, "\n");
+    rc = EXIT_OK;
+free_players:
+    for (int i = 0; i < nspecs; i++)
+        player_free(players[i]);
+    game_free(g);
+out:
+    free(sets);
+    return rc;
+}

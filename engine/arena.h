@@ -1,0 +1,90 @@
+/* arena.h — matches between players: games with rotating seats and random openings,
+ * tallies of wins/draws/losses per player and per seat, and the results file.
+ *
+ * Seats rotate so that every player sits in every seat equally often: two players
+ * alternate (A B, B A, ...); three players go through the six seat orders. Games in one
+ * rotation block share the same random opening (arena.opening_moves uniform random
+ * moves), so an opening's advantage is played from each seat.
+ *
+ * Win, draw, loss: a player wins a game when its outcome is strictly the best of all
+ * players, loses when strictly the worst, and draws otherwise (two players: the usual;
+ * three players: a middle place or a shared place counts as a draw).
+ *
+ * The results file has one JSON object per line and per game:
+ *   {"game":"mnk","players":["alphabeta:2","random"],"result":[1,-1],
+ *    "moves":["h8","g7",...],"opening":2,"seed":1,"index":0}
+ * players and result in seat order (result = the game's outcome per seat, in [-1, 1]);
+ * seed and index reproduce the game with the same players (arena seed, game number).
+ * This module knows players and games, not networks.
+ */
+#ifndef GZ_ARENA_H
+#define GZ_ARENA_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "game.h"
+#include "player.h"
+
+/* One finished game. moves is caller-provided storage of g->max_game_length ints. */
+typedef struct arena_record {
+    int nplayers;
+    int seat_player[GAME_MAX_PLAYERS]; /* index into the match's player list, per seat */
+    float z[GAME_MAX_PLAYERS];         /* outcome per seat */
+    int nmoves;
+    int *moves;                        /* (nmoves) actions, borrowed storage */
+    int opening;                       /* how many of the moves were random openers */
+    uint64_t seed;                     /* the arena seed */
+    int index;                         /* game number in the match */
+} arena_record;
+
+/* One player's results over a match. */
+typedef struct arena_tally {
+    int games, wins, draws, losses;
+    double outcome_sum;                 /* sum of the player's outcomes z */
+    int seat_games[GAME_MAX_PLAYERS];   /* per seat the player sat in */
+    int seat_wins[GAME_MAX_PLAYERS];
+    int seat_draws[GAME_MAX_PLAYERS];
+    int seat_losses[GAME_MAX_PLAYERS];
+} arena_tally;
+
+typedef struct arena_opts {
+    int games;          /* games to play (>= 1) */
+    int opening_moves;  /* uniform random moves at the start of each game */
+    uint64_t seed;
+    const char *results_path; /* append one JSON line per game; NULL = none */
+    /* Optional: called after every game with the tallies so far (nplayers of them). */
+    void (*progress)(void *ctx, int done, int total, const arena_tally *tallies, int nplayers);
+    void *progress_ctx;
+} arena_opts;
+
+/* +1 win, 0 draw, -1 loss for `seat` given the outcomes z[nplayers] (see top). */
+int arena_outcome_class(int nplayers, const float *z, int seat);
+
+/* The seat order of game `index` for n players: order[seat] = player index. */
+void arena_seat_order(int nplayers, int index, int *order);
+
+/* Plays one game: seated[seat] plays seat `seat` (g->players of them; a player may not
+ * appear twice). The first opening_moves moves are uniform random from opening_rng;
+ * the players use game_rng. Every player is reset before and notified of every move.
+ * rec->moves must hold g->max_game_length ints; fills nmoves, moves, z, opening.
+ * Returns 0, or -1 with a message (a player failed or chose an illegal move). */
+int arena_play_game(const game *g, player *const *seated, int opening_moves, rng *opening_rng,
+                    rng *game_rng, arena_record *rec, char *err, size_t errlen);
+
+/* Plays a match of o->games games among players[nplayers] (nplayers == g->players),
+ * rotating seats; fills tallies[nplayers] (in the order given) and appends to the
+ * results file when asked. Returns 0, or -1 with a message naming the file or the
+ * player. Games already written stay in the file on error. */
+int arena_run(const game *g, player *const *players, int nplayers, const arena_opts *o,
+              arena_tally *tallies, char *err, size_t errlen);
+
+/* One results-file line (no newline) for rec. Returns a malloc'd string (free with
+ * free()), NULL when out of memory. */
+char *arena_record_json(const game *g, const arena_record *rec, player *const *players);
+
+/* The match score of a tally: wins + draws/2 for two-player games, the mean outcome
+ * for three players (as the --json summary reports it). */
+double arena_score(const arena_tally *t, int nplayers);
+
+#endif

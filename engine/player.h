@@ -1,0 +1,132 @@
+/* player.h — something that picks a move for a state: the baselines (random, pure MCTS,
+ * alpha-beta, perfect), and later the network player, all behind one table.
+ *
+ * A player is named on the command line by a spec: "random", "mcts:800",
+ * "alphabeta", "alphabeta:4", "alphabeta:0.5s", "perfect" (and "model:FILE[:sims]",
+ * which the caller supplies through a player_ext hook: this module knows nothing about
+ * networks). The kinds engine/ knows are listed in player_kinds[], an explicit array.
+ *
+ * A player object belongs to one game at a time and is used by one thread at a time.
+ * The sequence of calls for one game is: reset(), then for every move of the game
+ * (whoever makes it) choose() when it is this player's turn, and notify_move() once
+ * the move is played, so a player can keep state (tree reuse). notify_move is only a
+ * hint: choose() must work on any position it is given (after an undo, a skipped
+ * notification or a reset), falling back to a fresh search.
+ */
+#ifndef GZ_PLAYER_H
+#define GZ_PLAYER_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "eval.h"
+#include "game.h"
+#include "rng.h"
+
+#define PLAYER_NAME_LEN 128
+#define PLAYER_INFO_TOP 10
+
+/* What a player can say about its choice (for `hint` and logs). Fields a player does
+ * not know are left as player_info_clear() set them. */
+typedef struct player_info {
+    int action;       /* the chosen action */
+    int simulations;  /* search simulations or nodes; 0 = not a search */
+    int depth;        /* alpha-beta depth reached; 0 = not applicable */
+    int has_value;    /* 1 when value[] is set */
+    float value[GAME_MAX_PLAYERS]; /* expected outcome per absolute player */
+    int ntop;         /* entries in top[], most visited first */
+    struct {
+        int action;
+        int visits;   /* visit count (MCTS) or score (alpha-beta, mover's view) */
+    } top[PLAYER_INFO_TOP];
+} player_info;
+
+void player_info_clear(player_info *info);
+
+typedef struct player player;
+
+struct player {
+    /* immutable after creation */
+    char name[PLAYER_NAME_LEN]; /* the spec it was made from, e.g. "mcts:400" */
+    const char *kind;           /* "random", "mcts", "alphabeta", "perfect", "model" */
+    const game *g;              /* borrowed; outlives the player */
+
+    /* Picks a legal action for s (not terminal; the player to move is this player).
+     * r is the game's random source (for players that randomise); info may be NULL.
+     * Returns the action (>= 0), or -1 with a message in err. */
+    int (*choose)(player *p, const game_state *s, rng *r, player_info *info, char *err,
+                  size_t errlen);
+    /* Optional (may be NULL): action was played in the position s_before (by anyone). */
+    void (*notify_move)(player *p, const game_state *s_before, int action);
+    /* Optional (may be NULL): a new game starts; forget anything about the last one. */
+    void (*reset)(player *p);
+    /* Optional (may be NULL): frees ctx and whatever the player owns (not p itself). */
+    void (*destroy)(player *p);
+    void *ctx; /* the kind's private data, owned */
+};
+
+/* One kind of player engine/ can make. arg is the text after "kind:" (NULL when the
+ * spec has no colon). create fills p's function pointers and ctx; returns 0, or -1 with
+ * a message in err (the caller adds the spec to it). */
+typedef struct player_kind {
+    const char *name;   /* "mcts" */
+    const char *syntax; /* "mcts:N" for help texts */
+    const char *help;
+    int (*create)(player *p, const char *arg, const game *g, const gz_config *cfg, char *err,
+                  size_t errlen);
+} player_kind;
+
+/* NULL-terminated: every kind engine/ knows. */
+extern const player_kind *const player_kinds[];
+
+/* A hook through which a caller adds player kinds that engine/ must not know (the
+ * network player). try() returns 1 and sets *out when it made the player, 0 when the
+ * spec is not one of its kinds (player_new then reports an unknown kind), or -1 with a
+ * message in err when the spec is its kind but invalid (bad file, bad number). */
+typedef struct player_ext {
+    int (*try)(void *ctx, const char *spec, const game *g, const gz_config *cfg, player **out,
+               char *err, size_t errlen);
+    const char *syntax; /* e.g. "model:FILE[:sims]", for the unknown-kind message; may be NULL */
+    void *ctx;
+} player_ext;
+
+/* Makes a player from its spec for game g with settings from cfg (mcts section for
+ * search players). ext may be NULL; it is asked first, then player_kinds[]. Returns a
+ * new player (free with player_free), or NULL with a message in err that names the
+ * spec ("player \"mcts:abc\": expected mcts:N with N a number of simulations >= 1").
+ * g and cfg are borrowed; g must outlive the player, cfg need not. */
+player *player_new(const char *spec, const game *g, const gz_config *cfg, const player_ext *ext,
+                   char *err, size_t errlen);
+
+/* An empty player with name set (for kinds and extensions that fill in the table).
+ * Free with player_free. NULL when out of memory. */
+player *player_alloc(const char *name, const char *kind, const game *g);
+
+/* Accepts NULL. */
+void player_free(player *p);
+
+/* Wrappers that read better at call sites; notify/reset do nothing when absent. */
+int player_choose(player *p, const game_state *s, rng *r, player_info *info, char *err,
+                  size_t errlen);
+void player_notify_move(player *p, const game_state *s_before, int action);
+void player_reset(player *p);
+
+/* A PUCT search player (engine/mcts.c) valuing positions with evaluator e, which it
+ * TAKES OWNERSHIP of (freed with the player, and also when this call fails). Search
+ * settings come from cfg->mcts, except: `simulations` per move, no root noise and
+ * temperature 0 (always the most visited move: the arena and play want strength; the
+ * arena's random openings supply variety). The tree is reused across moves when
+ * mcts.reuse_tree is on. seed seeds the tree's rng. name is the player's spec and kind
+ * its kind ("mcts", "model"). The network player is this with the network evaluator.
+ * Returns a new player (free with player_free) or NULL with a message in err. */
+player *player_mcts_new(const game *g, const gz_config *cfg, evaluator *e, int simulations,
+                        uint64_t seed, const char *name, const char *kind, char *err,
+                        size_t errlen);
+
+/* Writes one line per kind ("  random  uniform among legal moves") into f. */
+void player_print_kinds(FILE *f, const player_ext *ext);
+
+/* Parses a positive int argument fully ("400" ok, "4x", "", "-1" not). Returns 0 or -1. */
+int player_parse_count(const char *arg, int *out);
+
+#endif

@@ -1,0 +1,465 @@
+/* alphabeta.c — the classical m,n,k engine of seed 004: a baseline that is strong at
+ * Gomoku without any learning.
+ *
+ * - Candidates: empty points within two points (Chebyshev distance) of a stone; the
+ *   centre on an empty board.
+ * - Immediate wins and forced blocks first: a move that makes k wins at once; if the
+ *   opponent has a point that would make k, the only candidates are those points.
+ * - Pattern evaluation: every maximal run of one colour along the four lines scores by
+ *   how many stones it lacks to k and how many of its ends are open (five, open four,
+ *   four, open three, three, open two, ...); runs without room to ever reach k score 0.
+ *   Value = own score - opponent's score, the side to move's threats weighted up.
+ * - Iterative-deepening negamax alpha-beta; moves ordered by the pattern value a stone
+ *   would make there for either side (attack + defence), the previous iteration's best
+ *   move first at the root; at most `width` candidates per inner node.
+ * - Depth or time: "alphabeta:D" searches D plies (1..20), "alphabeta:T s" (e.g.
+ *   "alphabeta:0.5s") deepens until T seconds are spent; "alphabeta" is depth 4.
+ *
+ * It reads the board through game_encode (own stones plane 0, opponent's plane 1), so
+ * it needs no access to the m,n,k state layout; it refuses any game but mnk.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../player.h"
+
+enum { AB_WIN = 100000000, AB_MAX_DEPTH = 20, AB_ROOT_WIDTH = 32, AB_WIDTH = 12, AB_RADIUS = 2 };
+
+typedef struct ab_ctx {
+    /* immutable after create */
+    int rows, cols, n, k;
+    bool exact;
+    int depth;        /* fixed depth, or the deepest iteration with a time limit */
+    double seconds;   /* 0 = fixed depth */
+    /* mutated by a search */
+    float *planes;    /* (planes, rows, cols) scratch for game_encode */
+    uint8_t board[GAME_MAX_CELLS]; /* 0 empty, 1 the root's mover, 2 the opponent */
+    uint8_t near[GAME_MAX_CELLS];  /* stones within AB_RADIUS */
+    int stones;
+    long nodes;
+    bool aborted;
+    double deadline;  /* monotonic seconds */
+} ab_ctx;
+
+static const int dirs[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void ab_place(ab_ctx *c, int cell, int color)
+{
+    c->board[cell] = (uint8_t)color;
+    c->stones++;
+    int r = cell / c->cols, col = cell % c->cols;
+    for (int dr = -AB_RADIUS; dr <= AB_RADIUS; dr++)
+        for (int dc = -AB_RADIUS; dc <= AB_RADIUS; dc++) {
+            int rr = r + dr, cc = col + dc;
+            if (rr >= 0 && rr < c->rows && cc >= 0 && cc < c->cols)
+                c->near[rr * c->cols + cc]++;
+        }
+}
+
+static void ab_unplace(ab_ctx *c, int cell)
+{
+    c->board[cell] = 0;
+    c->stones--;
+    int r = cell / c->cols, col = cell % c->cols;
+    for (int dr = -AB_RADIUS; dr <= AB_RADIUS; dr++)
+        for (int dc = -AB_RADIUS; dc <= AB_RADIUS; dc++) {
+            int rr = r + dr, cc = col + dc;
+            if (rr >= 0 && rr < c->rows && cc >= 0 && cc < c->cols)
+                c->near[rr * c->cols + cc]--;
+        }
+}
+
+static inline int at(const ab_ctx *c, int r, int col)
+{
+    if (r < 0 || r >= c->rows || col < 0 || col >= c->cols)
+        return -1; /* off the board: blocks like an opponent stone */
+    return c->board[r * c->cols + col];
+}
+
+/* The value of a run of `len` stones with `open` empty ends (0..2) and `space` points
+ * (run + empties or own stones either side) in which it could still grow. */
+static int pattern_value(const ab_ctx *c, int len, int open, int space)
+{
+    if (len >= c->k)
+        return (len == c->k || !c->exact) ? AB_WIN / 10 : 0;
+    if (space < c->k)
+        return 0; /* dead: can never make k here */
+    static const int table[5][3] = {
+        /* closed, one end open, both ends open */
+        {0, 10000, 200000}, /* one stone short of k: four, open four */
+        {0, 800, 8000},     /* two short: three, open three */
+        {0, 60, 500},       /* three short: two, open two */
+        {0, 5, 20},         /* four short */
+        {0, 1, 2},
+    };
+    int d = c->k - len - 1;
+    return d < 5 ? table[d][open] : 0;
+}
+
+/* Scans the line through (r, col) along direction i for `color`, treating (r, col) as
+ * holding that colour. Fills the run length, open ends and room. */
+static void line_scan(const ab_ctx *c, int r, int col, int i, int color, int *len, int *open,
+                      int *space)
+{
+    int dr = dirs[i][0], dc = dirs[i][1];
+    int n = 1, o = 0, room = 1;
+    for (int s = -1; s <= 1; s += 2) {
+        int rr = r + s * dr, cc = col + s * dc;
+        while (at(c, rr, cc) == color) {
+            n++;
+            rr += s * dr;
+            cc += s * dc;
+        }
+        int v = at(c, rr, cc);
+        if (v == 0)
+            o++;
+        int extra = 0;
+        while (extra < c->k && (v == 0 || v == color)) {
+            extra++;
+            rr += s * dr;
+            cc += s * dc;
+            v = at(c, rr, cc);
+        }
+        room += extra;
+    }
+    *len = n;
+    *open = o;
+    *space = room + n - 1;
+}
+
+/* Would a stone of color at cell make a winning line? */
+static bool ab_makes_win(const ab_ctx *c, int cell, int color)
+{
+    int r = cell / c->cols, col = cell % c->cols;
+    for (int i = 0; i < 4; i++) {
+        int len, open, space;
+        line_scan(c, r, col, i, color, &len, &open, &space);
+        if (len == c->k || (len > c->k && !c->exact))
+            return true;
+    }
+    return false;
+}
+
+/* The pattern value a stone of color at cell would make along its four lines. */
+static int ab_point_value(const ab_ctx *c, int cell, int color)
+{
+    int r = cell / c->cols, col = cell % c->cols, v = 0;
+    for (int i = 0; i < 4; i++) {
+        int len, open, space;
+        line_scan(c, r, col, i, color, &len, &open, &space);
+        v += pattern_value(c, len, open, space);
+    }
+    return v;
+}
+
+/* Whole-board pattern score of each colour: score[1], score[2]. */
+static void ab_patterns(const ab_ctx *c, long score[3])
+{
+    score[1] = score[2] = 0;
+    for (int r = 0; r < c->rows; r++)
+        for (int col = 0; col < c->cols; col++) {
+            int color = c->board[r * c->cols + col];
+            if (!color)
+                continue;
+            for (int i = 0; i < 4; i++) {
+                /* Count each run once, from its first stone. */
+                if (at(c, r - dirs[i][0], col - dirs[i][1]) == color)
+                    continue;
+                int len = 1;
+                while (at(c, r + len * dirs[i][0], col + len * dirs[i][1]) == color)
+                    len++;
+                int before = at(c, r - dirs[i][0], col - dirs[i][1]);
+                int after = at(c, r + len * dirs[i][0], col + len * dirs[i][1]);
+                int open = (before == 0) + (after == 0);
+                int room = len;
+                for (int s = -1; s <= 1; s += 2) {
+                    int rr = s < 0 ? r - dirs[i][0] : r + len * dirs[i][0];
+                    int cc = s < 0 ? col - dirs[i][1] : col + len * dirs[i][1];
+                    for (int e = 0; e < c->k; e++) {
+                        int v = at(c, rr, cc);
+                        if (v != 0 && v != color)
+                            break;
+                        room++;
+                        rr += s * dirs[i][0];
+                        cc += s * dirs[i][1];
+                    }
+                }
+                score[color] += pattern_value(c, len, open, room);
+            }
+        }
+}
+
+/* Static value for the side `me` to move: positive is good for me. */
+static int ab_evaluate(const ab_ctx *c, int me)
+{
+    long s[3];
+    ab_patterns(c, s);
+    long v = s[me] * 6 / 5 - s[3 - me];
+    if (v > AB_WIN / 2)
+        v = AB_WIN / 2;
+    if (v < -AB_WIN / 2)
+        v = -AB_WIN / 2;
+    return (int)v;
+}
+
+typedef struct ab_move {
+    int cell;
+    int order;
+} ab_move;
+
+static int cmp_move(const void *a, const void *b)
+{
+    const ab_move *x = a, *y = b;
+    if (x->order != y->order)
+        return x->order > y->order ? -1 : 1;
+    return x->cell - y->cell; /* deterministic */
+}
+
+/* Candidate moves for `me`, best first; returns their count. When `me` can win at once
+ * *win is that point (else -1) and the count is 0. When the opponent threatens to win,
+ * only the points that block are returned (forced blocks). */
+static int ab_candidates(const ab_ctx *c, int me, ab_move *out, int *win)
+{
+    int n = 0, nblock = 0;
+    *win = -1;
+    if (c->stones == 0) {
+        out[0].cell = (c->rows / 2) * c->cols + c->cols / 2;
+        out[0].order = 0;
+        return 1;
+    }
+    for (int cell = 0; cell < c->n; cell++) {
+        if (c->board[cell] || !c->near[cell])
+            continue;
+        if (ab_makes_win(c, cell, me)) {
+            *win = cell;
+            return 0;
+        }
+        if (ab_makes_win(c, cell, 3 - me)) {
+            /* Forced block: keep only such points (at the front). */
+            out[nblock].cell = cell;
+            out[nblock].order = AB_WIN;
+            nblock++;
+            continue;
+        }
+        if (nblock)
+            continue;
+        out[n].cell = cell;
+        n++;
+    }
+    if (nblock) {
+        return nblock;
+    }
+    for (int i = 0; i < n; i++)
+        out[i].order = ab_point_value(c, out[i].cell, me) + ab_point_value(c, out[i].cell, 3 - me) * 9 / 10;
+    qsort(out, (size_t)n, sizeof *out, cmp_move);
+    return n;
+}
+
+static int ab_negamax(ab_ctx *c, int depth, int alpha, int beta, int me, int ply)
+{
+    c->nodes++;
+    if (c->seconds > 0 && (c->nodes & 1023) == 0 && now_seconds() > c->deadline)
+        c->aborted = true;
+    if (c->aborted)
+        return 0;
+    if (c->stones >= c->n)
+        return 0; /* full board: draw */
+    ab_move moves[GAME_MAX_CELLS];
+    int win;
+    int n = ab_candidates(c, me, moves, &win);
+    if (win >= 0)
+        return AB_WIN - ply;
+    if (n == 0)
+        return 0;
+    if (depth <= 0)
+        return ab_evaluate(c, me);
+    if (n > AB_WIDTH)
+        n = AB_WIDTH;
+    int best = -AB_WIN - 1;
+    for (int i = 0; i < n; i++) {
+        ab_place(c, moves[i].cell, me);
+        int v = -ab_negamax(c, depth - 1, -beta, -alpha, 3 - me, ply + 1);
+        ab_unplace(c, moves[i].cell);
+        if (c->aborted)
+            return 0;
+        if (v > best)
+            best = v;
+        if (v > alpha)
+            alpha = v;
+        if (alpha >= beta)
+            break;
+    }
+    return best;
+}
+
+static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, char *err,
+                     size_t errlen)
+{
+    (void)r;
+    ab_ctx *c = p->ctx;
+    const game *g = p->g;
+    if (game_terminal(g, s)) {
+        snprintf(err, errlen, "no legal move (the game is over)");
+        return -1;
+    }
+    game_encode(g, s, c->planes);
+    memset(c->board, 0, sizeof c->board);
+    memset(c->near, 0, sizeof c->near);
+    c->stones = 0;
+    for (int i = 0; i < c->n; i++) {
+        if (c->planes[i] > 0.5f)
+            ab_place(c, i, 1);
+        else if (c->planes[c->n + i] > 0.5f)
+            ab_place(c, i, 2);
+    }
+    c->nodes = 0;
+    c->aborted = false;
+    c->deadline = now_seconds() + c->seconds;
+
+    ab_move moves[GAME_MAX_CELLS];
+    int win;
+    int n = ab_candidates(c, 1, moves, &win);
+    if (win >= 0 || n == 1) {
+        int a = win >= 0 ? win : moves[0].cell;
+        if (info) {
+            info->depth = 1;
+            info->ntop = 1;
+            info->top[0].action = a;
+            info->top[0].visits = win >= 0 ? AB_WIN : 0;
+        }
+        return a;
+    }
+    if (n == 0) {
+        /* No stone near any empty point cannot happen with stones on the board; take
+         * the first empty point to stay legal. */
+        for (int i = 0; i < c->n; i++)
+            if (!c->board[i])
+                return i;
+        snprintf(err, errlen, "no legal move");
+        return -1;
+    }
+    if (n > AB_ROOT_WIDTH)
+        n = AB_ROOT_WIDTH;
+    int best_cell = moves[0].cell, reached = 0;
+    int scores[AB_ROOT_WIDTH];
+    int maxd = c->seconds > 0 ? AB_MAX_DEPTH : c->depth;
+    for (int d = 1; d <= maxd; d++) {
+        int alpha = -AB_WIN - 1, beta = AB_WIN + 1, best = -AB_WIN - 1, bi = 0;
+        for (int i = 0; i < n; i++) {
+            ab_place(c, moves[i].cell, 1);
+            /* Moves after the best so far are fail-low bounds: good enough to order. */
+            int v = -ab_negamax(c, d - 1, -beta, -alpha, 2, 1);
+            ab_unplace(c, moves[i].cell);
+            if (c->aborted)
+                break;
+            scores[i] = v;
+            if (v > best) {
+                best = v;
+                bi = i;
+            }
+            if (v > alpha)
+                alpha = v;
+        }
+        if (c->aborted)
+            break;
+        reached = d;
+        best_cell = moves[bi].cell;
+        /* Next iteration: this iteration's values order the root (stable for ties). */
+        for (int i = 0; i < n; i++)
+            moves[i].order = scores[i];
+        qsort(moves, (size_t)n, sizeof *moves, cmp_move);
+        for (int i = 0; i < n; i++)
+            scores[i] = moves[i].order;
+        if (best >= AB_WIN - AB_MAX_DEPTH || best <= -AB_WIN + AB_MAX_DEPTH)
+            break; /* a forced result: deeper search cannot change it */
+        if (c->seconds > 0 && now_seconds() > c->deadline)
+            break;
+    }
+    if (info) {
+        info->depth = reached;
+        info->simulations = (int)(c->nodes > 2147483647L ? 2147483647L : c->nodes);
+        info->ntop = 0;
+        if (reached > 0)
+            for (int i = 0; i < n && i < PLAYER_INFO_TOP; i++) {
+                info->top[i].action = moves[i].cell;
+                info->top[i].visits = moves[i].order;
+                info->ntop++;
+            }
+    }
+    return best_cell;
+}
+
+static void ab_destroy(player *p)
+{
+    ab_ctx *c = p->ctx;
+    if (c)
+        free(c->planes);
+    free(c);
+    p->ctx = NULL;
+}
+
+static int ab_create(player *p, const char *arg, const game *g, const gz_config *cfg, char *err,
+                     size_t errlen)
+{
+    if (strcmp(g->name, "mnk") != 0) {
+        snprintf(err, errlen, "alphabeta plays only m,n,k games (tic-tac-toe, Gomoku), not %s",
+                 g->name);
+        return -1;
+    }
+    int depth = 4;
+    double seconds = 0;
+    if (arg) {
+        size_t len = strlen(arg);
+        if (len > 1 && arg[len - 1] == 's') {
+            char *end;
+            seconds = strtod(arg, &end);
+            if (end != arg + len - 1 || !(seconds > 0) || seconds > 86400) {
+                snprintf(err, errlen, "expected alphabeta:D (depth 1..%d) or alphabeta:Ts "
+                                      "(seconds > 0, e.g. 0.5s)", AB_MAX_DEPTH);
+                return -1;
+            }
+        } else if (player_parse_count(arg, &depth) < 0 || depth > AB_MAX_DEPTH) {
+            snprintf(err, errlen, "expected alphabeta:D (depth 1..%d) or alphabeta:Ts (seconds > 0, "
+                                  "e.g. 0.5s)", AB_MAX_DEPTH);
+            return -1;
+        }
+    }
+    ab_ctx *c = calloc(1, sizeof *c);
+    float *planes = malloc(sizeof(float) * (size_t)g->planes * (size_t)g->actions);
+    if (!c || !planes) {
+        free(c);
+        free(planes);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    c->rows = g->rows;
+    c->cols = g->cols;
+    c->n = g->rows * g->cols;
+    c->k = cfg->game.k;
+    c->exact = cfg->game.exact;
+    c->depth = depth;
+    c->seconds = seconds;
+    c->planes = planes;
+    assert(c->n == g->actions);
+    p->ctx = c;
+    p->choose = ab_choose;
+    p->destroy = ab_destroy;
+    return 0;
+}
+
+const player_kind player_kind_alphabeta = {
+    .name = "alphabeta",
+    .syntax = "alphabeta[:D|:Ts]",
+    .help = "m,n,k only: pattern-evaluation alpha-beta, D plies (default 4) or T seconds",
+    .create = ab_create,
+};
