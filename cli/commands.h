@@ -26,5 +26,7 @@ int cli_load_config(gz_config *c, const char *path, char **sets, int nsets);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_config(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -1,0 +1,338 @@
+/* gridzero bench WHAT: throughput measurements. `nn`: the network's forward pass,
+ * oneDNN and the reference, at several batch sizes. Other benchmarks add a row to the
+ * table at the bottom. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "commands.h"
+#include "engine/game.h"
+#include "nn/checkpoint.h"
+#include "nn/infer.h"
+
+#define MAX_BATCHES 16
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void bench_nn_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gridzero bench nn [-c CONFIG] [--set KEY=VALUE]... [-m MODEL]\n"
+            "                         [--batches 1,8,32,64,256] [--precision auto|fp32|bf16]\n"
+            "                         [--threads N] [--repeats R] [--no-ref] [--json] [--save FILE]\n\n"
+            "Times the network of CONFIG (random He weights, seed from the config) or of MODEL:\n"
+            "oneDNN inference at each batch size (median of R timed repeats of at least 0.2 s\n"
+            "each, after a warm-up) and the plain-C reference forward (batches 1 and 8 only: it\n"
+            "is slow and its speed does not depend on the batch). Inputs are encodings of random\n"
+            "positions of the config's game. Prints positions/s, ms per batch and GFLOP/s (from\n"
+            "the FLOP count of `gridzero info`); --json prints one JSON object. --save writes\n"
+            "the random model to FILE (a checkpoint of generation 0).\n");
+}
+
+typedef struct bench_row {
+    int batch;
+    double ms, pps, gflops;
+} bench_row;
+
+/* Times fn over `reps` repeats; each repeat runs enough iterations for >= min_s. */
+typedef struct runner {
+    nn_infer *ctx;           /* NULL: reference */
+    const nn_params *p;
+    int rows, cols;
+    const float *in;
+    const uint8_t *legal;
+    float *pol, *val;
+} runner;
+
+static int run_once(runner *r, int n, char *err, size_t errlen)
+{
+    if (r->ctx)
+        return nn_infer_run(r->ctx, n, r->in, r->legal, r->pol, r->val, err, errlen);
+    return nn_ref_forward(r->p, r->rows, r->cols, n, r->in, r->legal, r->pol, r->val, NULL, err,
+                          errlen);
+}
+
+static int time_batch(runner *r, int n, int reps, double min_s, double flops, bench_row *row,
+                      char *err, size_t errlen)
+{
+    if (run_once(r, n, err, errlen) < 0) /* warm-up: builds the plan */
+        return -1;
+    double t0 = now_s();
+    if (run_once(r, n, err, errlen) < 0)
+        return -1;
+    double one = now_s() - t0;
+    int iters = one > 0 ? (int)(min_s / one) + 1 : 1000;
+    if (iters > 100000)
+        iters = 100000;
+    double ms[64];
+    if (reps > 64)
+        reps = 64;
+    for (int k = 0; k < reps; k++) {
+        t0 = now_s();
+        for (int i = 0; i < iters; i++)
+            if (run_once(r, n, err, errlen) < 0)
+                return -1;
+        ms[k] = (now_s() - t0) * 1e3 / iters;
+    }
+    qsort(ms, (size_t)reps, sizeof(double), cmp_double);
+    row->batch = n;
+    row->ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+    row->pps = n * 1e3 / row->ms;
+    row->gflops = row->pps * flops / 1e9;
+    return 0;
+}
+
+static cJSON *rows_json(const bench_row *rows, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "batch", rows[i].batch);
+        cJSON_AddNumberToObject(o, "positions_per_s", rows[i].pps);
+        cJSON_AddNumberToObject(o, "ms_per_batch", rows[i].ms);
+        cJSON_AddNumberToObject(o, "gflops", rows[i].gflops);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static int bench_nn(int argc, char **argv)
+{
+    const char *cfg_path = NULL, *model = NULL, *prec_word = NULL, *save = NULL;
+    char **sets = malloc(sizeof(char *) * (size_t)(argc + 1));
+    int nsets = 0, threads = -1, reps = 5, nb = 0, json = 0, ref = 1;
+    int batches[MAX_BATCHES];
+    const char *blist = "1,8,32,64,256";
+    int rc = EXIT_USAGE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            bench_nn_usage(stdout);
+            free(sets);
+            return EXIT_OK;
+        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && v) {
+            cfg_path = v, i++;
+        } else if (!strcmp(a, "--set") && v) {
+            sets[nsets++] = argv[++i];
+        } else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && v) {
+            model = v, i++;
+        } else if (!strcmp(a, "--batches") && v) {
+            blist = v, i++;
+        } else if (!strcmp(a, "--precision") && v) {
+            prec_word = v, i++;
+        } else if (!strcmp(a, "--threads") && v) {
+            char *end;
+            threads = (int)strtol(v, &end, 10), i++;
+            if (*end || threads < 0 || threads > 256) {
+                cli_error("bench nn: --threads: expected an integer in 0..256, got \"%s\"", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--repeats") && v) {
+            char *end;
+            reps = (int)strtol(v, &end, 10), i++;
+            if (*end || reps < 1 || reps > 64) {
+                cli_error("bench nn: --repeats: expected an integer in 1..64, got \"%s\"", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--save") && v) {
+            save = v, i++;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--no-ref")) {
+            ref = 0;
+        } else {
+            cli_error("bench nn: unexpected argument \"%s\" (see gridzero bench nn --help)", a);
+            goto out;
+        }
+    }
+    for (const char *q = blist; *q;) {
+        char *end;
+        long b = strtol(q, &end, 10);
+        if (end == q || b < 1 || b > NN_MAX_BATCH || nb == MAX_BATCHES || (*end && *end != ',')) {
+            cli_error("bench nn: --batches: expected up to %d comma-separated sizes in 1..%d, got "
+                      "\"%s\"", MAX_BATCHES, NN_MAX_BATCH, blist);
+            goto out;
+        }
+        batches[nb++] = (int)b;
+        q = *end ? end + 1 : end;
+    }
+    gz_config c;
+    if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
+        goto out;
+    rc = EXIT_USAGE;
+    char err[512];
+    game *g = game_new(&c.game, err, sizeof err);
+    if (!g) {
+        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
+        goto out;
+    }
+    nn_params *p = NULL;
+    if (model) {
+        p = nn_ckpt_load(model, g, NULL, err, sizeof err);
+    } else {
+        nn_spec s;
+        if (nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0 &&
+            (p = nn_params_new(&s, err, sizeof err)) != NULL)
+            nn_params_init_he(p, c.seed);
+    }
+    if (!p) {
+        cli_error("%s", err);
+        game_free(g);
+        goto out;
+    }
+    if (save && nn_ckpt_save(save, p, NULL, NULL, 0, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        nn_params_free(p);
+        game_free(g);
+        goto out;
+    }
+    nn_precision prec;
+    if (nn_precision_parse(prec_word ? prec_word : c.net.precision, &prec) < 0) {
+        cli_error("bench nn: precision: expected auto, fp32 or bf16, got \"%s\"",
+                  prec_word ? prec_word : c.net.precision);
+        nn_params_free(p);
+        game_free(g);
+        goto out;
+    }
+    if (threads < 0)
+        threads = c.net.threads;
+    int eff_threads = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    rc = EXIT_FAIL;
+    int maxb = 8;
+    for (int i = 0; i < nb; i++)
+        maxb = batches[i] > maxb ? batches[i] : maxb;
+    size_t per = (size_t)g->planes * g->rows * g->cols;
+    float *in = malloc(sizeof(float) * per * (size_t)maxb);
+    uint8_t *legal = malloc((size_t)g->actions * (size_t)maxb);
+    float *pol = malloc(sizeof(float) * (size_t)g->actions * (size_t)maxb);
+    float *val = malloc(sizeof(float) * (size_t)g->players * (size_t)maxb);
+    game_state *st = malloc(g->state_size);
+    rng r;
+    rng_seed(&r, c.seed);
+    for (int b = 0; b < maxb; b++) {
+        game_init(g, st, &r);
+        int plies = (int)rng_below(&r, (uint32_t)(g->max_game_length / 3 + 1));
+        for (int k = 0; k < plies && !game_terminal(g, st); k++) {
+            uint8_t *m = legal + (size_t)b * g->actions;
+            int nl = game_legal(g, st, m);
+            uint32_t pick = rng_below(&r, (uint32_t)nl);
+            for (int a = 0; a < g->actions; a++)
+                if (m[a] && pick-- == 0) {
+                    game_play(g, st, a);
+                    break;
+                }
+        }
+        if (game_terminal(g, st))
+            game_init(g, st, &r);
+        game_encode(g, st, in + per * (size_t)b);
+        game_legal(g, st, legal + (size_t)b * g->actions);
+    }
+    double flops = nn_spec_flops(&p->layout.spec, g->rows, g->cols);
+    bench_row rows[MAX_BATCHES], rrows[2];
+    int nref = 0;
+    nn_infer *ctx = nn_infer_new(p, g->rows, g->cols, prec, threads, err, sizeof err);
+    if (!ctx) {
+        cli_error("%s", err);
+        goto done;
+    }
+    runner rn = {ctx, p, g->rows, g->cols, in, legal, pol, val};
+    for (int i = 0; i < nb; i++)
+        if (time_batch(&rn, batches[i], reps, 0.2, flops, &rows[i], err, sizeof err) < 0) {
+            cli_error("%s", err);
+            goto done;
+        }
+    if (ref) {
+        runner rr = {NULL, p, g->rows, g->cols, in, legal, pol, val};
+        int rb[2] = {1, 8};
+        for (nref = 0; nref < 2; nref++)
+            if (time_batch(&rr, rb[nref], reps < 3 ? reps : 3, 0.0, flops, &rrows[nref], err,
+                           sizeof err) < 0) {
+                cli_error("%s", err);
+                goto done;
+            }
+    }
+    const nn_spec *s = &p->layout.spec;
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        char *sj = nn_spec_to_json(s);
+        cJSON_AddItemToObject(o, "spec", cJSON_Parse(sj));
+        free(sj);
+        cJSON_AddStringToObject(o, "model", model ? model : "random");
+        cJSON_AddStringToObject(o, "precision", nn_precision_name(prec));
+        cJSON_AddNumberToObject(o, "threads", eff_threads);
+        cJSON_AddNumberToObject(o, "flops_per_position", flops);
+        cJSON_AddItemToObject(o, "batches", rows_json(rows, nb));
+        if (ref)
+            cJSON_AddItemToObject(o, "reference", rows_json(rrows, nref));
+        char *txt = cJSON_PrintUnformatted(o);
+        printf("%s\n", txt);
+        free(txt);
+        cJSON_Delete(o);
+    } else {
+        printf("network: %s, %d %s blocks x %d channels, %dx%d %s, %d players; %.1f MFLOP/position\n",
+               model ? model : "random weights", s->blocks, nn_trunk_name(s->trunk), s->channels,
+               g->rows, g->cols, nn_lattice_name(s->lattice), s->players, flops / 1e6);
+        printf("oneDNN %s, %d threads (median of %d repeats)\n", nn_precision_name(prec),
+               eff_threads, reps);
+        printf("  %6s %14s %12s %10s\n", "batch", "positions/s", "ms/batch", "GFLOP/s");
+        for (int i = 0; i < nb; i++)
+            printf("  %6d %14.1f %12.3f %10.1f\n", rows[i].batch, rows[i].pps, rows[i].ms,
+                   rows[i].gflops);
+        if (ref) {
+            printf("reference forward (plain C, one thread)\n");
+            for (int i = 0; i < nref; i++)
+                printf("  %6d %14.1f %12.3f %10.1f\n", rrows[i].batch, rrows[i].pps, rrows[i].ms,
+                       rrows[i].gflops);
+        }
+    }
+    rc = EXIT_OK;
+done:
+    nn_infer_free(ctx);
+    free(in), free(legal), free(pol), free(val), free(st);
+    nn_params_free(p);
+    game_free(g);
+out:
+    free(sets);
+    return rc;
+}
+
+typedef struct bench_kind {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} bench_kind;
+
+static const bench_kind benches[] = {
+    {"nn", bench_nn, "network forward: oneDNN and the reference, by batch size"},
+};
+#define NBENCHES (sizeof benches / sizeof benches[0])
+
+int cmd_bench(int argc, char **argv)
+{
+    if (argc >= 2)
+        for (size_t i = 0; i < NBENCHES; i++)
+            if (!strcmp(argv[1], benches[i].name))
+                return benches[i].run(argc - 1, argv + 1);
+    FILE *f = argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? stdout : stderr;
+    if (argc >= 2 && f == stderr)
+        cli_error("bench: unknown benchmark \"%s\"", argv[1]);
+    fprintf(f, "usage: gridzero bench WHAT [OPTIONS]   (gridzero bench WHAT --help)\n");
+    for (size_t i = 0; i < NBENCHES; i++)
+        fprintf(f, "  %-8s %s\n", benches[i].name, benches[i].summary);
+    return f == stdout ? EXIT_OK : EXIT_USAGE;
+}

@@ -1,0 +1,71 @@
+/* gridzero info FILE: any gridzero HDF5 file in words, dispatched on its format
+ * attribute (a table below: other file kinds add a row). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "nn/checkpoint.h"
+#include "nn/params.h"
+
+static int info_model(const char *path)
+{
+    char err[512];
+    nn_ckpt_meta m;
+    nn_params *p = nn_ckpt_load(path, NULL, &m, err, sizeof err);
+    if (!p) {
+        cli_error("%s", err);
+        return EXIT_USAGE;
+    }
+    const nn_spec *s = &p->layout.spec;
+    printf("%s: gridzero model (format %s, version %d)\n", path, NN_CKPT_FORMAT, NN_CKPT_VERSION);
+    printf("  input       %d planes, %dx%d board, %s lattice%s\n", s->planes, s->rows, s->cols,
+           nn_lattice_name(s->lattice),
+           s->lattice == GAME_LATTICE_HEX ? " (masked 3x3 kernels: 7 live taps)" : "");
+    printf("  trunk       3x3 stem + %d %s block%s x %d channels\n", s->blocks, nn_trunk_name(s->trunk),
+           s->blocks == 1 ? "" : "s", s->channels);
+    if (s->policy == NN_POLICY_CONV)
+        printf("  policy head 1x1 conv to %d channels, 1x1 conv to one logit per point "
+               "(fully convolutional)\n", s->head_channels);
+    else
+        printf("  policy head 1x1 conv to %d channels, dense to %d actions\n", s->head_channels,
+               s->actions);
+    printf("  value head  1x1 conv to %d channels, average pool, FC %d, FC %d players, tanh "
+           "(mover first)\n", s->head_channels, s->value_hidden, s->players);
+    printf("  parameters  %zu in %d tensors\n", p->layout.count, p->layout.ntensors);
+    printf("  FLOPs       %.1f M per position (%dx%d)\n", nn_spec_flops(s, s->rows, s->cols) / 1e6,
+           s->rows, s->cols);
+    printf("  generation  %lld\n  step        %lld\n  parent      %s\n", (long long)m.generation,
+           (long long)m.step, m.parent[0] ? m.parent : "(none)");
+    nn_params_free(p);
+    return EXIT_OK;
+}
+
+typedef struct info_kind {
+    const char *format;
+    int (*show)(const char *path);
+} info_kind;
+
+static const info_kind kinds[] = {
+    {NN_CKPT_FORMAT, info_model},
+};
+
+int cmd_info(int argc, char **argv)
+{
+    if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        FILE *f = argc == 2 ? stdout : stderr;
+        fprintf(f, "usage: gridzero info FILE\n\nDescribes a gridzero HDF5 file in words (a model: "
+                   "its network, parameter count,\nFLOPs per position, generation, training step, "
+                   "parent).\n");
+        return argc == 2 ? EXIT_OK : EXIT_USAGE;
+    }
+    char fmt[64], err[512];
+    if (nn_h5_format(argv[1], fmt, sizeof fmt, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(fmt, kinds[i].format))
+            return kinds[i].show(argv[1]);
+    cli_error("%s: format \"%s\" is not one this build describes", argv[1], fmt);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,583 @@
+/* infer_dnnl.c — oneDNN (v2 C API) inference context (see infer.h).
+ *
+ * The graph, per batch-size plan:
+ *   input (f32 NCHW, the caller's encoding) --reorder if the stem wants another layout-->
+ *   stem conv 3x3 (+BN folded, ReLU post-op)                       -> A
+ *   block b: conv1 3x3 (A -> B, ReLU post-op)
+ *            conv2 3x3 (B -> A, sum post-op with A = the skip, then ReLU; plain trunk:
+ *            no sum)
+ *   head conv 1x1: the policy and value head convs concatenated (C -> 2H, ReLU), dst f32
+ *            NHWC so the tiny rest is contiguous plain C: policy 1x1 (or dense) + bias,
+ *            masked softmax; value global average pool, FC, ReLU, FC, tanh.
+ * A and B have the layout the first trunk conv picks (format_tag any); the other convs
+ * are pinned to it so no activation reorder happens inside the trunk. Weights are folded
+ * once per context and reordered once per distinct layout a plan asks for (cached).
+ * Plans are made per batch bucket (1,2,3,4,6,8,12,16,...,512): a batch of n runs in the
+ * smallest bucket >= n (rows beyond n are zero padding), so at most 18 plans exist.
+ * bf16: activations and weights bf16, biases and the head output f32.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "infer.h"
+
+#define NN_MAX_LAYERS (2 + 2 * NN_MAX_BLOCKS)
+#define NN_NBUCKETS 18
+#define WCACHE 4
+
+static const int buckets[NN_NBUCKETS] = {1,  2,  3,  4,  6,   8,   12,  16,  24,
+                                         32, 48, 64, 96, 128, 192, 256, 384, 512};
+
+typedef struct wentry {
+    dnnl_memory_desc_t md;
+    dnnl_memory_t mem; /* owned */
+} wentry;
+
+typedef struct layer {
+    int ic, oc, k;
+    bool sum; /* residual add post-op */
+    float *w; /* folded OIHW f32 (owned) */
+    float *b; /* folded bias (owned) */
+    wentry wc[2][WCACHE]; /* reordered weights [0] and biases [1] per layout */
+} layer;
+
+typedef struct plan {
+    int n; /* bucket size */
+    dnnl_memory_t in_user;  /* f32 nchw, owned */
+    dnnl_memory_t in_conv;  /* stem src (== in_user when no reorder) */
+    dnnl_primitive_t in_reorder; /* NULL when none */
+    dnnl_memory_t a, b;     /* trunk activations */
+    dnnl_memory_t head;     /* f32 nhwc n x 2H */
+    dnnl_primitive_t prim[NN_MAX_LAYERS];
+    dnnl_memory_t w[NN_MAX_LAYERS], bias[NN_MAX_LAYERS]; /* borrowed from layer.wc */
+} plan;
+
+struct nn_infer {
+    /* immutable after nn_infer_new */
+    nn_spec spec;
+    int rows, cols, hw, actions, nl, threads;
+    nn_precision prec;
+    dnnl_data_type_t dt;
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    layer L[NN_MAX_LAYERS];
+    float *pol_w, *pol_b;   /* conv head: (H), (1); dense: (A, H*hw), (A) */
+    float *v1_w, *v1_b, *v2_w, *v2_b;
+    /* mutated */
+    plan *plans[NN_NBUCKETS];
+    float *scratch; /* per-position head scratch: logits[A] + hidden */
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+#define DN(call)                                                                                \
+    do {                                                                                        \
+        dnnl_status_t st_ = (call);                                                             \
+        if (st_ != dnnl_success) {                                                              \
+            fail(err, errlen, "oneDNN: %s failed: %s (line %d)", #call, dnnl_status2str(st_),   \
+                 __LINE__);                                                                     \
+            goto out;                                                                           \
+        }                                                                                       \
+    } while (0)
+
+int nn_cpu_has_bf16(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+}
+
+int nn_precision_parse(const char *word, nn_precision *out)
+{
+    if (!strcmp(word, "fp32"))
+        *out = NN_PREC_FP32;
+    else if (!strcmp(word, "bf16"))
+        *out = NN_PREC_BF16;
+    else if (!strcmp(word, "auto"))
+        *out = nn_cpu_has_bf16() ? NN_PREC_BF16 : NN_PREC_FP32;
+    else
+        return -1;
+    return 0;
+}
+
+const char *nn_precision_name(nn_precision p) { return p == NN_PREC_BF16 ? "bf16" : "fp32"; }
+nn_precision nn_infer_precision(const nn_infer *ctx) { return ctx->prec; }
+const nn_spec *nn_infer_spec(const nn_infer *ctx) { return &ctx->spec; }
+
+/* Folds BN (bn) into conv weights w (oc x per) -> fw, fb. */
+static void fold(const nn_layout *Lt, const float *P, int wi, nn_bn_ix bn, int oc, int per, float *fw,
+                 float *fb)
+{
+    const float *w = nn_tensor_cptr(Lt, P, wi);
+    const float *g = nn_tensor_cptr(Lt, P, bn.gamma), *be = nn_tensor_cptr(Lt, P, bn.beta);
+    const float *m = nn_tensor_cptr(Lt, P, bn.mean), *v = nn_tensor_cptr(Lt, P, bn.var);
+    for (int o = 0; o < oc; o++) {
+        float s = g[o] / sqrtf(v[o] + NN_BN_EPS);
+        for (int i = 0; i < per; i++)
+            fw[(size_t)o * per + i] = w[(size_t)o * per + i] * s;
+        fb[o] = be[o] - m[o] * s;
+    }
+}
+
+static float *dup_floats(const float *src, size_t n)
+{
+    float *d = malloc(sizeof(float) * (n ? n : 1));
+    if (d)
+        memcpy(d, src, sizeof(float) * n);
+    return d;
+}
+
+static void plan_free(plan *p, int nl)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < nl; i++)
+        if (p->prim[i])
+            dnnl_primitive_destroy(p->prim[i]);
+    if (p->in_reorder)
+        dnnl_primitive_destroy(p->in_reorder);
+    if (p->in_conv && p->in_conv != p->in_user)
+        dnnl_memory_destroy(p->in_conv);
+    if (p->in_user)
+        dnnl_memory_destroy(p->in_user);
+    if (p->a)
+        dnnl_memory_destroy(p->a);
+    if (p->b)
+        dnnl_memory_destroy(p->b);
+    if (p->head)
+        dnnl_memory_destroy(p->head);
+    free(p);
+}
+
+void nn_infer_free(nn_infer *ctx)
+{
+    if (!ctx)
+        return;
+    for (int i = 0; i < NN_NBUCKETS; i++)
+        plan_free(ctx->plans[i], ctx->nl);
+    for (int l = 0; l < ctx->nl; l++) {
+        free(ctx->L[l].w);
+        free(ctx->L[l].b);
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < WCACHE; j++)
+                if (ctx->L[l].wc[k][j].mem)
+                    dnnl_memory_destroy(ctx->L[l].wc[k][j].mem);
+    }
+    free(ctx->pol_w), free(ctx->pol_b), free(ctx->v1_w), free(ctx->v1_b), free(ctx->v2_w),
+        free(ctx->v2_b), free(ctx->scratch);
+    if (ctx->stream)
+        dnnl_stream_destroy(ctx->stream);
+    if (ctx->engine)
+        dnnl_engine_destroy(ctx->engine);
+    free(ctx);
+}
+
+nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec, int threads,
+                       char *err, size_t errlen)
+{
+    const nn_layout *Lt = &p->layout;
+    const nn_spec *s = &Lt->spec;
+    const float *P = p->data;
+    if (rows < 1 || cols < 1 || rows > GAME_MAX_SIDE || cols > GAME_MAX_SIDE) {
+        fail(err, errlen, "inference: board %dx%d out of range", rows, cols);
+        return NULL;
+    }
+    if (s->policy == NN_POLICY_DENSE && (rows != s->rows || cols != s->cols)) {
+        fail(err, errlen, "inference: dense policy head: the net runs only on %dx%d, not %dx%d",
+             s->rows, s->cols, rows, cols);
+        return NULL;
+    }
+    if (prec == NN_PREC_BF16 && !nn_cpu_has_bf16()) {
+        fail(err, errlen, "inference: precision bf16: this CPU has no native bf16 (avx512_bf16)");
+        return NULL;
+    }
+    nn_infer *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    ctx->spec = *s;
+    ctx->rows = rows;
+    ctx->cols = cols;
+    ctx->hw = rows * cols;
+    ctx->actions = s->policy == NN_POLICY_CONV ? ctx->hw : s->actions;
+    ctx->prec = prec;
+    ctx->dt = prec == NN_PREC_BF16 ? dnnl_bf16 : dnnl_f32;
+    ctx->threads = threads;
+    int C = s->channels, H = s->head_channels, V = s->value_hidden;
+    ctx->nl = 2 + 2 * s->blocks;
+    bool oom = false;
+    /* stem, trunk, head (policy conv ++ value conv) */
+    for (int l = 0; l < ctx->nl; l++) {
+        layer *y = &ctx->L[l];
+        bool head = l == ctx->nl - 1;
+        y->ic = l == 0 ? s->planes : C;
+        y->oc = head ? 2 * H : C;
+        y->k = head ? 1 : 3;
+        y->sum = !head && l > 0 && l % 2 == 0 && s->trunk == NN_TRUNK_RESIDUAL;
+        size_t per = (size_t)y->ic * y->k * y->k;
+        y->w = malloc(sizeof(float) * per * (size_t)y->oc);
+        y->b = malloc(sizeof(float) * (size_t)y->oc);
+        if (!y->w || !y->b) {
+            oom = true;
+            break;
+        }
+        if (l == 0) {
+            fold(Lt, P, Lt->stem_conv, Lt->stem_bn, C, (int)per, y->w, y->b);
+        } else if (!head) {
+            const nn_block_ix *B = &Lt->block[(l - 1) / 2];
+            if (l % 2 == 1)
+                fold(Lt, P, B->conv1, B->bn1, C, (int)per, y->w, y->b);
+            else
+                fold(Lt, P, B->conv2, B->bn2, C, (int)per, y->w, y->b);
+        } else {
+            fold(Lt, P, Lt->pol_conv, Lt->pol_bn, H, (int)per, y->w, y->b);
+            fold(Lt, P, Lt->val_conv, Lt->val_bn, H, (int)per, y->w + (size_t)H * per, y->b + H);
+        }
+    }
+    if (!oom) {
+        ctx->pol_w = dup_floats(nn_tensor_cptr(Lt, P, Lt->pol_out_w), Lt->t[Lt->pol_out_w].size);
+        ctx->pol_b = dup_floats(nn_tensor_cptr(Lt, P, Lt->pol_out_b), Lt->t[Lt->pol_out_b].size);
+        ctx->v1_w = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc1_w), Lt->t[Lt->val_fc1_w].size);
+        ctx->v1_b = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc1_b), (size_t)V);
+        ctx->v2_w = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc2_w), Lt->t[Lt->val_fc2_w].size);
+        ctx->v2_b = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc2_b), (size_t)s->players);
+        ctx->scratch = malloc(sizeof(float) * (size_t)(ctx->actions + 2 * H + V + 8));
+        oom = !ctx->pol_w || !ctx->pol_b || !ctx->v1_w || !ctx->v1_b || !ctx->v2_w || !ctx->v2_b ||
+              !ctx->scratch;
+    }
+    if (oom) {
+        fail(err, errlen, "out of memory");
+        nn_infer_free(ctx);
+        return NULL;
+    }
+    DN(dnnl_engine_create(&ctx->engine, dnnl_cpu, 0));
+    DN(dnnl_stream_create(&ctx->stream, ctx->engine, dnnl_stream_default_flags));
+    return ctx;
+out:
+    nn_infer_free(ctx);
+    return NULL;
+}
+
+/* The memory of layer l's weights (which=0) or bias (1) in layout want, reordering the
+ * folded f32 array once per distinct layout. */
+static int get_weights(nn_infer *ctx, int l, int which, const dnnl_memory_desc_t *want,
+                       dnnl_memory_t *out, char *err, size_t errlen)
+{
+    layer *y = &ctx->L[l];
+    int slot = -1;
+    for (int j = 0; j < WCACHE; j++) {
+        if (y->wc[which][j].mem && dnnl_memory_desc_equal(&y->wc[which][j].md, want)) {
+            *out = y->wc[which][j].mem;
+            return 0;
+        }
+        if (!y->wc[which][j].mem && slot < 0)
+            slot = j;
+    }
+    if (slot < 0)
+        return fail(err, errlen, "oneDNN: layer %d: too many weight layouts", l);
+    int rc = -1;
+    dnnl_memory_desc_t umd;
+    dnnl_memory_t user = NULL, mem = NULL;
+    dnnl_primitive_desc_t rpd = NULL;
+    dnnl_primitive_t r = NULL;
+    if (which == 0) {
+        dnnl_dims_t d = {y->oc, y->ic, y->k, y->k};
+        DN(dnnl_memory_desc_init_by_tag(&umd, 4, d, dnnl_f32, dnnl_oihw));
+    } else {
+        dnnl_dims_t d = {y->oc};
+        DN(dnnl_memory_desc_init_by_tag(&umd, 1, d, dnnl_f32, dnnl_x));
+    }
+    DN(dnnl_memory_create(&user, &umd, ctx->engine, which == 0 ? (void *)y->w : (void *)y->b));
+    DN(dnnl_memory_create(&mem, want, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    DN(dnnl_reorder_primitive_desc_create(&rpd, &umd, ctx->engine, want, ctx->engine, NULL));
+    DN(dnnl_primitive_create(&r, rpd));
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, mem}};
+    DN(dnnl_primitive_execute(r, ctx->stream, 2, args));
+    DN(dnnl_stream_wait(ctx->stream));
+    y->wc[which][slot].md = *want;
+    y->wc[which][slot].mem = mem;
+    *out = mem;
+    mem = NULL;
+    rc = 0;
+out:
+    if (r)
+        dnnl_primitive_destroy(r);
+    if (rpd)
+        dnnl_primitive_desc_destroy(rpd);
+    if (user)
+        dnnl_memory_destroy(user);
+    if (mem)
+        dnnl_memory_destroy(mem);
+    return rc;
+}
+
+/* A convolution primitive descriptor for layer l at batch n. src/dst NULL = any layout
+ * of the context's type. */
+static int conv_pd(nn_infer *ctx, int l, int n, const dnnl_memory_desc_t *src,
+                   const dnnl_memory_desc_t *dst, dnnl_primitive_desc_t *pd, char *err, size_t errlen)
+{
+    layer *y = &ctx->L[l];
+    int rc = -1;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_memory_desc_t smd, wmd, bmd, dmd;
+    dnnl_dims_t sd = {n, y->ic, ctx->rows, ctx->cols}, dd = {n, y->oc, ctx->rows, ctx->cols};
+    dnnl_dims_t wd = {y->oc, y->ic, y->k, y->k}, bd = {y->oc};
+    if (src)
+        smd = *src;
+    else
+        DN(dnnl_memory_desc_init_by_tag(&smd, 4, sd, ctx->dt, dnnl_format_tag_any));
+    if (dst)
+        dmd = *dst;
+    else
+        DN(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, ctx->dt, dnnl_format_tag_any));
+    DN(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, ctx->dt, dnnl_format_tag_any));
+    DN(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_format_tag_any));
+    dnnl_convolution_desc_t cd;
+    dnnl_dims_t strides = {1, 1}, pad = {y->k / 2, y->k / 2};
+    DN(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &smd,
+                                          &wmd, &bmd, &dmd, strides, pad, pad));
+    DN(dnnl_primitive_attr_create(&attr));
+    DN(dnnl_post_ops_create(&po));
+    if (y->sum)
+        DN(dnnl_post_ops_append_sum(po, 1.0f));
+    DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    DN(dnnl_primitive_attr_set_post_ops(attr, po));
+    DN(dnnl_primitive_desc_create(pd, &cd, attr, ctx->engine, NULL));
+    rc = 0;
+out:
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    return rc;
+}
+
+static int bucket_of(int n)
+{
+    for (int i = 0; i < NN_NBUCKETS; i++)
+        if (buckets[i] >= n)
+            return i;
+    return -1;
+}
+
+/* Builds (once) the plan of bucket bi. */
+static plan *get_plan(nn_infer *ctx, int bi, char *err, size_t errlen)
+{
+    if (ctx->plans[bi])
+        return ctx->plans[bi];
+    int n = buckets[bi], nl = ctx->nl;
+    plan *pl = calloc(1, sizeof *pl);
+    dnnl_primitive_desc_t pds[NN_MAX_LAYERS] = {0};
+    dnnl_primitive_desc_t rpd = NULL;
+    if (!pl) {
+        fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    pl->n = n;
+    int head = nl - 1;
+    /* The trunk layout: what the first trunk conv (or, without blocks, the head) picks. */
+    const dnnl_memory_desc_t *amd = NULL, *bmd = NULL;
+    dnnl_memory_desc_t hmd;
+    dnnl_dims_t hd = {n, ctx->L[head].oc, ctx->rows, ctx->cols};
+    DN(dnnl_memory_desc_init_by_tag(&hmd, 4, hd, dnnl_f32, dnnl_nhwc));
+    if (nl > 2) {
+        if (conv_pd(ctx, 1, n, NULL, NULL, &pds[1], err, errlen) < 0)
+            goto out;
+        amd = dnnl_primitive_desc_query_md(pds[1], dnnl_query_src_md, 0);
+        bmd = dnnl_primitive_desc_query_md(pds[1], dnnl_query_dst_md, 0);
+        for (int l = 2; l < head; l++)
+            if (conv_pd(ctx, l, n, l % 2 ? amd : bmd, l % 2 ? bmd : amd, &pds[l], err, errlen) < 0)
+                goto out;
+        if (conv_pd(ctx, head, n, amd, &hmd, &pds[head], err, errlen) < 0)
+            goto out;
+    } else {
+        if (conv_pd(ctx, head, n, NULL, &hmd, &pds[head], err, errlen) < 0)
+            goto out;
+        amd = dnnl_primitive_desc_query_md(pds[head], dnnl_query_src_md, 0);
+    }
+    if (conv_pd(ctx, 0, n, NULL, amd, &pds[0], err, errlen) < 0)
+        goto out;
+    /* memories */
+    dnnl_memory_desc_t umd;
+    dnnl_dims_t ud = {n, ctx->spec.planes, ctx->rows, ctx->cols};
+    DN(dnnl_memory_desc_init_by_tag(&umd, 4, ud, dnnl_f32, dnnl_nchw));
+    DN(dnnl_memory_create(&pl->in_user, &umd, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    void *h = NULL;
+    DN(dnnl_memory_get_data_handle(pl->in_user, &h));
+    memset(h, 0, dnnl_memory_desc_get_size(&umd));
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pds[0], dnnl_query_src_md, 0);
+    if (dnnl_memory_desc_equal(smd, &umd)) {
+        pl->in_conv = pl->in_user;
+    } else {
+        DN(dnnl_memory_create(&pl->in_conv, smd, ctx->engine, DNNL_MEMORY_ALLOCATE));
+        DN(dnnl_reorder_primitive_desc_create(&rpd, &umd, ctx->engine, smd, ctx->engine, NULL));
+        DN(dnnl_primitive_create(&pl->in_reorder, rpd));
+    }
+    DN(dnnl_memory_create(&pl->a, amd, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    if (bmd)
+        DN(dnnl_memory_create(&pl->b, bmd, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    DN(dnnl_memory_create(&pl->head, &hmd, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    for (int l = 0; l < nl; l++) {
+        if (get_weights(ctx, l, 0, dnnl_primitive_desc_query_md(pds[l], dnnl_query_weights_md, 0),
+                        &pl->w[l], err, errlen) < 0 ||
+            get_weights(ctx, l, 1, dnnl_primitive_desc_query_md(pds[l], dnnl_query_weights_md, 1),
+                        &pl->bias[l], err, errlen) < 0)
+            goto out;
+        DN(dnnl_primitive_create(&pl->prim[l], pds[l]));
+    }
+    for (int l = 0; l < nl; l++)
+        dnnl_primitive_desc_destroy(pds[l]);
+    if (rpd)
+        dnnl_primitive_desc_destroy(rpd);
+    ctx->plans[bi] = pl;
+    return pl;
+out:
+    for (int l = 0; l < nl; l++)
+        if (pds[l])
+            dnnl_primitive_desc_destroy(pds[l]);
+    if (rpd)
+        dnnl_primitive_desc_destroy(rpd);
+    plan_free(pl, nl);
+    return NULL;
+}
+
+float *nn_infer_input(nn_infer *ctx, int n, char *err, size_t errlen)
+{
+    int bi = n >= 1 ? bucket_of(n) : -1;
+    if (bi < 0) {
+        fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
+        return NULL;
+    }
+    plan *pl = get_plan(ctx, bi, err, errlen);
+    if (!pl)
+        return NULL;
+    void *h = NULL;
+    if (dnnl_memory_get_data_handle(pl->in_user, &h) != dnnl_success) {
+        fail(err, errlen, "oneDNN: no input buffer");
+        return NULL;
+    }
+    return h;
+}
+
+static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t *legal, float *policy,
+                      float *values)
+{
+    const nn_spec *s = &ctx->spec;
+    int H = s->head_channels, V = s->value_hidden, H2 = 2 * H, hw = ctx->hw, A = ctx->actions;
+    float *logits = ctx->scratch, *pool = logits + A, *hid = pool + H;
+    if (s->policy == NN_POLICY_CONV) {
+        for (int p = 0; p < hw; p++) {
+            const float *x = hbuf + (size_t)p * H2;
+            float acc = ctx->pol_b[0];
+            for (int h = 0; h < H; h++)
+                acc += ctx->pol_w[h] * x[h];
+            logits[p] = acc;
+        }
+    } else {
+        /* W[a][h * hw + p] against x[p][h] */
+        for (int a = 0; a < A; a++) {
+            const float *w = ctx->pol_w + (size_t)a * H * hw;
+            float acc = ctx->pol_b[a];
+            for (int h = 0; h < H; h++)
+                for (int p = 0; p < hw; p++)
+                    acc += w[(size_t)h * hw + p] * hbuf[(size_t)p * H2 + h];
+            logits[a] = acc;
+        }
+    }
+    nn_masked_softmax(A, logits, legal, policy);
+    for (int h = 0; h < H; h++)
+        pool[h] = 0;
+    for (int p = 0; p < hw; p++) {
+        const float *x = hbuf + (size_t)p * H2 + H;
+        for (int h = 0; h < H; h++)
+            pool[h] += x[h];
+    }
+    for (int h = 0; h < H; h++)
+        pool[h] /= (float)hw;
+    for (int v = 0; v < V; v++) {
+        float acc = ctx->v1_b[v];
+        for (int h = 0; h < H; h++)
+            acc += ctx->v1_w[(size_t)v * H + h] * pool[h];
+        hid[v] = acc > 0 ? acc : 0;
+    }
+    for (int o = 0; o < s->players; o++) {
+        float acc = ctx->v2_b[o];
+        for (int v = 0; v < V; v++)
+            acc += ctx->v2_w[(size_t)o * V + v] * hid[v];
+        values[o] = tanhf(acc);
+    }
+}
+
+int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal, float *policy,
+                 float *values, char *err, size_t errlen)
+{
+    int bi = n >= 1 ? bucket_of(n) : -1;
+    if (bi < 0)
+        return fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
+    plan *pl = get_plan(ctx, bi, err, errlen);
+    if (!pl)
+        return -1;
+    int rc = -1;
+    void *in = NULL, *hb = NULL;
+    DN(dnnl_memory_get_data_handle(pl->in_user, &in));
+    size_t in_floats = (size_t)ctx->spec.planes * ctx->hw;
+    if (input != in)
+        memcpy(in, input, sizeof(float) * in_floats * (size_t)n);
+#ifdef _OPENMP
+    if (ctx->threads > 0)
+        omp_set_num_threads(ctx->threads);
+#endif
+    if (pl->in_reorder) {
+        dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, pl->in_user}, {DNNL_ARG_TO, pl->in_conv}};
+        DN(dnnl_primitive_execute(pl->in_reorder, ctx->stream, 2, a));
+    }
+    for (int l = 0; l < ctx->nl; l++) {
+        dnnl_memory_t src, dst;
+        if (l == 0) {
+            src = pl->in_conv;
+            dst = pl->a;
+        } else if (l == ctx->nl - 1) {
+            src = pl->a;
+            dst = pl->head;
+        } else if (l % 2 == 1) {
+            src = pl->a;
+            dst = pl->b;
+        } else {
+            src = pl->b;
+            dst = pl->a;
+        }
+        dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, src},
+                                {DNNL_ARG_WEIGHTS, pl->w[l]},
+                                {DNNL_ARG_BIAS, pl->bias[l]},
+                                {DNNL_ARG_DST, dst}};
+        DN(dnnl_primitive_execute(pl->prim[l], ctx->stream, 4, a));
+    }
+    DN(dnnl_stream_wait(ctx->stream));
+    DN(dnnl_memory_get_data_handle(pl->head, &hb));
+    size_t per = (size_t)ctx->hw * 2 * ctx->spec.head_channels;
+    for (int b = 0; b < n; b++)
+        run_heads(ctx, (const float *)hb + per * (size_t)b,
+                  legal ? legal + (size_t)b * ctx->actions : NULL, policy + (size_t)b * ctx->actions,
+                  values + (size_t)b * ctx->spec.players);
+    rc = 0;
+out:
+    return rc;
+}

@@ -1,0 +1,315 @@
+/* net_eval.c — the network evaluator and its position cache (see net_eval.h). */
+#include "net_eval.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/rng.h"
+#include "engine/symmetry.h"
+
+/* ---- the cache ---- */
+
+#define CACHE_STRIPES 64
+
+typedef struct cache_entry {
+    uint64_t key;    /* 0 with used == 0: empty */
+    uint32_t used;
+    float values[GAME_MAX_PLAYERS];
+} cache_entry;
+
+struct nn_cache {
+    /* immutable after nn_cache_new */
+    int entries, actions, players;
+    /* mutated under stripe locks */
+    cache_entry *e;
+    uint16_t *prior; /* entries x actions, quantised priors in legal-action order */
+    pthread_mutex_t lock[CACHE_STRIPES];
+};
+
+nn_cache *nn_cache_new(int entries, int actions, int players)
+{
+    if (entries < 1 || actions < 1 || players < 1 || players > GAME_MAX_PLAYERS)
+        return NULL;
+    nn_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->entries = entries;
+    c->actions = actions;
+    c->players = players;
+    c->e = calloc((size_t)entries, sizeof *c->e);
+    c->prior = malloc(sizeof(uint16_t) * (size_t)entries * (size_t)actions);
+    if (!c->e || !c->prior) {
+        free(c->e);
+        free(c->prior);
+        free(c);
+        return NULL;
+    }
+    for (int i = 0; i < CACHE_STRIPES; i++)
+        pthread_mutex_init(&c->lock[i], NULL);
+    return c;
+}
+
+void nn_cache_free(nn_cache *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < CACHE_STRIPES; i++)
+        pthread_mutex_destroy(&c->lock[i]);
+    free(c->e);
+    free(c->prior);
+    free(c);
+}
+
+static size_t slot_of(const nn_cache *c, uint64_t key)
+{
+    /* the key is a Zobrist hash: mix anyway so that low bits of structured keys spread */
+    uint64_t h = key * 0x9e3779b97f4a7c15ULL;
+    return (size_t)((h >> 20) % (uint64_t)c->entries);
+}
+
+bool nn_cache_get(nn_cache *c, uint64_t key, const uint8_t *legal, float *priors, float *values)
+{
+    size_t i = slot_of(c, key);
+    pthread_mutex_t *m = &c->lock[i % CACHE_STRIPES];
+    pthread_mutex_lock(m);
+    cache_entry *e = &c->e[i];
+    bool hit = e->used && e->key == key;
+    if (hit) {
+        const uint16_t *q = c->prior + i * (size_t)c->actions;
+        double sum = 0;
+        int k = 0;
+        for (int a = 0; a < c->actions; a++) {
+            priors[a] = legal[a] ? (float)q[k++] + 0.5f : 0.0f;
+            sum += priors[a];
+        }
+        float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+        for (int a = 0; a < c->actions; a++)
+            priors[a] *= inv;
+        memcpy(values, e->values, sizeof(float) * (size_t)c->players);
+    }
+    pthread_mutex_unlock(m);
+    return hit;
+}
+
+void nn_cache_put(nn_cache *c, uint64_t key, const uint8_t *legal, const float *priors,
+                  const float *values)
+{
+    size_t i = slot_of(c, key);
+    pthread_mutex_t *m = &c->lock[i % CACHE_STRIPES];
+    pthread_mutex_lock(m);
+    cache_entry *e = &c->e[i];
+    e->key = key;
+    e->used = 1;
+    memcpy(e->values, values, sizeof(float) * (size_t)c->players);
+    uint16_t *q = c->prior + i * (size_t)c->actions;
+    int k = 0;
+    for (int a = 0; a < c->actions; a++)
+        if (legal[a]) {
+            float v = priors[a] * 65535.0f;
+            q[k++] = (uint16_t)(v > 65535.0f ? 65535.0f : v < 0 ? 0 : v);
+        }
+    pthread_mutex_unlock(m);
+}
+
+/* ---- the evaluator ---- */
+
+typedef struct net_eval {
+    /* immutable after net_eval_new */
+    const game *g;
+    net_eval_opts o;
+    int planes, hw, actions, players, max_batch;
+    bool point_actions;
+    /* owned */
+    nn_infer *inf;
+    nn_cache *own_cache;
+    /* mutated per call (preallocated scratch) */
+    nn_cache *cache; /* own_cache or the shared one */
+    rng r;
+    float *planes_buf;    /* planes * hw: encode before a symmetry */
+    uint8_t *legal_sym;   /* max_batch * actions */
+    float *pol;           /* max_batch * actions: network output (symmetric frame) */
+    float *val;           /* max_batch * players: mover-first */
+    int *idx;             /* max_batch: which input position each batch row is */
+    sym_id *sym;          /* max_batch */
+} net_eval;
+
+static void net_eval_destroy(evaluator *e)
+{
+    if (!e)
+        return;
+    net_eval *ne = e->ctx;
+    if (ne) {
+        nn_infer_free(ne->inf);
+        nn_cache_free(ne->own_cache);
+        free(ne->planes_buf), free(ne->legal_sym), free(ne->pol), free(ne->val), free(ne->idx),
+            free(ne->sym);
+        free(ne);
+    }
+    free(e);
+}
+
+/* Runs rows [0, m) of the current chunk and writes their outputs. */
+static int run_chunk(net_eval *ne, int m, const game_state *const *states, const uint64_t *keys,
+                     const uint8_t *legal, float *priors, float *values, char *err, size_t errlen)
+{
+    const game *g = ne->g;
+    float *in = nn_infer_input(ne->inf, m, err, errlen);
+    if (!in)
+        return -1;
+    size_t per = (size_t)ne->planes * ne->hw;
+    for (int j = 0; j < m; j++) {
+        int i = ne->idx[j];
+        sym_id s = ne->sym[j];
+        const uint8_t *lg = legal + (size_t)i * ne->actions;
+        if (s == SYM_ID) {
+            game_encode(g, states[i], in + per * j);
+            memcpy(ne->legal_sym + (size_t)j * ne->actions, lg, (size_t)ne->actions);
+        } else {
+            game_encode(g, states[i], ne->planes_buf);
+            sym_map_planes_f32(g, s, ne->planes, ne->planes_buf, in + per * j);
+            sym_map_policy_u8(g, s, lg, ne->legal_sym + (size_t)j * ne->actions);
+        }
+    }
+    if (nn_infer_run(ne->inf, m, in, ne->legal_sym, ne->pol, ne->val, err, errlen) < 0)
+        return -1;
+    for (int j = 0; j < m; j++) {
+        int i = ne->idx[j];
+        float *pr = priors + (size_t)i * ne->actions;
+        const float *po = ne->pol + (size_t)j * ne->actions;
+        if (ne->sym[j] == SYM_ID)
+            memcpy(pr, po, sizeof(float) * (size_t)ne->actions);
+        else /* pr[a] = po[s(a)]: map back with the inverse */
+            sym_map_policy_f32(g, sym_inverse(ne->sym[j]), po, pr);
+        int mover = game_current_player(g, states[i]);
+        float *v = values + (size_t)i * ne->players;
+        for (int k = 0; k < ne->players; k++)
+            v[(mover + k) % ne->players] = ne->val[(size_t)j * ne->players + k];
+        if (ne->cache && keys)
+            nn_cache_put(ne->cache, keys[i], legal + (size_t)i * ne->actions, pr, v);
+    }
+    return 0;
+}
+
+static int net_eval_evaluate(evaluator *e, int n, const game_state *const *states,
+                             const uint64_t *keys, const uint8_t *legal, float *priors,
+                             float *values, char *err, size_t errlen)
+{
+    net_eval *ne = e->ctx;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const uint8_t *lg = legal + (size_t)i * ne->actions;
+        if (ne->cache && keys &&
+            nn_cache_get(ne->cache, keys[i], lg, priors + (size_t)i * ne->actions,
+                         values + (size_t)i * ne->players)) {
+            e->cache_hits++;
+            continue;
+        }
+        ne->idx[m] = i;
+        if (ne->o.symmetry == NET_SYM_RANDOM && ne->point_actions)
+            ne->sym[m] = ne->g->sym[rng_below(&ne->r, (uint32_t)ne->g->nsym)];
+        else if (ne->o.symmetry >= 0 && ne->point_actions)
+            ne->sym[m] = ne->g->sym[ne->o.symmetry];
+        else
+            ne->sym[m] = SYM_ID;
+        if (++m == ne->max_batch) {
+            if (run_chunk(ne, m, states, keys, legal, priors, values, err, errlen) < 0)
+                return -1;
+            m = 0;
+        }
+    }
+    if (m > 0 && run_chunk(ne, m, states, keys, legal, priors, values, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
+int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    if (nn_precision_parse(c->net.precision, &o->precision) < 0) {
+        snprintf(err, errlen, "key net.precision: expected auto, fp32 or bf16, got \"%s\"",
+                 c->net.precision);
+        return -1;
+    }
+    o->threads = c->net.threads;
+    o->max_batch = c->mcts.batch < NN_MAX_BATCH ? c->mcts.batch : NN_MAX_BATCH;
+    o->symmetry = NET_SYM_RANDOM;
+    o->seed = rng_derive(c->seed, 0x6e6574);
+    o->cache_entries = c->net.cache;
+    o->cache = NULL;
+    return 0;
+}
+
+evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *o, char *err,
+                        size_t errlen)
+{
+    if (nn_spec_check_game(&p->layout.spec, g, err, errlen) < 0)
+        return NULL;
+    if (o->max_batch < 1 || o->max_batch > NN_MAX_BATCH) {
+        snprintf(err, errlen, "network evaluator: max batch %d out of range 1..%d", o->max_batch,
+                 NN_MAX_BATCH);
+        return NULL;
+    }
+    if (o->symmetry >= g->nsym) {
+        snprintf(err, errlen, "network evaluator: symmetry %d: game %s has %d", o->symmetry, g->name,
+                 g->nsym);
+        return NULL;
+    }
+    evaluator *e = calloc(1, sizeof *e);
+    net_eval *ne = calloc(1, sizeof *ne);
+    if (!e || !ne) {
+        free(e);
+        free(ne);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    e->name = "net";
+    e->g = g;
+    e->evaluate = net_eval_evaluate;
+    e->destroy = net_eval_destroy;
+    e->ctx = ne;
+    ne->g = g;
+    ne->o = *o;
+    ne->planes = g->planes;
+    ne->hw = g->rows * g->cols;
+    ne->actions = g->actions;
+    ne->players = g->players;
+    ne->max_batch = o->max_batch;
+    ne->point_actions = g->actions == g->rows * g->cols;
+    rng_seed(&ne->r, o->seed);
+    size_t mb = (size_t)o->max_batch;
+    ne->planes_buf = malloc(sizeof(float) * (size_t)ne->planes * (size_t)ne->hw);
+    ne->legal_sym = malloc(mb * (size_t)ne->actions);
+    ne->pol = malloc(sizeof(float) * mb * (size_t)ne->actions);
+    ne->val = malloc(sizeof(float) * mb * (size_t)ne->players);
+    ne->idx = malloc(sizeof(int) * mb);
+    ne->sym = malloc(sizeof(sym_id) * mb);
+    if (!ne->planes_buf || !ne->legal_sym || !ne->pol || !ne->val || !ne->idx || !ne->sym) {
+        snprintf(err, errlen, "out of memory");
+        net_eval_destroy(e);
+        return NULL;
+    }
+    if (o->cache) {
+        ne->cache = o->cache;
+    } else if (o->cache_entries > 0) {
+        ne->own_cache = nn_cache_new(o->cache_entries, g->actions, g->players);
+        if (!ne->own_cache) {
+            snprintf(err, errlen, "out of memory (cache of %d entries)", o->cache_entries);
+            net_eval_destroy(e);
+            return NULL;
+        }
+        ne->cache = ne->own_cache;
+    }
+    ne->inf = nn_infer_new(p, g->rows, g->cols, o->precision, o->threads, err, errlen);
+    if (!ne->inf) {
+        net_eval_destroy(e);
+        return NULL;
+    }
+    /* build the plan of the usual batch now, not in the first search step */
+    if (!nn_infer_input(ne->inf, o->max_batch, err, errlen)) {
+        net_eval_destroy(e);
+        return NULL;
+    }
+    return e;
+}

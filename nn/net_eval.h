@@ -1,0 +1,58 @@
+/* net_eval.h — the network evaluator: the search's evaluator (engine/eval.h) backed by a
+ * network, plus the bounded position cache it may share with other evaluators.
+ *
+ * evaluate() looks each state's key up in the cache (when there is one); the misses
+ * are encoded straight into the oneDNN context's batch input buffer (each under a
+ * symmetry of the game when asked: the policy is mapped back), run in chunks of at most
+ * max_batch, and their priors and values stored in the cache. Priors are over the legal
+ * actions (sum 1); values are in ABSOLUTE player order (the net is mover-first: output i
+ * is the player i seats after the mover). No allocation per call.
+ */
+#ifndef GZ_NN_NET_EVAL_H
+#define GZ_NN_NET_EVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/config.h"
+#include "engine/eval.h"
+#include "infer.h"
+
+/* A fixed-size position cache: `entries` slots (direct-mapped by key, the full key
+ * verified on lookup), each holding a position's values and its priors over its legal
+ * actions quantised to 16 bits (renormalised on a hit). Memory: entries * (2 * actions
+ * + 32) bytes. Thread-safe: a worker's evaluators may share one (striped locks). */
+typedef struct nn_cache nn_cache;
+nn_cache *nn_cache_new(int entries, int actions, int players);
+void nn_cache_free(nn_cache *c); /* accepts NULL */
+/* Looks key up; on a hit writes priors[actions] (0 off legal) and values[players] (as
+ * stored) and returns true. */
+bool nn_cache_get(nn_cache *c, uint64_t key, const uint8_t *legal, float *priors, float *values);
+void nn_cache_put(nn_cache *c, uint64_t key, const uint8_t *legal, const float *priors,
+                  const float *values);
+
+enum { NET_SYM_NONE = -1, NET_SYM_RANDOM = -2 };
+
+typedef struct net_eval_opts {
+    nn_precision precision;
+    int threads;   /* oneDNN threads of this evaluator's context; 0 = default */
+    int max_batch; /* largest chunk sent to the network (1..NN_MAX_BATCH) */
+    int symmetry;  /* NET_SYM_NONE, NET_SYM_RANDOM (a random element of g->sym per
+                      position), or a fixed index into g->sym (tests) */
+    uint64_t seed; /* of the random symmetries */
+    int cache_entries; /* private cache size when `cache` is NULL; 0 = no cache */
+    nn_cache *cache;   /* a shared cache (borrowed, outlives the evaluator), or NULL */
+} net_eval_opts;
+
+/* Options from the config: net.precision, net.threads, net.cache, mcts.batch, random
+ * symmetry on, seed from the config's seed. Returns 0 or -1 (bad precision word). */
+int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, size_t errlen);
+
+/* An evaluator for game g with weights p (checked against g: nn_spec_check_game; the
+ * context keeps its own copy of the weights, p stays the caller's). Returns the
+ * evaluator (free with evaluator_free) or NULL with a message. One thread at a time. */
+evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *o, char *err,
+                        size_t errlen);
+
+#endif

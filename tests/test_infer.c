@@ -1,0 +1,515 @@
+/* oneDNN inference against the reference forward (the oracle), the hex mask in
+ * inference, and the network evaluator. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/rng.h"
+#include "engine/config.h"
+#include "engine/symmetry.h"
+#include "nn/infer.h"
+#include "nn/net_eval.h"
+#include "nn/params.h"
+
+static nn_spec spec_make(game_lattice lat, int players, int blocks, nn_policy_kind pol, int rows,
+                         int cols)
+{
+    nn_spec s = {
+        .planes = 5, .rows = rows, .cols = cols, .lattice = lat, .players = players,
+        .actions = pol == NN_POLICY_CONV ? rows * cols : 17, .blocks = blocks, .channels = 16,
+        .head_channels = 4, .value_hidden = 8, .policy = pol, .trunk = NN_TRUNK_RESIDUAL,
+    };
+    return s;
+}
+
+/* He weights, random BN statistics and affine parameters, non-zero biases. */
+static nn_params *random_params(const nn_spec *s, uint64_t seed)
+{
+    char err[128];
+    nn_params *p = nn_params_new(s, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    nn_params_init_he(p, seed);
+    rng r;
+    rng_seed(&r, seed ^ 0xabcdef);
+    const nn_layout *L = &p->layout;
+    for (int i = 0; i < L->ntensors; i++) {
+        float *x = nn_tensor_ptr(L, p->data, i);
+        for (size_t j = 0; j < L->t[i].size; j++) {
+            switch (L->t[i].kind) {
+            case NN_T_BN_GAMMA: x[j] = (float)(0.5 + rng_uniform(&r)); break;
+            case NN_T_BN_BETA: x[j] = (float)(0.2 * rng_normal(&r)); break;
+            case NN_T_BN_MEAN: x[j] = (float)(0.3 * rng_normal(&r)); break;
+            case NN_T_BN_VAR: x[j] = (float)(0.3 + 1.5 * rng_uniform(&r)); break;
+            case NN_T_BIAS: x[j] = (float)(0.1 * rng_normal(&r)); break;
+            default: break;
+            }
+        }
+    }
+    return p;
+}
+
+static void random_batch(rng *r, int n, int planes, int hw, int actions, float *in, uint8_t *legal)
+{
+    for (int i = 0; i < n * planes * hw; i++)
+        in[i] = rng_below(r, 3) == 0 ? 1.0f : 0.0f;
+    for (int i = 0; i < n * actions; i++)
+        legal[i] = rng_below(r, 4) != 0;
+    for (int b = 0; b < n; b++)
+        legal[b * actions] = 1; /* at least one legal move */
+}
+
+/* Runs ref and oneDNN fp32 on a batch; returns the max abs difference. */
+static double compare(const nn_params *p, int rows, int cols, int n, uint64_t seed)
+{
+    const nn_spec *s = &p->layout.spec;
+    int hw = rows * cols, A = s->policy == NN_POLICY_CONV ? hw : s->actions;
+    float *in = malloc(sizeof(float) * (size_t)(n * s->planes * hw));
+    uint8_t *legal = malloc((size_t)(n * A));
+    float *p1 = malloc(sizeof(float) * (size_t)(n * A)), *p2 = malloc(sizeof(float) * (size_t)(n * A));
+    float v1[512 * 3], v2[512 * 3];
+    rng r;
+    rng_seed(&r, seed);
+    random_batch(&r, n, s->planes, hw, A, in, legal);
+    char err[256];
+    ck_assert_msg(nn_ref_forward(p, rows, cols, n, in, legal, p1, v1, NULL, err, sizeof err) == 0,
+                  "%s", err);
+    nn_infer *ctx = nn_infer_new(p, rows, cols, NN_PREC_FP32, 0, err, sizeof err);
+    ck_assert_msg(ctx != NULL, "%s", err);
+    ck_assert_msg(nn_infer_run(ctx, n, in, legal, p2, v2, err, sizeof err) == 0, "%s", err);
+    double md = 0;
+    for (int i = 0; i < n * A; i++) {
+        if (!legal[i])
+            ck_assert_float_eq(p2[i], 0.0f);
+        md = fmax(md, fabs((double)p1[i] - p2[i]));
+    }
+    for (int i = 0; i < n * s->players; i++)
+        md = fmax(md, fabs((double)v1[i] - v2[i]));
+    /* the same context again, through its own input buffer, gives the same answer */
+    float *buf = nn_infer_input(ctx, n, err, sizeof err);
+    ck_assert_ptr_nonnull(buf);
+    memcpy(buf, in, sizeof(float) * (size_t)(n * s->planes * hw));
+    float *p3 = malloc(sizeof(float) * (size_t)(n * A));
+    ck_assert(nn_infer_run(ctx, n, buf, legal, p3, v1, err, sizeof err) == 0);
+    ck_assert_mem_eq(p3, p2, sizeof(float) * (size_t)(n * A));
+    nn_infer_free(ctx);
+    free(in), free(legal), free(p1), free(p2), free(p3);
+    return md;
+}
+
+static const int batches[3] = {1, 7, 64};
+
+START_TEST(dnnl_matches_reference_square)
+{
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 2, NN_POLICY_CONV, 7, 7);
+    nn_params *p = random_params(&s, 11);
+    for (int b = 0; b < 3; b++) {
+        double d1 = compare(p, 7, 7, batches[b], 100 + b);
+        double d2 = compare(p, 9, 9, batches[b], 200 + b); /* another board, same weights */
+        ck_assert_msg(d1 <= 1e-4 && d2 <= 1e-4, "batch %d: max abs diff %g / %g", batches[b], d1, d2);
+    }
+    nn_params_free(p);
+}
+END_TEST
+
+START_TEST(dnnl_matches_reference_hex_3players)
+{
+    nn_spec s = spec_make(GAME_LATTICE_HEX, 3, 2, NN_POLICY_CONV, 8, 8);
+    nn_params *p = random_params(&s, 12);
+    for (int b = 0; b < 3; b++) {
+        double d1 = compare(p, 8, 8, batches[b], 300 + b);
+        double d2 = compare(p, 11, 11, batches[b], 400 + b);
+        ck_assert_msg(d1 <= 1e-4 && d2 <= 1e-4, "batch %d: max abs diff %g / %g", batches[b], d1, d2);
+    }
+    nn_params_free(p);
+}
+END_TEST
+
+START_TEST(dnnl_matches_reference_other_shapes)
+{
+    /* dense policy head, no blocks, plain trunk, a non-square board */
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 1, NN_POLICY_DENSE, 5, 6);
+    nn_params *p = random_params(&s, 13);
+    double d = compare(p, 5, 6, 7, 500);
+    ck_assert_msg(d <= 1e-4, "dense: %g", d);
+    char err[128];
+    ck_assert_ptr_null(nn_infer_new(p, 6, 6, NN_PREC_FP32, 0, err, sizeof err));
+    ck_assert_msg(strstr(err, "dense") != NULL, "%s", err);
+    nn_params_free(p);
+    s = spec_make(GAME_LATTICE_SQUARE, 1, 0, NN_POLICY_CONV, 6, 6);
+    p = random_params(&s, 14);
+    d = compare(p, 6, 6, 7, 501);
+    ck_assert_msg(d <= 1e-4, "blocks 0: %g", d);
+    nn_params_free(p);
+    s = spec_make(GAME_LATTICE_HEX, 3, 2, NN_POLICY_CONV, 6, 6);
+    s.trunk = NN_TRUNK_PLAIN;
+    p = random_params(&s, 15);
+    d = compare(p, 6, 6, 7, 502);
+    ck_assert_msg(d <= 1e-4, "plain trunk: %g", d);
+    nn_params_free(p);
+}
+END_TEST
+
+START_TEST(masked_taps_garbage_then_mask_is_identical)
+{
+    nn_spec s = spec_make(GAME_LATTICE_HEX, 3, 2, NN_POLICY_CONV, 7, 7);
+    nn_params *p = random_params(&s, 21);
+    nn_params *q = nn_params_clone(p);
+    const nn_layout *L = &q->layout;
+    for (int i = 0; i < L->ntensors; i++)
+        if (L->t[i].kind == NN_T_CONV_WEIGHT && L->t[i].shape[2] == 3) {
+            float *w = nn_tensor_ptr(L, q->data, i);
+            for (size_t k = 0; k < L->t[i].size / 9; k++) {
+                w[9 * k] = 5.0f + (float)k;
+                w[9 * k + 8] = -3.0f;
+            }
+        }
+    int n = 7, hw = 49, A = 49;
+    float in[7 * 5 * 49], pa[7 * 49], pb[7 * 49], va[21], vb[21], ra[7 * 49], rb[7 * 49];
+    uint8_t legal[7 * 49];
+    rng r;
+    rng_seed(&r, 5);
+    random_batch(&r, n, 5, hw, A, in, legal);
+    char err[256];
+    nn_infer *ca = nn_infer_new(p, 7, 7, NN_PREC_FP32, 0, err, sizeof err);
+    ck_assert(nn_infer_run(ca, n, in, legal, pa, va, err, sizeof err) == 0);
+    /* garbage changes the output ... */
+    nn_infer *cb = nn_infer_new(q, 7, 7, NN_PREC_FP32, 0, err, sizeof err);
+    ck_assert(nn_infer_run(cb, n, in, legal, pb, vb, err, sizeof err) == 0);
+    ck_assert(memcmp(pa, pb, sizeof pa) != 0);
+    nn_infer_free(cb);
+    /* ... and the mask makes it identical, in oneDNN and in the reference */
+    net_apply_kernel_mask(L, q->data);
+    cb = nn_infer_new(q, 7, 7, NN_PREC_FP32, 0, err, sizeof err);
+    ck_assert(nn_infer_run(cb, n, in, legal, pb, vb, err, sizeof err) == 0);
+    ck_assert_mem_eq(pa, pb, sizeof pa);
+    ck_assert_mem_eq(va, vb, sizeof(float) * 21);
+    ck_assert(nn_ref_forward(p, 7, 7, n, in, legal, ra, va, NULL, err, sizeof err) == 0);
+    ck_assert(nn_ref_forward(q, 7, 7, n, in, legal, rb, vb, NULL, err, sizeof err) == 0);
+    ck_assert_mem_eq(ra, rb, sizeof ra);
+    ck_assert_mem_eq(va, vb, sizeof(float) * 21);
+    nn_infer_free(ca);
+    nn_infer_free(cb);
+    nn_params_free(p);
+    nn_params_free(q);
+}
+END_TEST
+
+START_TEST(batch_out_of_range)
+{
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 1, NN_POLICY_CONV, 5, 5);
+    nn_params *p = random_params(&s, 1);
+    char err[128];
+    nn_infer *c = nn_infer_new(p, 5, 5, NN_PREC_FP32, 0, err, sizeof err);
+    float x[1];
+    ck_assert_int_eq(nn_infer_run(c, 513, x, NULL, x, x, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "batch 513") != NULL, "%s", err);
+    ck_assert_ptr_null(nn_infer_input(c, 0, err, sizeof err));
+    nn_infer_free(c);
+    nn_params_free(p);
+}
+END_TEST
+
+
+/* ---- a toy 3-player placement game on a 4x4 board, for the evaluator ---- */
+
+typedef struct toy_state {
+    uint8_t board[16]; /* 0 empty, 1 + player */
+    int ply;
+} toy_state;
+#define TOY(s) ((toy_state *)(s))
+#define CTOY(s) ((const toy_state *)(s))
+
+static void toy_init(const game *g, game_state *s, rng *r)
+{
+    (void)g, (void)r;
+    memset(s, 0, sizeof(toy_state));
+}
+static int toy_current(const game *g, const game_state *s) { (void)g; return CTOY(s)->ply % 3; }
+static int toy_legal(const game *g, const game_state *s, uint8_t *m)
+{
+    (void)g;
+    int n = 0;
+    for (int i = 0; i < 16; i++)
+        n += m[i] = CTOY(s)->board[i] == 0 && CTOY(s)->ply < 10;
+    return n;
+}
+static int toy_play(const game *g, game_state *s, int a)
+{
+    (void)g;
+    if (a < 0 || a >= 16 || TOY(s)->board[a] || TOY(s)->ply >= 10)
+        return -1;
+    TOY(s)->board[a] = (uint8_t)(1 + TOY(s)->ply % 3);
+    TOY(s)->ply++;
+    return 0;
+}
+static bool toy_terminal(const game *g, const game_state *s) { (void)g; return CTOY(s)->ply >= 10; }
+static void toy_result(const game *g, const game_state *s, float *z)
+{
+    (void)g, (void)s;
+    z[0] = z[1] = z[2] = 0;
+}
+static void toy_encode(const game *g, const game_state *s, float *planes)
+{
+    (void)g;
+    int mover = CTOY(s)->ply % 3;
+    memset(planes, 0, sizeof(float) * 4 * 16);
+    for (int i = 0; i < 16; i++) {
+        int b = CTOY(s)->board[i];
+        if (b)
+            planes[((b - 1 - mover + 3) % 3) * 16 + i] = 1;
+        planes[3 * 16 + i] = 1;
+    }
+}
+static uint64_t toy_hash(const game *g, const game_state *s)
+{
+    (void)g;
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 16; i++)
+        h = (h ^ CTOY(s)->board[i]) * 1099511628211ULL;
+    return (h ^ (uint64_t)CTOY(s)->ply) * 1099511628211ULL;
+}
+static int toy_ply(const game *g, const game_state *s) { (void)g; return CTOY(s)->ply; }
+
+static const game_ops toy_ops = {
+    .name = "toy3", .init = toy_init, .current_player = toy_current, .legal = toy_legal,
+    .play = toy_play, .terminal = toy_terminal, .result = toy_result, .encode = toy_encode,
+    .hash = toy_hash, .ply = toy_ply,
+};
+
+static game toy_game(void)
+{
+    game g = {.ops = &toy_ops, .name = "toy3", .players = 3, .rows = 4, .cols = 4,
+              .lattice = GAME_LATTICE_SQUARE, .actions = 16, .planes = 4,
+              .state_size = sizeof(toy_state), .nsym = 8, .max_game_length = 10};
+    for (int i = 0; i < 8; i++)
+        g.sym[i] = (sym_id)i;
+    return g;
+}
+
+static nn_params *toy_params(const game *g, uint64_t seed)
+{
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 3, 2, NN_POLICY_CONV, 4, 4);
+    s.planes = g->planes;
+    return random_params(&s, seed);
+}
+
+static net_eval_opts toy_opts(int sym, int max_batch, int cache)
+{
+    net_eval_opts o = {.precision = NN_PREC_FP32, .threads = 0, .max_batch = max_batch,
+                       .symmetry = sym, .seed = 3, .cache_entries = cache, .cache = NULL};
+    return o;
+}
+
+/* n random positions with plies 0..9 (so every player is to move in some). */
+static void toy_positions(const game *g, int n, toy_state *st, const game_state **ptr, uint64_t *keys,
+                          uint8_t *legal)
+{
+    rng r;
+    rng_seed(&r, 77);
+    for (int i = 0; i < n; i++) {
+        game_init(g, (game_state *)&st[i], NULL);
+        int plies = i % 10;
+        for (int k = 0; k < plies; k++) {
+            uint8_t m[16];
+            game_legal(g, (game_state *)&st[i], m);
+            int a;
+            do
+                a = (int)rng_below(&r, 16);
+            while (!m[a]);
+            game_play(g, (game_state *)&st[i], a);
+        }
+        ptr[i] = (const game_state *)&st[i];
+        keys[i] = game_hash(g, ptr[i]);
+        game_legal(g, ptr[i], legal + 16 * i);
+    }
+}
+
+START_TEST(evaluator_matches_reference_and_rotates_values)
+{
+    game g = toy_game();
+    nn_params *p = toy_params(&g, 31);
+    char err[256];
+    net_eval_opts o = toy_opts(NET_SYM_NONE, 4, 0);
+    evaluator *e = net_eval_new(&g, p, &o, err, sizeof err);
+    ck_assert_msg(e != NULL, "%s", err);
+    enum { N = 9 };
+    toy_state st[N];
+    const game_state *ptr[N];
+    uint64_t keys[N];
+    uint8_t legal[N * 16];
+    toy_positions(&g, N, st, ptr, keys, legal);
+    float pri[N * 16], val[N * 3];
+    ck_assert_msg(evaluator_run(e, N, ptr, keys, legal, pri, val, err, sizeof err) == 0, "%s", err);
+    for (int i = 0; i < N; i++) {
+        float in[4 * 16], rp[16], rv[3];
+        game_encode(&g, ptr[i], in);
+        ck_assert(nn_ref_forward(p, 4, 4, 1, in, legal + 16 * i, rp, rv, NULL, err, sizeof err) == 0);
+        double sum = 0;
+        for (int a = 0; a < 16; a++) {
+            if (!legal[16 * i + a])
+                ck_assert_float_eq(pri[16 * i + a], 0.0f);
+            sum += pri[16 * i + a];
+            ck_assert_float_eq_tol(pri[16 * i + a], rp[a], 1e-4);
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+        int mover = game_current_player(&g, ptr[i]);
+        for (int k = 0; k < 3; k++)
+            ck_assert_float_eq_tol(val[3 * i + (mover + k) % 3], rv[k], 1e-4);
+    }
+    ck_assert_uint_eq(e->positions, N);
+    e->destroy(e);
+    nn_params_free(p);
+}
+END_TEST
+
+/* The toy position s(P): every stone moved to its image under s. */
+static toy_state toy_map(const game *g, sym_id s, const toy_state *in)
+{
+    toy_state out = *in;
+    for (int a = 0; a < 16; a++)
+        out.board[sym_map_action(g, s, a)] = in->board[a];
+    return out;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+START_TEST(evaluator_symmetries)
+{
+    game g = toy_game();
+    nn_params *p = toy_params(&g, 32);
+    char err[256];
+    enum { N = 6 };
+    toy_state st[N];
+    const game_state *ptr[N];
+    uint64_t keys[N];
+    uint8_t legal[N * 16];
+    toy_positions(&g, N, st, ptr, keys, legal);
+    net_eval_opts on = toy_opts(NET_SYM_NONE, 8, 0);
+    evaluator *plain = net_eval_new(&g, p, &on, err, sizeof err);
+    for (int si = 0; si < 8; si++) {
+        sym_id s = g.sym[si];
+        net_eval_opts os = toy_opts(si, 8, 0);
+        evaluator *es = net_eval_new(&g, p, &os, err, sizeof err);
+        ck_assert_msg(es != NULL, "%s", err);
+        float pa[N * 16], va[N * 3], pb[N * 16], vb[N * 3];
+        ck_assert(evaluator_run(es, N, ptr, keys, legal, pa, va, err, sizeof err) == 0);
+        /* evaluating P under s == evaluating s(P) plainly, with actions mapped back */
+        toy_state mst[N];
+        const game_state *mptr[N];
+        uint8_t mlegal[N * 16];
+        for (int i = 0; i < N; i++) {
+            mst[i] = toy_map(&g, s, &st[i]);
+            mptr[i] = (const game_state *)&mst[i];
+            game_legal(&g, mptr[i], mlegal + 16 * i);
+        }
+        ck_assert(evaluator_run(plain, N, mptr, keys, mlegal, pb, vb, err, sizeof err) == 0);
+        for (int i = 0; i < N; i++) {
+            for (int a = 0; a < 16; a++)
+                ck_assert_float_eq_tol(pa[16 * i + a], pb[16 * i + sym_map_action(&g, s, a)], 1e-6);
+            for (int k = 0; k < 3; k++)
+                ck_assert_float_eq_tol(va[3 * i + k], vb[3 * i + k], 1e-6);
+        }
+        /* the empty board is symmetric: same values, priors a permutation */
+        float p0[16], v0[3], p1[16], v1[3];
+        ck_assert(evaluator_run(plain, 1, ptr, keys, legal, p0, v0, err, sizeof err) == 0);
+        ck_assert(evaluator_run(es, 1, ptr, keys, legal, p1, v1, err, sizeof err) == 0);
+        for (int k = 0; k < 3; k++)
+            ck_assert_float_eq_tol(v0[k], v1[k], 1e-6);
+        qsort(p0, 16, sizeof(float), cmp_float);
+        qsort(p1, 16, sizeof(float), cmp_float);
+        for (int a = 0; a < 16; a++)
+            ck_assert_float_eq_tol(p0[a], p1[a], 1e-6);
+        es->destroy(es);
+    }
+    /* random symmetries still give valid priors */
+    net_eval_opts orand = toy_opts(NET_SYM_RANDOM, 8, 0);
+    evaluator *er = net_eval_new(&g, p, &orand, err, sizeof err);
+    float pr[N * 16], vr[N * 3];
+    ck_assert(evaluator_run(er, N, ptr, keys, legal, pr, vr, err, sizeof err) == 0);
+    for (int i = 0; i < N; i++) {
+        double sum = 0;
+        for (int a = 0; a < 16; a++) {
+            ck_assert(legal[16 * i + a] || pr[16 * i + a] == 0.0f);
+            sum += pr[16 * i + a];
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+    }
+    er->destroy(er);
+    plain->destroy(plain);
+    nn_params_free(p);
+}
+END_TEST
+
+START_TEST(evaluator_cache_and_chunks)
+{
+    game g = toy_game();
+    nn_params *p = toy_params(&g, 33);
+    char err[256];
+    enum { N = 10 };
+    toy_state st[N];
+    const game_state *ptr[N];
+    uint64_t keys[N];
+    uint8_t legal[N * 16];
+    toy_positions(&g, N, st, ptr, keys, legal);
+    net_eval_opts o1 = toy_opts(NET_SYM_NONE, 3, 1024), o2 = toy_opts(NET_SYM_NONE, 16, 0);
+    evaluator *ec = net_eval_new(&g, p, &o1, err, sizeof err);
+    evaluator *eb = net_eval_new(&g, p, &o2, err, sizeof err);
+    float pa[N * 16], va[N * 3], pb[N * 16], vb[N * 3], pc[N * 16], vc[N * 3];
+    ck_assert(evaluator_run(ec, N, ptr, keys, legal, pa, va, err, sizeof err) == 0);
+    ck_assert_uint_eq(ec->cache_hits, 0);
+    ck_assert(evaluator_run(eb, N, ptr, keys, legal, pb, vb, err, sizeof err) == 0);
+    for (int i = 0; i < N * 16; i++) /* chunks of 3 == one batch of 10 */
+        ck_assert_float_eq_tol(pa[i], pb[i], 1e-6);
+    ck_assert(evaluator_run(ec, N, ptr, keys, legal, pc, vc, err, sizeof err) == 0);
+    ck_assert_uint_eq(ec->cache_hits, N);
+    ck_assert_uint_eq(ec->positions, 2 * N);
+    for (int i = 0; i < N * 16; i++)
+        ck_assert_float_eq_tol(pc[i], pa[i], 1e-4);
+    ck_assert_mem_eq(vc, va, sizeof va);
+    ec->destroy(ec);
+    eb->destroy(eb);
+    /* a model for another game is refused */
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    game *mnk = game_new(&c.game, err, sizeof err);
+    net_eval_opts o = toy_opts(NET_SYM_NONE, 4, 0);
+    ck_assert_ptr_null(net_eval_new(mnk, p, &o, err, sizeof err));
+    ck_assert_msg(strstr(err, "planes") != NULL || strstr(err, "players") != NULL, "%s", err);
+    game_free(mnk);
+    nn_params_free(p);
+}
+END_TEST
+
+static Suite *infer_suite(void)
+{
+    Suite *s = suite_create("infer");
+    TCase *t = tcase_create("dnnl_vs_ref");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, dnnl_matches_reference_square);
+    tcase_add_test(t, dnnl_matches_reference_hex_3players);
+    tcase_add_test(t, dnnl_matches_reference_other_shapes);
+    tcase_add_test(t, masked_taps_garbage_then_mask_is_identical);
+    tcase_add_test(t, batch_out_of_range);
+    suite_add_tcase(s, t);
+    TCase *ev = tcase_create("evaluator");
+    tcase_add_test(ev, evaluator_matches_reference_and_rotates_values);
+    tcase_add_test(ev, evaluator_symmetries);
+    tcase_add_test(ev, evaluator_cache_and_chunks);
+    suite_add_tcase(s, ev);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *r = srunner_create(infer_suite());
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
