@@ -7,11 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/rng.h"
 #include "nn/infer.h"
 #include "nn/params.h"
+#include "engine/symmetry.h"
+#include "nn/checkpoint.h"
+#include "sample_gen.h"
+#include "train/dataset.h"
 #include "train/net_train.h"
+#include "train/optim.h"
+#include "train/trainer.h"
 
 static nn_spec tiny_spec(game_lattice lat, int rows, int cols, int blocks, int C, int players,
                          nn_policy_kind pol, nn_trunk_kind trunk)
@@ -253,6 +260,380 @@ START_TEST(eval_equals_reference)
 }
 END_TEST
 
+
+static cfg_train train_cfg(const char *opt, int bs, double lr, double wd)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    cfg_train t = c.train;
+    snprintf(t.optimizer, sizeof t.optimizer, "%s", opt);
+    t.batch_size = bs;
+    t.lr = lr;
+    t.weight_decay = wd;
+    t.momentum = 0.9;
+    t.value_weight = 1.0;
+    return t;
+}
+
+static nn_spec spec_for(const game *g, int blocks, int C)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    c.net.blocks = blocks;
+    c.net.channels = C;
+    c.net.head_channels = 8;
+    c.net.value_hidden = 16;
+    nn_spec s;
+    char err[256];
+    ck_assert_msg(nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0, "%s", err);
+    return s;
+}
+
+static char tmpdir[256];
+
+static void mk_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gz_test_train_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void rm_tmpdir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Learning-rate schedules: warm-up, step drops, cosine end points. */
+START_TEST(schedules)
+{
+    nn_spec s = tiny_spec(GAME_LATTICE_SQUARE, 3, 3, 1, 2, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+    nn_layout L;
+    nn_layout_init(&L, &s);
+    cfg_train tc = train_cfg("sgd", 8, 0.1, 0);
+    char err[128];
+    optim o;
+    tc.warmup_steps = 10;
+    snprintf(tc.schedule, sizeof tc.schedule, "cosine");
+    ck_assert(optim_init(&o, &L, &tc, 110, err, sizeof err) == 0);
+    ck_assert(fabs(optim_lr(&o, 0) - 0.01) < 1e-12);
+    ck_assert(fabs(optim_lr(&o, 9) - 0.1) < 1e-12);
+    ck_assert(fabs(optim_lr(&o, 10) - 0.1) < 1e-12);
+    ck_assert(fabs(optim_lr(&o, 60) - 0.05) < 1e-12);
+    ck_assert(fabs(optim_lr(&o, 110)) < 1e-12);
+    optim_deinit(&o);
+    snprintf(tc.schedule, sizeof tc.schedule, "step");
+    tc.warmup_steps = 0;
+    ck_assert(optim_init(&o, &L, &tc, 100, err, sizeof err) == 0);
+    ck_assert(fabs(optim_lr(&o, 49) - 0.1) < 1e-12);
+    ck_assert(fabs(optim_lr(&o, 50) - 0.01) < 1e-12);
+    ck_assert(fabs(optim_lr(&o, 75) - 0.001) < 1e-12);
+    optim_deinit(&o);
+}
+END_TEST
+
+/* Overfitting a tiny fixed batch: the policy loss approaches its floor (the targets'
+ * entropy) and the value loss approaches 0. */
+START_TEST(overfit_tiny_batch)
+{
+    nn_spec s = tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 16, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+    char err[256];
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    nn_params_init_he(p, 31);
+    rng r;
+    rng_seed(&r, 31);
+    const int n = 16;
+    batch b = make_batch(&s, n, &r);
+    double floor_ce = 0;
+    for (int i = 0; i < n * s.actions; i++)
+        if (b.pi[i] > 0)
+            floor_ce -= b.pi[i] * log(b.pi[i]);
+    floor_ce /= n;
+    for (int i = 0; i < n * s.players; i++)
+        b.z[i] = b.z[i] > 0 ? 0.8f : -0.8f;
+    cfg_train tc = train_cfg("sgd", n, 0.05, 0);
+    trainer *t = trainer_new(p, &tc, 400, 1, err, sizeof err);
+    ck_assert_ptr_nonnull(t);
+    train_losses l, first = {0};
+    for (int k = 0; k < 400; k++) {
+        ck_assert_msg(trainer_step_batch(t, n, b.x, b.pi, b.legal, b.z, &l, NULL, err, sizeof err) == 0, "%s", err);
+        if (k == 0)
+            first = l;
+    }
+    ck_assert_msg(l.policy - floor_ce < 0.05 && l.value < 0.01,
+                  "after 400 steps: policy %.4f (floor %.4f, start %.4f), value %.4f (start %.4f)",
+                  l.policy, floor_ce, first.policy, l.value, first.value);
+    free_batch(&b);
+    trainer_free(t);
+}
+END_TEST
+
+/* Writes synthetic 5x5 samples whose value is a simple rule: the side to move wins when
+ * it has more stones (planes 0 and 1), z mover-first. */
+static void write_rule_file(const game *g, const char *path, int n, uint64_t seed, int64_t gen)
+{
+    char err[512];
+    sp_meta meta = {gen, "synthetic"};
+    sp_writer *w = sp_writer_open(path, g, NULL, &meta, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    rng r;
+    rng_seed(&r, seed);
+    int hw = g->rows * g->cols;
+    float *planes = calloc((size_t)g->planes * hw, sizeof(float));
+    float *pi = calloc((size_t)g->actions, sizeof(float));
+    uint8_t *legal = calloc((size_t)g->actions, 1);
+    for (int i = 0; i < n; i++) {
+        memset(planes, 0, sizeof(float) * (size_t)g->planes * hw);
+        int own = 0, opp = 0;
+        int k0 = 1 + (int)rng_below(&r, 8), k1 = 1 + (int)rng_below(&r, 8);
+        if (k0 == k1)
+            k1 = k0 + 1;
+        for (int a = 0; a < hw; a++) {
+            legal[a] = 1;
+            pi[a] = 0;
+        }
+        while (own < k0 || opp < k1) {
+            int a = (int)rng_below(&r, (uint32_t)hw);
+            if (planes[a] || planes[hw + a])
+                continue;
+            if (own < k0) {
+                planes[a] = 1;
+                own++;
+            } else {
+                planes[hw + a] = 1;
+                opp++;
+            }
+            legal[a] = 0;
+        }
+        for (int a = 0; a < hw; a++)
+            planes[3 * hw + a] = 1;
+        int first = -1;
+        for (int a = 0; a < hw && first < 0; a++)
+            if (legal[a])
+                first = a;
+        pi[first] = 1;
+        float z[2] = {own > opp ? 1.0f : -1.0f, own > opp ? -1.0f : 1.0f};
+        ck_assert_msg(sp_writer_append(w, planes, pi, legal, z, i, 0, err, sizeof err) == 0, "%s", err);
+    }
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    free(planes), free(pi), free(legal);
+}
+
+/* The value head learns "more stones wins" from sample files through the dataset
+ * (with augmentation) and generalises to the held-out validation games. */
+START_TEST(value_learns_rule)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(5, 5, 4);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/rule.h5", tmpdir);
+    write_rule_file(g, path, 3000, 41, 0);
+    dataset *d = dataset_new(g, 0.1, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, tmpdir, err, sizeof err) == 0, "%s", err);
+    ck_assert(dataset_val_count(d) > 150 && dataset_train_count(d) > 2000);
+    nn_spec s = spec_for(g, 1, 16);
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    nn_params_init_he(p, 41);
+    cfg_train tc = train_cfg("adam", 64, 0.003, 1e-4);
+    trainer *t = trainer_new(p, &tc, 300, 41, err, sizeof err);
+    ck_assert_ptr_nonnull(t);
+    train_losses l;
+    for (int k = 0; k < 300; k++)
+        ck_assert_msg(trainer_step(t, d, &l, NULL, err, sizeof err) == 0, "%s", err);
+    train_losses v;
+    ck_assert(trainer_validate(t, d, 0, &v) == dataset_val_count(d));
+    ck_assert_msg(v.value_acc > 0.9 && v.value < 0.4, "validation: value accuracy %.3f, MSE %.3f", v.value_acc,
+                  v.value);
+    trainer_free(t);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
+/* For every symmetry of the game: the transformed sample is the sample of the
+ * transformed position: every plane, pi and the legal mask follow the same map, and the
+ * legal mask still equals "empty point" of the transformed planes. */
+static void augmentation_case(int rows, int cols)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(rows, cols, 3);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/g.h5", tmpdir);
+    gen_random_games(g, path, 10, 51, 0);
+    dataset *d = dataset_new(g, 0.0, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+    int hw = rows * cols, P = g->planes;
+    float *x0 = malloc(sizeof(float) * P * hw), *x1 = malloc(sizeof(float) * P * hw);
+    float pi0[64], pi1[64], z0[3], z1[3];
+    uint8_t l0[64], l1[64];
+    ck_assert_int_eq(g->nsym, rows == cols ? 8 : 4);
+    for (int64_t i = 0; i < dataset_train_count(d); i += 7) {
+        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0);
+        for (int k = 0; k < g->nsym; k++) {
+            sym_id s = g->sym[k];
+            dataset_get(d, i, s, x1, pi1, l1, z1);
+            for (int r = 0; r < rows; r++)
+                for (int c = 0; c < cols; c++) {
+                    int r2, c2;
+                    sym_map_point(s, rows, cols, r, c, &r2, &c2);
+                    int a = r * cols + c, b = r2 * cols + c2;
+                    for (int p = 0; p < P; p++)
+                        ck_assert(x1[p * hw + b] == x0[p * hw + a]);
+                    ck_assert(pi1[b] == pi0[a]);
+                    ck_assert(l1[b] == l0[a]);
+                    /* consistency with the position itself */
+                    ck_assert_int_eq(l1[b], x1[b] == 0 && x1[hw + b] == 0);
+                    if (!l1[b])
+                        ck_assert(pi1[b] == 0);
+                }
+            ck_assert(memcmp(z0, z1, sizeof(float) * g->players) == 0);
+        }
+    }
+    free(x0), free(x1);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+
+START_TEST(augmentation_square)
+{
+    augmentation_case(3, 3);
+}
+END_TEST
+
+START_TEST(augmentation_rect)
+{
+    augmentation_case(3, 4);
+}
+END_TEST
+
+/* Train N steps == train N/2, save, load, resume, train N/2: identical weights. */
+static void resume_case(const char *opt)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(3, 3, 3);
+    char path[300], ck[300], err[512];
+    snprintf(path, sizeof path, "%s/g.h5", tmpdir);
+    snprintf(ck, sizeof ck, "%s/half.h5", tmpdir);
+    gen_random_games(g, path, 40, 61, 0);
+    dataset *d = dataset_new(g, 0.1, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+    nn_spec s = spec_for(g, 1, 8);
+    cfg_train tc = train_cfg(opt, 16, 0.02, 1e-3);
+    snprintf(tc.schedule, sizeof tc.schedule, "cosine");
+    tc.warmup_steps = 3;
+    const int N = 12;
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    nn_params_init_he(p, 61);
+    nn_params *p2 = nn_params_clone(p);
+    trainer *a = trainer_new(p, &tc, N, 7, err, sizeof err);
+    for (int k = 0; k < N; k++)
+        ck_assert_msg(trainer_step(a, d, NULL, NULL, err, sizeof err) == 0, "%s", err);
+    trainer *b = trainer_new(p2, &tc, N, 7, err, sizeof err);
+    for (int k = 0; k < N / 2; k++)
+        ck_assert(trainer_step(b, d, NULL, NULL, err, sizeof err) == 0);
+    nn_ckpt_meta meta = {0, N / 2, ""};
+    ck_assert_msg(trainer_save(b, ck, &meta, err, sizeof err) == 0, "%s", err);
+    trainer_free(b);
+    nn_params *p3 = nn_ckpt_load(ck, g, NULL, err, sizeof err);
+    ck_assert_msg(p3 != NULL, "%s", err);
+    trainer *c = trainer_new(p3, &tc, N, 999 /* overwritten by the resume */, err, sizeof err);
+    ck_assert_msg(trainer_resume(c, ck, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(trainer_step_count(c), N / 2);
+    for (int k = N / 2; k < N; k++)
+        ck_assert(trainer_step(c, d, NULL, NULL, err, sizeof err) == 0);
+    nn_params *pa = trainer_params(a), *pc = trainer_params(c);
+    ck_assert_msg(memcmp(pa->data, pc->data, sizeof(float) * pa->layout.count) == 0,
+                  "%s: resumed weights differ from the uninterrupted run", opt);
+    trainer_free(a);
+    trainer_free(c);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+
+START_TEST(resume_sgd)
+{
+    resume_case("sgd");
+}
+END_TEST
+
+START_TEST(resume_adam)
+{
+    resume_case("adam");
+}
+END_TEST
+
+/* Hex nets: masked taps stay exactly zero through SGD and Adam steps (with weight
+ * decay); a NaN input stops the step with a message naming it. */
+START_TEST(hex_mask_and_nan)
+{
+    const char *opts[2] = {"sgd", "adam"};
+    for (int o = 0; o < 2; o++) {
+        nn_spec s = tiny_spec(GAME_LATTICE_HEX, 5, 5, 2, 8, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+        char err[256];
+        nn_params *p = nn_params_new(&s, err, sizeof err);
+        nn_params_init_he(p, 71);
+        rng r;
+        rng_seed(&r, 71);
+        batch b = make_batch(&s, 8, &r);
+        cfg_train tc = train_cfg(opts[o], 8, 0.05, 1e-2);
+        trainer *t = trainer_new(p, &tc, 30, 1, err, sizeof err);
+        for (int k = 0; k < 30; k++)
+            ck_assert(trainer_step_batch(t, 8, b.x, b.pi, b.legal, b.z, NULL, NULL, err, sizeof err) == 0);
+        ck_assert_int_eq(nn_layout_check_mask(&p->layout, p->data), -1);
+        /* the weights did move */
+        nn_params *fresh = nn_params_new(&s, err, sizeof err);
+        nn_params_init_he(fresh, 71);
+        ck_assert(memcmp(fresh->data, p->data, sizeof(float) * p->layout.count) != 0);
+        nn_params_free(fresh);
+        b.x[5] = NAN;
+        ck_assert_int_eq(trainer_step_batch(t, 8, b.x, b.pi, b.legal, b.z, NULL, NULL, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, "step 31") != NULL, "%s", err);
+        free_batch(&b);
+        trainer_free(t);
+    }
+}
+END_TEST
+
+/* Files of another game or shape are refused by name; a directory skips .tmp files. */
+START_TEST(dataset_refuses_mismatch)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(3, 3, 3), *g5 = gen_mnk(5, 5, 4);
+    char a[300], b[300], tmp[300], err[512];
+    snprintf(a, sizeof a, "%s/a.h5", tmpdir);
+    snprintf(b, sizeof b, "%s/b.h5", tmpdir);
+    gen_random_games(g, a, 3, 1, 0);
+    gen_random_games(g5, b, 3, 1, 0);
+    snprintf(tmp, sizeof tmp, "%s/c.h5.tmp", tmpdir);
+    FILE *f = fopen(tmp, "w");
+    fputs("partial", f);
+    fclose(f);
+    dataset *d = dataset_new(g, 0, err, sizeof err);
+    ck_assert_int_eq(dataset_add_path(d, tmpdir, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, b) && strstr(err, "rows is 5, expected 3"), "%s", err);
+    dataset_free(d);
+    unlink(b);
+    d = dataset_new(g, 0, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, tmpdir, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(dataset_files(d), 1);
+    /* window: generations 0 and 5 -> window 1 keeps generation 5 only */
+    char c5[300];
+    snprintf(c5, sizeof c5, "%s/gen5.h5", tmpdir);
+    gen_random_games(g, c5, 2, 2, 5);
+    ck_assert(dataset_add_path(d, c5, err, sizeof err) == 0);
+    int64_t before = dataset_train_count(d);
+    dataset_apply_window(d, 1);
+    ck_assert(dataset_train_count(d) < before && dataset_train_count(d) >= 10);
+    dataset_free(d);
+    game_free(g);
+    game_free(g5);
+    rm_tmpdir();
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -263,6 +644,18 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_square_plain_dense);
     tcase_add_test(tc, eval_equals_reference);
     suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("training");
+    tcase_set_timeout(tl, 120);
+    tcase_add_test(tl, schedules);
+    tcase_add_test(tl, overfit_tiny_batch);
+    tcase_add_test(tl, value_learns_rule);
+    tcase_add_test(tl, augmentation_square);
+    tcase_add_test(tl, augmentation_rect);
+    tcase_add_test(tl, resume_sgd);
+    tcase_add_test(tl, resume_adam);
+    tcase_add_test(tl, hex_mask_and_nan);
+    tcase_add_test(tl, dataset_refuses_mismatch);
+    suite_add_tcase(s, tl);
     return s;
 }
 

@@ -1,0 +1,277 @@
+/* dataset.c — the replay window (see dataset.h). */
+#include "dataset.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/symmetry.h"
+
+/* One split's samples, contiguous. */
+typedef struct split {
+    int64_t n, cap;
+    uint8_t *state; /* (n, planes*HW) */
+    float *pi;      /* (n, A) */
+    uint8_t *legal; /* (n, A) */
+    float *z;       /* (n, P) */
+    int64_t *gen;   /* (n) generation */
+} split;
+
+struct dataset {
+    /* immutable after new */
+    const game *g;
+    sp_expect expect;
+    double val_fraction;
+    size_t per_state, A, P;
+    /* mutated by add/window */
+    split tr, va;
+    int files;
+};
+
+static void split_free(split *s)
+{
+    free(s->state), free(s->pi), free(s->legal), free(s->z), free(s->gen);
+    memset(s, 0, sizeof *s);
+}
+
+static int split_reserve(const dataset *d, split *s, int64_t need)
+{
+    if (need <= s->cap)
+        return 0;
+    int64_t cap = s->cap ? s->cap : 1024;
+    while (cap < need)
+        cap *= 2;
+    uint8_t *st = realloc(s->state, (size_t)cap * d->per_state);
+    if (st)
+        s->state = st;
+    float *pi = realloc(s->pi, sizeof(float) * (size_t)cap * d->A);
+    if (pi)
+        s->pi = pi;
+    uint8_t *lg = realloc(s->legal, (size_t)cap * d->A);
+    if (lg)
+        s->legal = lg;
+    float *z = realloc(s->z, sizeof(float) * (size_t)cap * d->P);
+    if (z)
+        s->z = z;
+    int64_t *gen = realloc(s->gen, sizeof(int64_t) * (size_t)cap);
+    if (gen)
+        s->gen = gen;
+    if (!st || !pi || !lg || !z || !gen)
+        return -1;
+    s->cap = cap;
+    return 0;
+}
+
+dataset *dataset_new(const game *g, double validation_fraction, char *err, size_t errlen)
+{
+    dataset *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    d->g = g;
+    d->expect = sp_expect_game(g);
+    d->val_fraction = validation_fraction;
+    d->per_state = (size_t)g->planes * g->rows * g->cols;
+    d->A = (size_t)g->actions;
+    d->P = (size_t)g->players;
+    return d;
+}
+
+void dataset_free(dataset *d)
+{
+    if (!d)
+        return;
+    split_free(&d->tr);
+    split_free(&d->va);
+    free(d);
+}
+
+/* A stable hash of (generation, game index) in [0, 1). */
+static double game_hash01(int64_t gen, int32_t gameix)
+{
+    uint64_t x = (uint64_t)gen * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)gameix;
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return (double)(x >> 11) / 9007199254740992.0;
+}
+
+static int add_file(dataset *d, const char *path, char *err, size_t errlen)
+{
+    sp_file *f = sp_file_read(path, &d->expect, err, errlen);
+    if (!f)
+        return -1;
+    for (int64_t i = 0; i < f->n; i++) {
+        split *s = game_hash01(f->meta.generation, f->gameix[i]) < d->val_fraction ? &d->va : &d->tr;
+        if (split_reserve(d, s, s->n + 1) < 0) {
+            snprintf(err, errlen, "%s: out of memory holding %lld samples", path, (long long)s->n);
+            sp_file_free(f);
+            return -1;
+        }
+        int64_t k = s->n++;
+        memcpy(s->state + (size_t)k * d->per_state, f->state + (size_t)i * d->per_state, d->per_state);
+        memcpy(s->pi + (size_t)k * d->A, f->pi + (size_t)i * d->A, sizeof(float) * d->A);
+        memcpy(s->legal + (size_t)k * d->A, f->legal + (size_t)i * d->A, d->A);
+        memcpy(s->z + (size_t)k * d->P, f->z + (size_t)i * d->P, sizeof(float) * d->P);
+        s->gen[k] = f->meta.generation;
+    }
+    d->files++;
+    sp_file_free(f);
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int dataset_add_path(dataset *d, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: no such file or directory", path);
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return add_file(d, path, err, errlen);
+    DIR *dir = opendir(path);
+    if (!dir) {
+        snprintf(err, errlen, "%s: cannot open the directory", path);
+        return -1;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(dir))) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".h5") != 0)
+            continue; /* also skips NAME.h5.tmp files being written */
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nn = realloc(names, sizeof *names * cap);
+            if (!nn) {
+                rc = -1;
+                break;
+            }
+            names = nn;
+        }
+        size_t pl = strlen(path) + l + 2;
+        names[n] = malloc(pl);
+        if (!names[n]) {
+            rc = -1;
+            break;
+        }
+        snprintf(names[n++], pl, "%s/%s", path, e->d_name);
+    }
+    closedir(dir);
+    if (rc < 0)
+        snprintf(err, errlen, "%s: out of memory listing the directory", path);
+    else if (n == 0) {
+        snprintf(err, errlen, "%s: no sample files (*.h5) in the directory", path);
+        rc = -1;
+    } else {
+        qsort(names, n, sizeof *names, cmp_str);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = add_file(d, names[i], err, errlen);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+static void window_split(dataset *d, split *s, int64_t oldest)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        if (s->gen[i] < oldest)
+            continue;
+        if (k != i) {
+            memmove(s->state + (size_t)k * d->per_state, s->state + (size_t)i * d->per_state, d->per_state);
+            memmove(s->pi + (size_t)k * d->A, s->pi + (size_t)i * d->A, sizeof(float) * d->A);
+            memmove(s->legal + (size_t)k * d->A, s->legal + (size_t)i * d->A, d->A);
+            memmove(s->z + (size_t)k * d->P, s->z + (size_t)i * d->P, sizeof(float) * d->P);
+            s->gen[k] = s->gen[i];
+        }
+        k++;
+    }
+    s->n = k;
+}
+
+void dataset_apply_window(dataset *d, int window)
+{
+    int64_t newest = INT64_MIN;
+    for (int64_t i = 0; i < d->tr.n; i++)
+        newest = d->tr.gen[i] > newest ? d->tr.gen[i] : newest;
+    for (int64_t i = 0; i < d->va.n; i++)
+        newest = d->va.gen[i] > newest ? d->va.gen[i] : newest;
+    if (newest == INT64_MIN || window < 1)
+        return;
+    int64_t oldest = newest - window + 1;
+    window_split(d, &d->tr, oldest);
+    window_split(d, &d->va, oldest);
+}
+
+int64_t dataset_train_count(const dataset *d) { return d->tr.n; }
+int64_t dataset_val_count(const dataset *d) { return d->va.n; }
+int dataset_files(const dataset *d) { return d->files; }
+
+/* Sample i of split s under symmetry sym into the outputs' row 0. */
+static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, float *x, float *pi,
+                    uint8_t *legal, float *z)
+{
+    const game *g = d->g;
+    size_t hw = (size_t)g->rows * g->cols;
+    const uint8_t *st = s->state + (size_t)i * d->per_state;
+    const float *p = s->pi + (size_t)i * d->A;
+    const uint8_t *lg = s->legal + (size_t)i * d->A;
+    const float k = 1.0f / 255.0f;
+    if (sym == SYM_ID || d->A != hw) {
+        for (size_t j = 0; j < d->per_state; j++)
+            x[j] = st[j] * k;
+        memcpy(pi, p, sizeof(float) * d->A);
+        memcpy(legal, lg, d->A);
+    } else {
+        /* out[s(a)] = in[a] for every point, on every plane, pi and legal alike */
+        for (size_t a = 0; a < hw; a++) {
+            size_t b = (size_t)sym_map_action(g, sym, (int)a);
+            for (int pl = 0; pl < g->planes; pl++)
+                x[pl * hw + b] = st[pl * hw + a] * k;
+            pi[b] = p[a];
+            legal[b] = lg[a];
+        }
+    }
+    memcpy(z, s->z + (size_t)i * d->P, sizeof(float) * d->P);
+}
+
+void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal, float *z)
+{
+    get_one(d, &d->tr, i, s, x, pi, legal, z);
+}
+
+void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
+                    uint8_t *legal, float *z)
+{
+    for (int b = 0; b < n; b++) {
+        int64_t i = (int64_t)(rng_uniform(r) * (double)d->tr.n);
+        if (i >= d->tr.n)
+            i = d->tr.n - 1;
+        sym_id s = augment ? d->g->sym[rng_below(r, (uint32_t)d->g->nsym)] : SYM_ID;
+        get_one(d, &d->tr, i, s, x + (size_t)b * d->per_state, pi + (size_t)b * d->A,
+                legal + (size_t)b * d->A, z + (size_t)b * d->P);
+    }
+}
+
+void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
+                       float *z)
+{
+    for (int b = 0; b < n; b++)
+        get_one(d, &d->va, start + b, SYM_ID, x + (size_t)b * d->per_state, pi + (size_t)b * d->A,
+                legal + (size_t)b * d->A, z + (size_t)b * d->P);
+}

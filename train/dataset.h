@@ -1,0 +1,59 @@
+/* dataset.h — the trainer's replay window: samples read from sample files
+ * (selfplay/samples.h), kept compact in memory (uint8 planes and legal masks, float pi
+ * and z), split into training and validation by game, and served as mini-batches drawn
+ * uniformly at random with a random symmetry of the game applied consistently to the
+ * planes, pi and the legal mask.
+ *
+ * Every file is validated against the expected shape (the model's spec / the game): a
+ * file from another game or board is refused by name. The window keeps the samples of
+ * the `window` most recent generations present (generation attribute of the files).
+ * Validation: whole games are held out (positions of one game are correlated), chosen
+ * by a hash of (generation, file's game index) so the split is stable as files come.
+ * Single-threaded; no allocation in the batch functions.
+ */
+#ifndef GZ_TRAIN_DATASET_H
+#define GZ_TRAIN_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/game.h"
+#include "engine/rng.h"
+#include "selfplay/samples.h"
+
+typedef struct dataset dataset;
+
+/* An empty dataset for samples of game g (borrowed; outlives the dataset: its shape is
+ * the expectation, its symmetry group the augmentation), holding out
+ * validation_fraction of the games. Returns NULL with a message when out of memory. */
+dataset *dataset_new(const game *g, double validation_fraction, char *err, size_t errlen);
+void dataset_free(dataset *d); /* accepts NULL */
+
+/* Reads one sample file, or every *.h5 file of a directory (sorted by name; *.tmp and
+ * other names skipped). Returns 0, or -1 with a message naming the file. */
+int dataset_add_path(dataset *d, const char *path, char *err, size_t errlen);
+
+/* Keeps only the samples of the `window` most recent generations. */
+void dataset_apply_window(dataset *d, int window);
+
+/* Samples held for training and for validation; files read. */
+int64_t dataset_train_count(const dataset *d);
+int64_t dataset_val_count(const dataset *d);
+int dataset_files(const dataset *d);
+
+/* Fills a training mini-batch of n samples drawn uniformly (with replacement) from the
+ * training split using r, each under a random element of the game's symmetry group when
+ * augment != 0: x (n, planes, rows, cols) floats in [0,1], pi (n, A), legal (n, A),
+ * z (n, players). Requires dataset_train_count > 0. */
+void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
+                    uint8_t *legal, float *z);
+
+/* Validation samples start .. start+n-1 (no augmentation), same outputs. */
+void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
+                       float *z);
+
+/* Training sample i under symmetry s (tests). */
+void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal,
+                 float *z);
+
+#endif

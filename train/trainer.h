@@ -1,0 +1,60 @@
+/* trainer.h — one training run: parameters, the training context, the optimizer and
+ * the data-sampling rng together, so a step, a validation pass, a checkpoint and a
+ * resume are one call each (used by `gridzero train`, `gridzero bench train`, tests).
+ *
+ * Resume: trainer_save writes the weights (nn/checkpoint.h) and, under /optim/, the
+ * optimizer state (momentum / Adam moments), the sampling rng, the optimizer's step
+ * and its schedule length; trainer_resume reads them back, so train N steps ==
+ * train N/2, save, resume, train N/2 bit for bit (same seed, data and thread count).
+ * 64-bit integers are stored in /optim/ as 16-bit pieces in float32 (exact).
+ * Single-threaded use (OpenBLAS threads inside).
+ */
+#ifndef GZ_TRAIN_TRAINER_H
+#define GZ_TRAIN_TRAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataset.h"
+#include "engine/config.h"
+#include "net_train.h"
+#include "nn/checkpoint.h"
+#include "nn/params.h"
+#include "optim.h"
+
+typedef struct trainer trainer;
+
+/* A run on p (takes ownership: freed by trainer_free) with the train section tc, a
+ * schedule of total_steps and the sampling seed. Returns NULL with a message. */
+trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uint64_t seed,
+                     char *err, size_t errlen);
+void trainer_free(trainer *t); /* accepts NULL */
+
+/* One step on a batch of tc->batch_size samples from d (augmented). Returns 0, or -1
+ * with "step S: ..." when the loss or a gradient is NaN/Inf; the weights are then left
+ * as before the step except the BN running statistics (do not save them). */
+int trainer_step(trainer *t, const dataset *d, train_losses *losses, double *lr, char *err,
+                 size_t errlen);
+
+/* A step on a given batch (x NCHW, pi, legal, z; n <= batch_size): for benchmarks. */
+int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
+                       const float *z, train_losses *losses, double *lr, char *err, size_t errlen);
+
+/* Eval-mode losses over up to max_samples validation samples of d (all if <= 0).
+ * Returns the number of samples used (0: no validation data; *losses untouched). */
+int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, train_losses *losses);
+
+/* Saves weights, meta (as given: the caller counts steps across runs) and the optimizer
+ * state (temp + rename, by nn_ckpt_save). Returns 0 or -1 with a message naming the file. */
+int trainer_save(trainer *t, const char *path, const nn_ckpt_meta *meta, char *err, size_t errlen);
+
+/* Reads the optimizer state of a checkpoint written by trainer_save (same spec).
+ * Returns 0 when resumed, 1 when the file has no (compatible, unfinished) optimizer
+ * state (the run starts fresh), -1 with a message on an error. */
+int trainer_resume(trainer *t, const char *path, char *err, size_t errlen);
+
+nn_params *trainer_params(trainer *t);   /* borrowed */
+const optim *trainer_optim(const trainer *t);
+int64_t trainer_step_count(const trainer *t); /* steps of this optimizer run */
+
+#endif
