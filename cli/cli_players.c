@@ -1,12 +1,10 @@
-/* cli_players.c — the player kinds the command line adds to engine/'s (the network
- * player "model:FILE[:sims]" will plug in here through a player_ext, so engine/ never
- * learns about networks). */
+/* cli_players.c — the player kinds the command line adds to engine/'s: the network
+ * player "model:FILE[:sims]" (nn/net_player.h), through a player_ext, so engine/ never
+ * learns about networks. */
 #include "commands.h"
+#include "nn/net_player.h"
 
-const player_ext *cli_player_ext(void)
-{
-    return NULL; /* no extra kinds yet */
-}
+const player_ext *cli_player_ext(void) { return net_player_ext(); }
 
 int cli_parse_u64(const char *s, uint64_t *out)
 {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "engine/config.h"
+#include "engine/game.h"
 #include "engine/player.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -38,11 +39,40 @@ const player_ext *cli_player_ext(void);
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_int(const char *s, int lo, int hi, int *out);
 
+/* Self-play evaluators for a model (or the rollout bootstrap when model is NULL). */
+struct nn_params;
+struct nn_cache;
+typedef struct cli_sp_eval {
+    const gz_config *cfg;     /* borrowed */
+    const game *g;            /* borrowed */
+    struct nn_params *params; /* owned; NULL = rollout evaluators */
+    struct nn_cache *cache;   /* owned; shared by the workers' evaluators */
+} cli_sp_eval;
+/* Loads model (NULL: rollout). Returns 0, or -1 with a message naming the file. */
+int cli_sp_eval_init(cli_sp_eval *x, const gz_config *cfg, const game *g, const char *model,
+                     char *err, size_t errlen);
+void cli_sp_eval_deinit(cli_sp_eval *x);
+/* An sp_eval_factory (selfplay.h) over a cli_sp_eval. */
+evaluator *cli_sp_make_eval(void *ctx, int worker, int workers, char *err, size_t errlen);
+
+/* Live progress: a line rewritten in place on a terminal, plain lines at most every
+ * `every` seconds otherwise. */
+typedef struct cli_progress {
+    int tty;
+    double start, last, every;
+} cli_progress;
+void cli_progress_init(cli_progress *p, double every);
+/* Whether to print now (always when done); on a tty starts the line with '\r'. */
+int cli_progress_due(cli_progress *p, int done);
+double cli_now(void);
+
 int cmd_config(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_arena(int argc, char **argv);
 int cmd_elo(int argc, char **argv);
 int cmd_play(int argc, char **argv);
+int cmd_selfplay(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif

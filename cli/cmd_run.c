@@ -1,0 +1,978 @@
+/* gridzero run — the generation loop (DESIGN.md §7).
+ *
+ * Generation i (1, 2, ...) has four stages, each finished by one file that appears
+ * atomically (written to a temporary name, then renamed):
+ *   selfplay  data/gen_i.h5      games of the best model against itself (generation 1
+ *                                with selfplay.bootstrap = rollout: pure MCTS)
+ *   train     models/gen_i.h5    the previous generation's weights trained on the samples
+ *                                of the last train.window generations
+ *   arena     arena/gen_i.jsonl  gen_i against the best model and every baseline
+ *   promote   best               gen_i becomes the best model when its score against
+ *                                the best reaches arena.gate (always when the gate is 0)
+ * then arena.jsonl (every arena game so far), ratings.csv (Elo, random = 0), the plots
+ * and state.json are rewritten from those files. A stage whose file exists is done, so
+ * a run killed at any moment (kill -9 included) and started again with the same
+ * command redoes only the unfinished stage; the outputs are deterministic given the
+ * seed with one self-play thread, so the ratings are the same as without the
+ * interruption. The decision of each promote stage is recomputed from the arena files,
+ * so `best` never disagrees with them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "commands.h"
+#include "engine/arena.h"
+#include "engine/elo.h"
+#include "nn/checkpoint.h"
+#include "nn/params.h"
+#include "selfplay/samples.h"
+#include "selfplay/selfplay.h"
+#include "train/dataset.h"
+#include "train/trainer.h"
+
+#define PATH_LEN 1024
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    if (interrupted) /* a second Ctrl-C: every file on disk is complete or temporary */
+        _exit(130);
+    interrupted = 1;
+}
+
+typedef struct run_ctx {
+    gz_config c;
+    const char *dir;
+    game *g;
+    FILE *metrics;      /* metrics.jsonl, appended */
+    char best[PATH_LEN]; /* relative to dir: "models/gen_0003.h5" */
+    int best_gen;
+    const char *crash_after; /* test hook: "GEN:STAGE" -> SIGKILL after that stage */
+    cli_progress prog;
+} run_ctx;
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gridzero run [-c CONFIG] [--set KEY=VALUE]... [-o RUN_DIR] [--generations N]\n\n"
+            "The generation loop: each generation plays self-play games with the best model,\n"
+            "trains the next model on the last train.window generations of samples, plays it\n"
+            "against the best model and the arena.baselines, promotes it (always, or at\n"
+            "arena.gate score), and rates every model with Elo (random = 0).\n\n"
+            "  -c, --config FILE   the config (default: the built-in tic-tac-toe)\n"
+            "  --set KEY=VALUE     override a config key\n"
+            "  -o, --output DIR    the run directory (default runs/<config name>, built-in:\n"
+            "                      runs/tictactoe)\n"
+            "  --generations N     generations in all (default loop.generations); a finished run\n"
+            "                      is continued by asking for more\n\n"
+            "RUN_DIR holds config.json, models/gen_NNNN.h5, data/gen_NNNN.h5, arena/gen_NNNN.jsonl,\n"
+            "arena.jsonl, metrics.jsonl, ratings.csv, best, state.json and (with gnuplot) elo.png\n"
+            "and loss.png. Killed at any moment and started again with the same command, the run\n"
+            "continues with the unfinished stage. Ctrl-C stops after the current step.\n");
+}
+
+static int path_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static void join(char *out, const run_ctx *r, const char *fmt, int gen)
+{
+    char rel[PATH_LEN];
+    snprintf(rel, sizeof rel, fmt, gen);
+    snprintf(out, PATH_LEN, "%s/%s", r->dir, rel);
+}
+
+static int mkdir_p(const char *path, char *err, size_t errlen)
+{
+    char tmp[PATH_LEN];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0777) < 0 && errno != EEXIST) {
+            snprintf(err, errlen, "%s: cannot create directory: %s", tmp, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create directory: %s", tmp, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes text to path atomically (path.tmp, fsync, rename). */
+static int write_atomic(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[PATH_LEN + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+        return -1;
+    }
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) < 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads a whole text file (malloc'd, free with free()), NULL if unreadable. */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = 0;
+    return buf;
+}
+
+/* Appends one event to metrics.jsonl (takes ownership of obj). */
+static void metric(run_ctx *r, cJSON *obj)
+{
+    char *s = cJSON_PrintUnformatted(obj);
+    if (s && r->metrics) {
+        fprintf(r->metrics, "%s\n", s);
+        fflush(r->metrics);
+    }
+    free(s);
+    cJSON_Delete(obj);
+}
+
+static cJSON *event(const char *name, int gen)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "event", name);
+    cJSON_AddNumberToObject(o, "generation", gen);
+    return o;
+}
+
+static void maybe_crash(const run_ctx *r, int gen, const char *stage)
+{
+    if (!r->crash_after)
+        return;
+    char want[64];
+    snprintf(want, sizeof want, "%d:%s", gen, stage);
+    if (!strcmp(r->crash_after, want)) {
+        fprintf(stderr, "run: test hook: killed after %s\n", want);
+        fflush(NULL);
+        raise(SIGKILL);
+    }
+}
+
+/* Removes stale temporary files a killed run may have left in dir. */
+static void remove_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strstr(de->d_name, ".tmp")) {
+            char p[PATH_LEN];
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            unlink(p);
+        }
+    }
+    closedir(d);
+}
+
+/* ---- stage 1: self-play ---- */
+
+typedef struct sp_prog {
+    run_ctx *r;
+    int gen;
+} sp_prog;
+
+static void sp_progress(void *ctx, const sp_stats *st, int total)
+{
+    sp_prog *x = ctx;
+    if (!cli_progress_due(&x->r->prog, st->games == total))
+        return;
+    double dt = cli_now() - x->r->prog.start;
+    fprintf(stderr, "gen %d selfplay: %d/%d games, %lld positions, %.0f positions/s%s", x->gen,
+            st->games, total, (long long)st->positions, dt > 0 ? st->positions / dt : 0.0,
+            x->r->prog.tty ? "   " : "\n");
+}
+
+static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
+{
+    char out[PATH_LEN], model[PATH_LEN];
+    join(out, r, "data/gen_%04d.h5", gen);
+    if (path_exists(out))
+        return 0;
+    bool rollout = gen == 1 && !strcmp(r->c.selfplay.bootstrap, "rollout");
+    snprintf(model, sizeof model, "%s/%s", r->dir, r->best);
+    cli_sp_eval ev;
+    if (cli_sp_eval_init(&ev, &r->c, r->g, rollout ? NULL : model, err, errlen) < 0)
+        return -1;
+    sp_opts o;
+    sp_opts_from_config(&o, &r->c);
+    if (rollout) {
+        o.search.simulations = r->c.selfplay.bootstrap_simulations;
+        mcts_params_pure(&o.search);
+    }
+    o.seed = rng_derive(r->c.seed, 0x5350000ULL + (uint64_t)gen);
+    o.generation = gen;
+    o.model = rollout ? "rollout" : r->best;
+    char *gcfg = sp_game_config_json(&r->c);
+    o.game_config = gcfg;
+    sp_prog pp = {r, gen};
+    cli_progress_init(&r->prog, 10.0);
+    o.progress = sp_progress;
+    o.progress_ctx = &pp;
+    o.stop = (const volatile int *)&interrupted;
+    sp_stats st;
+    int rc = sp_run(r->g, &o, cli_sp_make_eval, &ev, out, &st, err, errlen);
+    free(gcfg);
+    cli_sp_eval_deinit(&ev);
+    if (rc == 1) {
+        snprintf(err, errlen, "interrupted");
+        return 1;
+    }
+    if (rc < 0)
+        return -1;
+    cJSON *m = event("selfplay", gen);
+    cJSON_AddStringToObject(m, "model", o.model);
+    cJSON_AddNumberToObject(m, "games", st.games);
+    cJSON_AddNumberToObject(m, "positions", (double)st.positions);
+    cJSON_AddNumberToObject(m, "seconds", st.seconds);
+    cJSON_AddNumberToObject(m, "positions_per_s", st.positions / (st.seconds + 1e-9));
+    cJSON_AddNumberToObject(m, "simulations_per_s", st.simulations / (st.seconds + 1e-9));
+    cJSON_AddNumberToObject(m, "mean_length", st.games ? (double)st.plies / st.games : 0);
+    cJSON_AddNumberToObject(m, "first_seat_wins", st.seat_wins[0]);
+    cJSON_AddNumberToObject(m, "draws", st.draws);
+    cJSON_AddNumberToObject(m, "resigned", st.resigned);
+    cJSON_AddNumberToObject(m, "false_resign_rate",
+                            st.resign_checked ? (double)st.resign_false / st.resign_checked : 0);
+    cJSON_AddNumberToObject(m, "cache_hit_rate",
+                            st.evaluated ? (double)st.cache_hits / (double)st.evaluated : 0);
+    metric(r, m);
+    fprintf(stderr, "%sgen %d selfplay: %d games, %lld positions in %.1f s (%.0f positions/s)\n",
+            r->prog.tty ? "\r" : "", gen, st.games, (long long)st.positions, st.seconds,
+            st.positions / (st.seconds + 1e-9));
+    return 0;
+}
+
+/* ---- stage 2: training ---- */
+
+static void add_losses(cJSON *o, const char *prefix, const train_losses *l)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%spolicy", prefix);
+    cJSON_AddNumberToObject(o, k, l->policy);
+    snprintf(k, sizeof k, "%svalue", prefix);
+    cJSON_AddNumberToObject(o, k, l->value);
+    snprintf(k, sizeof k, "%sl2", prefix);
+    cJSON_AddNumberToObject(o, k, l->l2);
+    snprintf(k, sizeof k, "%stotal", prefix);
+    cJSON_AddNumberToObject(o, k, l->total);
+    snprintf(k, sizeof k, "%sentropy", prefix);
+    cJSON_AddNumberToObject(o, k, l->entropy);
+    snprintf(k, sizeof k, "%svalue_acc", prefix);
+    cJSON_AddNumberToObject(o, k, l->value_acc);
+}
+
+static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
+{
+    char out[PATH_LEN], from[PATH_LEN], parent[PATH_LEN];
+    join(out, r, "models/gen_%04d.h5", gen);
+    if (path_exists(out))
+        return 0;
+    join(from, r, "models/gen_%04d.h5", gen - 1);
+    snprintf(parent, sizeof parent, "models/gen_%04d.h5", gen - 1);
+    nn_ckpt_meta pm;
+    nn_params *p = nn_ckpt_load(from, r->g, &pm, err, errlen);
+    if (!p)
+        return -1;
+    dataset *d = dataset_new(r->g, r->c.train.validation_fraction, err, errlen);
+    if (!d) {
+        nn_params_free(p);
+        return -1;
+    }
+    int first = gen - r->c.train.window + 1;
+    if (first < 1)
+        first = 1;
+    for (int k = first; k <= gen; k++) {
+        char dp[PATH_LEN], why[512];
+        join(dp, r, "data/gen_%04d.h5", k);
+        if (dataset_add_path(d, dp, why, sizeof why) < 0) {
+            /* A damaged file is skipped, loudly: the run goes on with the rest. */
+            fprintf(stderr, "gen %d train: skipping %s\n", gen, why);
+            cJSON *m = event("data_skipped", gen);
+            cJSON_AddStringToObject(m, "error", why);
+            metric(r, m);
+        }
+    }
+    if (dataset_train_count(d) == 0) {
+        snprintf(err, errlen, "gen %d: no readable samples in data/gen_%04d.h5..gen_%04d.h5", gen,
+                 first, gen);
+        dataset_free(d);
+        nn_params_free(p);
+        return -1;
+    }
+    int steps = r->c.train.steps;
+    trainer *t = trainer_new(p, &r->c.train, steps, rng_derive(r->c.seed, 0x54520000ULL + (uint64_t)gen),
+                             err, errlen);
+    if (!t) {
+        dataset_free(d);
+        return -1;
+    }
+    cli_progress_init(&r->prog, 10.0);
+    train_losses acc = {0}, l;
+    int nacc = 0, rc = 0;
+    double lr = 0, t0 = cli_now(), tlog = t0;
+    for (int s = 1; s <= steps; s++) {
+        if (interrupted) {
+            snprintf(err, errlen, "interrupted");
+            rc = 1;
+            break;
+        }
+        if (trainer_step(t, d, &l, &lr, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        acc.policy += l.policy, acc.value += l.value, acc.l2 += l.l2, acc.total += l.total;
+        acc.entropy += l.entropy, acc.value_acc += l.value_acc;
+        nacc++;
+        if (s % r->c.train.log_every == 0 || s == steps) {
+            double now = cli_now();
+            train_losses mean = {acc.policy / nacc, acc.value / nacc, acc.l2 / nacc,
+                                 acc.total / nacc, acc.entropy / nacc, acc.value_acc / nacc};
+            cJSON *m = event("train", gen);
+            cJSON_AddNumberToObject(m, "step", s);
+            cJSON_AddNumberToObject(m, "lr", lr);
+            add_losses(m, "", &mean);
+            cJSON_AddNumberToObject(m, "samples_per_s",
+                                    nacc * r->c.train.batch_size / (now - tlog + 1e-9));
+            metric(r, m);
+            if (cli_progress_due(&r->prog, s == steps))
+                fprintf(stderr, "gen %d train: step %d/%d  loss %.3f (policy %.3f value %.3f)  "
+                        "%.0f samples/s%s", gen, s, steps, mean.total, mean.policy, mean.value,
+                        nacc * r->c.train.batch_size / (now - tlog + 1e-9), r->prog.tty ? "   " : "\n");
+            memset(&acc, 0, sizeof acc);
+            nacc = 0;
+            tlog = now;
+        }
+    }
+    if (rc == 0) {
+        train_losses v;
+        cJSON *m = event("validation", gen);
+        if (trainer_validate(t, d, 4096, &v) > 0) {
+            add_losses(m, "", &v);
+            metric(r, m);
+        } else {
+            cJSON_Delete(m);
+        }
+        nn_ckpt_meta meta = {.generation = gen, .step = pm.step + steps};
+        snprintf(meta.parent, sizeof meta.parent, "%s", parent);
+        rc = trainer_save(t, out, &meta, err, errlen);
+        if (r->prog.tty)
+            fputc('\n', stderr);
+        fprintf(stderr, "gen %d train: %d steps in %.1f s, saved models/gen_%04d.h5\n", gen, steps,
+                cli_now() - t0, gen);
+    }
+    trainer_free(t);
+    dataset_free(d);
+    return rc;
+}
+
+/* ---- stage 3: arena ---- */
+
+typedef struct arena_prog {
+    run_ctx *r;
+    int gen;
+    const char *opp;
+} arena_prog;
+
+static void arena_progress(void *ctx, int done, int total, const arena_tally *t, int np)
+{
+    (void)np;
+    arena_prog *x = ctx;
+    if (!cli_progress_due(&x->r->prog, done == total))
+        return;
+    fprintf(stderr, "gen %d arena vs %s: %d/%d games, %d-%d-%d%s", x->gen, x->opp, done, total,
+            t[0].wins, t[0].draws, t[0].losses, x->r->prog.tty ? "   " : "\n");
+}
+
+/* Makes a player and names it `name` (Elo tables use the names). */
+static player *make_player(run_ctx *r, const char *spec, const char *name, char *err, size_t errlen)
+{
+    player *p = player_new(spec, r->g, &r->c, cli_player_ext(), err, errlen);
+    if (p && name)
+        snprintf(p->name, sizeof p->name, "%s", name);
+    return p;
+}
+
+/* One match of the candidate against opp (and a third copy of opp for 3-player games). */
+static int match(run_ctx *r, int gen, player *cand, const char *opp_spec, const char *opp_name,
+                 const char *results, arena_tally *tally, char *err, size_t errlen)
+{
+    player *ps[GAME_MAX_PLAYERS] = {cand, NULL, NULL};
+    int rc = 0;
+    for (int k = 1; k < r->g->players && rc == 0; k++) {
+        ps[k] = make_player(r, opp_spec, opp_name, err, errlen);
+        if (!ps[k])
+            rc = -1;
+    }
+    if (rc == 0) {
+        arena_opts o = {0};
+        o.games = r->c.arena.games;
+        o.opening_moves = r->c.arena.opening_moves;
+        o.seed = rng_derive(r->c.seed, 0x41520000ULL + (uint64_t)gen * 64 + strlen(opp_name));
+        o.results_path = results;
+        arena_prog ap = {r, gen, opp_name};
+        cli_progress_init(&r->prog, 10.0);
+        o.progress = arena_progress;
+        o.progress_ctx = &ap;
+        rc = arena_run(r->g, ps, r->g->players, &o, tally, err, errlen);
+        if (r->prog.tty)
+            fputc('\n', stderr);
+    }
+    for (int k = 1; k < r->g->players; k++)
+        player_free(ps[k]);
+    return rc;
+}
+
+static void model_spec(char *out, size_t len, const run_ctx *r, const char *rel)
+{
+    snprintf(out, len, "model:%s/%s:%d", r->dir, rel, r->c.arena.simulations);
+}
+
+static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
+{
+    char out[PATH_LEN], tmp[PATH_LEN + 8], spec[PATH_LEN + 64], name[32], rel[64];
+    join(out, r, "arena/gen_%04d.jsonl", gen);
+    if (path_exists(out))
+        return 0;
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    unlink(tmp); /* a killed arena's partial games are played again */
+    snprintf(rel, sizeof rel, "models/gen_%04d.h5", gen);
+    model_spec(spec, sizeof spec, r, rel);
+    snprintf(name, sizeof name, "gen_%04d", gen);
+    player *cand = make_player(r, spec, name, err, errlen);
+    if (!cand)
+        return -1;
+    int rc = 0;
+    cJSON *m = event("arena", gen);
+    if (r->c.arena.games > 0) {
+        /* against the best model */
+        char bspec[PATH_LEN + 64], bname[32];
+        model_spec(bspec, sizeof bspec, r, r->best);
+        snprintf(bname, sizeof bname, "gen_%04d", r->best_gen);
+        arena_tally t[GAME_MAX_PLAYERS];
+        rc = match(r, gen, cand, bspec, bname, tmp, t, err, errlen);
+        if (rc == 0) {
+            cJSON *o = cJSON_AddObjectToObject(m, bname);
+            cJSON_AddNumberToObject(o, "wins", t[0].wins);
+            cJSON_AddNumberToObject(o, "draws", t[0].draws);
+            cJSON_AddNumberToObject(o, "losses", t[0].losses);
+            cJSON_AddNumberToObject(o, "score", arena_score(&t[0], r->g->players));
+            fprintf(stderr, "gen %d arena: vs %s (best) %d-%d-%d\n", gen, bname, t[0].wins,
+                    t[0].draws, t[0].losses);
+        }
+        for (int b = 0; rc == 0 && b < r->c.arena.nbaselines; b++) {
+            const char *bl = r->c.arena.baselines[b];
+            rc = match(r, gen, cand, bl, bl, tmp, t, err, errlen);
+            if (rc == 0) {
+                cJSON *o = cJSON_AddObjectToObject(m, bl);
+                cJSON_AddNumberToObject(o, "wins", t[0].wins);
+                cJSON_AddNumberToObject(o, "draws", t[0].draws);
+                cJSON_AddNumberToObject(o, "losses", t[0].losses);
+                cJSON_AddNumberToObject(o, "score", arena_score(&t[0], r->g->players));
+                fprintf(stderr, "gen %d arena: vs %s %d-%d-%d\n", gen, bl, t[0].wins, t[0].draws,
+                        t[0].losses);
+            }
+            if (interrupted && rc == 0) {
+                snprintf(err, errlen, "interrupted");
+                rc = 1;
+            }
+        }
+    }
+    player_free(cand);
+    if (rc == 0) {
+        if (!path_exists(tmp)) { /* no games: an empty file still marks the stage done */
+            FILE *f = fopen(tmp, "wb");
+            if (f)
+                fclose(f);
+        }
+        if (rename(tmp, out) < 0) {
+            snprintf(err, errlen, "%s: cannot rename: %s", tmp, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        metric(r, m);
+    else
+        cJSON_Delete(m);
+    return rc;
+}
+
+/* The candidate's score against the best in arena/gen_i.jsonl: the games whose players
+ * are exactly gen_i and gen_best. Returns games counted (score in *score, 0..1). */
+static int best_score(const run_ctx *r, int gen, int best_gen, double *score)
+{
+    char path[PATH_LEN], cname[32], bname[32];
+    join(path, r, "arena/gen_%04d.jsonl", gen);
+    snprintf(cname, sizeof cname, "gen_%04d", gen);
+    snprintf(bname, sizeof bname, "gen_%04d", best_gen);
+    char *text = read_text(path);
+    if (!text)
+        return 0;
+    int games = 0;
+    double sum = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "players");
+        const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "result");
+        int n = cJSON_GetArraySize(pl), cseat = -1, others_best = 1;
+        for (int k = 0; k < n; k++) {
+            const cJSON *nm = cJSON_GetArrayItem(pl, k);
+            if (!cJSON_IsString(nm))
+                others_best = 0;
+            else if (!strcmp(nm->valuestring, cname))
+                cseat = k;
+            else if (strcmp(nm->valuestring, bname))
+                others_best = 0;
+        }
+        if (cseat >= 0 && others_best && cJSON_GetArraySize(res) == n) {
+            float z[GAME_MAX_PLAYERS];
+            for (int k = 0; k < n && k < GAME_MAX_PLAYERS; k++)
+                z[k] = (float)cJSON_GetArrayItem(res, k)->valuedouble;
+            int cls = arena_outcome_class(n, z, cseat);
+            sum += cls > 0 ? 1.0 : cls == 0 ? 0.5 : 0.0;
+            games++;
+        }
+        cJSON_Delete(o);
+    }
+    free(text);
+    *score = games ? sum / games : 0;
+    return games;
+}
+
+/* Replays the promotions of generations 1..upto from the arena files into r->best. */
+static void replay_promotions(run_ctx *r, int upto, bool log)
+{
+    r->best_gen = 0;
+    snprintf(r->best, sizeof r->best, "models/gen_0000.h5");
+    for (int k = 1; k <= upto; k++) {
+        double score = 0;
+        int n = best_score(r, k, r->best_gen, &score);
+        bool promote = r->c.arena.gate <= 0 || (n > 0 && score >= r->c.arena.gate);
+        if (log && k == upto) {
+            cJSON *m = event("promote", k);
+            cJSON_AddNumberToObject(m, "score_vs_best", score);
+            cJSON_AddNumberToObject(m, "games_vs_best", n);
+            cJSON_AddBoolToObject(m, "promoted", promote);
+            metric(r, m);
+        }
+        if (promote) {
+            r->best_gen = k;
+            snprintf(r->best, sizeof r->best, "models/gen_%04d.h5", k);
+        }
+    }
+}
+
+/* ---- after each generation: arena.jsonl, ratings, plots, state ---- */
+
+static int write_ladder(run_ctx *r, int upto, char *err, size_t errlen)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *all = malloc(cap);
+    if (!all) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    all[0] = 0;
+    for (int k = 1; k <= upto; k++) {
+        char p[PATH_LEN];
+        join(p, r, "arena/gen_%04d.jsonl", k);
+        char *t = read_text(p);
+        if (!t)
+            continue;
+        size_t n = strlen(t);
+        if (len + n + 1 > cap) {
+            while (len + n + 1 > cap)
+                cap *= 2;
+            char *na = realloc(all, cap);
+            if (!na) {
+                free(t);
+                free(all);
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            all = na;
+        }
+        memcpy(all + len, t, n + 1);
+        len += n;
+        free(t);
+    }
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/arena.jsonl", r->dir);
+    int rc = write_atomic(path, all, err, errlen);
+    free(all);
+    if (rc < 0)
+        return -1;
+
+    elo_table *t = elo_table_new();
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (elo_load_file(t, path, err, errlen) < 0) {
+        elo_table_free(t);
+        return -1;
+    }
+    int np = elo_players(t);
+    if (np < 2) {
+        elo_table_free(t);
+        return 0;
+    }
+    elo_rating *rt = calloc((size_t)np, sizeof *rt);
+    elo_opts eo = elo_default_opts();
+    if (!rt || elo_compute(t, &eo, rt, err, errlen) < 0) {
+        free(rt);
+        elo_table_free(t);
+        return -1;
+    }
+    size_t cl = 128 + (size_t)np * 160;
+    char *csv = malloc(cl);
+    size_t off = (size_t)snprintf(csv, cl, "name,elo,lo,hi,games,score\n");
+    cJSON *m = event("elo", upto);
+    cJSON *arr = cJSON_AddArrayToObject(m, "ratings");
+    for (int i = 0; i < np; i++) {
+        off += (size_t)snprintf(csv + off, cl - off, "%s,%.1f,%.1f,%.1f,%d,%.4f\n", rt[i].name,
+                                rt[i].elo, rt[i].lo, rt[i].hi, rt[i].games, rt[i].score);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", rt[i].name);
+        cJSON_AddNumberToObject(o, "elo", round(rt[i].elo * 10) / 10);
+        cJSON_AddNumberToObject(o, "lo", round(rt[i].lo * 10) / 10);
+        cJSON_AddNumberToObject(o, "hi", round(rt[i].hi * 10) / 10);
+        cJSON_AddItemToArray(arr, o);
+    }
+    metric(r, m);
+    snprintf(path, sizeof path, "%s/ratings.csv", r->dir);
+    rc = write_atomic(path, csv, err, errlen);
+    /* the summary: this generation's rating */
+    char cname[32];
+    snprintf(cname, sizeof cname, "gen_%04d", upto);
+    for (int i = 0; i < np; i++)
+        if (!strcmp(rt[i].name, cname))
+            fprintf(stderr, "gen %d: Elo %.0f [%.0f, %.0f] (random = 0); best is gen_%04d\n", upto,
+                    rt[i].elo, rt[i].lo, rt[i].hi, r->best_gen);
+    free(csv);
+    free(rt);
+    elo_table_free(t);
+    return rc;
+}
+
+/* Plots with gnuplot when it is installed: elo.png from ratings.csv, loss.png from the
+ * train events of metrics.jsonl. */
+static void write_plots(run_ctx *r)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        static int said;
+        if (!said++)
+            fprintf(stderr, "run: gnuplot is not installed: skipping elo.png and loss.png\n");
+        return;
+    }
+    char path[PATH_LEN], tsv[PATH_LEN], err[256];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
+    char *text = read_text(path);
+    if (!text)
+        return;
+    size_t cap = strlen(text) + 64, off = 0;
+    char *rows = malloc(cap);
+    if (!rows) {
+        free(text);
+        return;
+    }
+    rows[0] = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "train")) {
+            double gen = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
+            double step = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "step"));
+            double steps = r->c.train.steps;
+            off += (size_t)snprintf(rows + off, cap - off, "%.3f %g %g %g\n",
+                                    gen - 1 + step / steps,
+                                    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "policy")),
+                                    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "value")),
+                                    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "total")));
+        }
+        cJSON_Delete(o);
+        if (off + 128 > cap)
+            break;
+    }
+    free(text);
+    snprintf(tsv, sizeof tsv, "%s/loss.tsv", r->dir);
+    write_atomic(tsv, rows, err, sizeof err);
+    free(rows);
+    char cmd[4 * PATH_LEN];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gnuplot -e \"set terminal png size 800,500; set output 'loss.png.tmp';"
+             " set xlabel 'generation'; set ylabel 'loss'; set key top right;"
+             " plot 'loss.tsv' u 1:2 w l t 'policy CE', '' u 1:3 w l t 'value MSE', '' u 1:4 w l t 'total'\""
+             " >/dev/null 2>&1 && mv loss.png.tmp loss.png;"
+             " grep '^gen_' ratings.csv | sed 's/^gen_0*\\([0-9]\\)/\\1/; s/,/ /g' > elo.tsv.tmp && mv elo.tsv.tmp elo.tsv &&"
+             " gnuplot -e \"set terminal png size 800,500; set output 'elo.png.tmp';"
+             " set xlabel 'generation'; set ylabel 'Elo (random = 0)'; set key off;"
+             " plot 'elo.tsv' u 1:2:3:4 w yerrorlines\" >/dev/null 2>&1 && mv elo.png.tmp elo.png",
+             r->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "run: gnuplot failed; plots not updated\n");
+}
+
+static int write_state(run_ctx *r, int gen, const char *stage, char *err, size_t errlen)
+{
+    char path[PATH_LEN], text[PATH_LEN + 128];
+    snprintf(path, sizeof path, "%s/best", r->dir);
+    snprintf(text, sizeof text, "%s\n", r->best);
+    if (write_atomic(path, text, err, errlen) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/state.json", r->dir);
+    snprintf(text, sizeof text, "{\"generation\": %d, \"stage\": \"%s\", \"best\": \"%s\"}\n", gen, stage,
+             r->best);
+    return write_atomic(path, text, err, errlen);
+}
+
+/* ---- setup ---- */
+
+/* The config compared between runs: everything but the run length. */
+static char *config_identity(const gz_config *c)
+{
+    gz_config x = *c;
+    x.loop.generations = 0;
+    return cfg_to_json(&x);
+}
+
+static int setup_dir(run_ctx *r, char *err, size_t errlen)
+{
+    char p[PATH_LEN];
+    const char *subs[] = {"", "/models", "/data", "/arena"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s%s", r->dir, subs[i]);
+        if (mkdir_p(p, err, errlen) < 0)
+            return -1;
+        remove_temporaries(p);
+    }
+    snprintf(p, sizeof p, "%s/config.json", r->dir);
+    char *mine = config_identity(&r->c);
+    char *text = read_text(p);
+    int rc = 0;
+    if (text) {
+        gz_config old;
+        char why[512];
+        if (cfg_parse(&old, text, p, why, sizeof why) < 0) {
+            snprintf(err, errlen, "%s: the run's config is unreadable: %s", p, why);
+            rc = -1;
+        } else {
+            char *theirs = config_identity(&old);
+            if (strcmp(mine, theirs) != 0) {
+                snprintf(err, errlen, "%s was made with a different config (only loop.generations "
+                         "may change when continuing a run): use another -o RUN_DIR, or the same config",
+                         r->dir);
+                rc = -1;
+            }
+            free(theirs);
+        }
+        free(text);
+    } else {
+        char *full = cfg_to_json(&r->c);
+        rc = write_atomic(p, full, err, errlen);
+        free(full);
+    }
+    free(mine);
+    if (rc < 0)
+        return -1;
+    /* generation 0: the random-init network everything starts from */
+    snprintf(p, sizeof p, "%s/models/gen_0000.h5", r->dir);
+    if (!path_exists(p)) {
+        nn_spec spec;
+        if (nn_spec_from_config(&spec, &r->c.net, r->g, err, errlen) < 0)
+            return -1;
+        nn_params *params = nn_params_new(&spec, err, errlen);
+        if (!params)
+            return -1;
+        nn_params_init_he(params, rng_derive(r->c.seed, 0x47454e30ULL));
+        nn_ckpt_meta meta = {0};
+        rc = nn_ckpt_save(p, params, &meta, NULL, 0, err, errlen);
+        nn_params_free(params);
+        if (rc < 0)
+            return -1;
+    }
+    snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
+    r->metrics = fopen(p, "a");
+    if (!r->metrics) {
+        snprintf(err, errlen, "%s: cannot append: %s", p, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* One generation's stages; each is skipped when its file exists. Returns 0, 1 when
+ * interrupted, -1 with a message. */
+static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
+{
+    int st;
+    replay_promotions(r, gen - 1, false);
+    if ((st = stage_selfplay(r, gen, err, errlen)) != 0)
+        return st;
+    maybe_crash(r, gen, "selfplay");
+    if (write_state(r, gen, "selfplay", err, errlen) < 0)
+        return -1;
+    if ((st = stage_train(r, gen, err, errlen)) != 0)
+        return st;
+    maybe_crash(r, gen, "train");
+    if (write_state(r, gen, "train", err, errlen) < 0)
+        return -1;
+    char ap[PATH_LEN];
+    join(ap, r, "arena/gen_%04d.jsonl", gen);
+    bool fresh_arena = !path_exists(ap);
+    if ((st = stage_arena(r, gen, err, errlen)) != 0)
+        return st;
+    maybe_crash(r, gen, "arena");
+    replay_promotions(r, gen, fresh_arena);
+    if (write_state(r, gen, "done", err, errlen) < 0 || write_ladder(r, gen, err, errlen) < 0)
+        return -1;
+    write_plots(r);
+    maybe_crash(r, gen, "promote");
+    return 0;
+}
+
+static void default_dir(char *out, size_t len, const char *cfg_path)
+{
+    if (!cfg_path) {
+        snprintf(out, len, "runs/tictactoe");
+        return;
+    }
+    const char *base = strrchr(cfg_path, '/');
+    base = base ? base + 1 : cfg_path;
+    size_t n = strlen(base);
+    if (n > 5 && !strcmp(base + n - 5, ".json"))
+        n -= 5;
+    snprintf(out, len, "runs/%.*s", (int)n, base);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *cfg_path = NULL, *dir = NULL;
+    char **sets = calloc((size_t)argc, sizeof *sets);
+    int nsets = 0, gens = 0, rc = EXIT_USAGE;
+    run_ctx r;
+    memset(&r, 0, sizeof r);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            run_usage(stdout);
+            free(sets);
+            return EXIT_OK;
+        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && v) {
+            cfg_path = v, i++;
+        } else if (!strcmp(a, "--set") && v) {
+            sets[nsets++] = argv[++i];
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && v) {
+            dir = v, i++;
+        } else if (!strcmp(a, "--generations") && v) {
+            if (cli_parse_int(argv[++i], 1, 1000000, &gens) < 0) {
+                cli_error("run: --generations: expected a number >= 1, got \"%s\"", v);
+                goto done;
+            }
+        } else {
+            cli_error("run: unexpected argument \"%s\" (see gridzero run --help)", a);
+            goto done;
+        }
+    }
+    if ((rc = cli_load_config(&r.c, cfg_path, sets, nsets)) != 0)
+        goto done;
+    rc = EXIT_USAGE;
+    if (gens > 0)
+        r.c.loop.generations = gens;
+    char dirbuf[PATH_LEN], err[1024];
+    if (!dir) {
+        default_dir(dirbuf, sizeof dirbuf, cfg_path);
+        dir = dirbuf;
+    }
+    r.dir = dir;
+    r.crash_after = getenv("GZ_RUN_CRASH_AFTER");
+    r.g = game_new(&r.c.game, err, sizeof err);
+    if (!r.g) {
+        cli_error("%s", err);
+        goto done;
+    }
+    if (setup_dir(&r, err, sizeof err) < 0) {
+        cli_error("run: %s", err);
+        goto done;
+    }
+    signal(SIGINT, on_sigint);
+    signal(SIGTERM, on_sigint);
+    rc = EXIT_FAIL;
+    double t0 = cli_now();
+    int G = r.c.loop.generations;
+    fprintf(stderr, "run: %s, %d generations into %s\n", cfg_path ? cfg_path : "built-in tic-tac-toe",
+            G, dir);
+    cJSON *m = event("start", 0);
+    cJSON_AddNumberToObject(m, "generations", G);
+    metric(&r, m);
+    for (int gen = 1; gen <= G; gen++) {
+        int st = run_generation(&r, gen, err, sizeof err);
+        if (st == 1) {
+            fprintf(stderr, "\nrun: interrupted in generation %d; finished files are kept: run the "
+                    "same command to continue\n", gen);
+            goto done;
+        }
+        if (st < 0) {
+            cli_error("run: generation %d: %s", gen, err);
+            goto done;
+        }
+    }
+    printf("run: %d generations in %s (%.0f s this session); best model %s/%s; ratings in %s/ratings.csv\n",
+           G, dir, cli_now() - t0, dir, r.best, dir);
+    rc = EXIT_OK;
+done:
+    if (r.metrics)
+        fclose(r.metrics);
+    game_free(r.g);
+    free(sets);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* sp_eval.c — the evaluators self-play workers get: the network of a model (one
+ * oneDNN context per worker, the cores split between them, one shared position cache)
+ * or, for a bootstrap generation, the rollout evaluator (pure MCTS). */
+#include <string.h>
+
+#include "commands.h"
+#include "nn/checkpoint.h"
+#include "nn/net_eval.h"
+#include "selfplay/selfplay.h"
+
+evaluator *cli_sp_make_eval(void *ctx, int worker, int workers, char *err, size_t errlen)
+{
+    cli_sp_eval *x = ctx;
+    if (!x->params)
+        return eval_rollout_new(x->g, x->cfg->mcts.rollouts,
+                                rng_derive(x->cfg->seed, 0x726f6c6cULL + (uint64_t)worker));
+    net_eval_opts o;
+    if (net_eval_opts_from_config(&o, x->cfg, err, errlen) < 0)
+        return NULL;
+    int cores = x->cfg->net.threads > 0 ? x->cfg->net.threads : sp_cores();
+    o.threads = cores / workers > 0 ? cores / workers : 1;
+    /* a worker's batch holds the leaves of all its games */
+    int want = x->cfg->mcts.batch * x->cfg->selfplay.parallel_games;
+    o.max_batch = want < NN_MAX_BATCH ? want : NN_MAX_BATCH;
+    o.seed = rng_derive(x->cfg->seed, 0x73796d00ULL + (uint64_t)worker);
+    o.cache = x->cache;
+    return net_eval_new(x->g, x->params, &o, err, errlen);
+}
+
+int cli_sp_eval_init(cli_sp_eval *x, const gz_config *cfg, const game *g, const char *model,
+                     char *err, size_t errlen)
+{
+    memset(x, 0, sizeof *x);
+    x->cfg = cfg;
+    x->g = g;
+    if (!model)
+        return 0;
+    x->params = nn_ckpt_load(model, g, NULL, err, errlen);
+    if (!x->params)
+        return -1;
+    if (cfg->net.cache > 0) {
+        x->cache = nn_cache_new(cfg->net.cache, g->actions, g->players);
+        if (!x->cache) {
+            snprintf(err, errlen, "out of memory for a %d-entry position cache", cfg->net.cache);
+            nn_params_free(x->params);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void cli_sp_eval_deinit(cli_sp_eval *x)
+{
+    nn_params_free(x->params);
+    nn_cache_free(x->cache);
+    x->params = NULL;
+    x->cache = NULL;
+}

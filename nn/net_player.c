@@ -1,0 +1,84 @@
+#include "net_player.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "net_eval.h"
+
+int net_player_parse(const char *arg, char *path, size_t len, int *sims, char *err, size_t errlen)
+{
+    *sims = 0;
+    size_t n = strlen(arg);
+    const char *colon = strrchr(arg, ':');
+    if (colon && colon[1]) {
+        const char *d = colon + 1;
+        while (*d && isdigit((unsigned char)*d))
+            d++;
+        if (!*d) {
+            if (player_parse_count(colon + 1, sims) < 0) {
+                snprintf(err, errlen, "expected model:FILE[:sims] with sims >= 1, got \"%s\"", colon + 1);
+                return -1;
+            }
+            n = (size_t)(colon - arg);
+        }
+    }
+    if (n == 0) {
+        snprintf(err, errlen, "expected model:FILE[:sims] with a model file");
+        return -1;
+    }
+    if (n >= len) {
+        snprintf(err, errlen, "model path longer than %zu characters", len - 1);
+        return -1;
+    }
+    memcpy(path, arg, n);
+    path[n] = 0;
+    return 0;
+}
+
+static int net_player_try(void *ctx, const char *spec, const game *g, const gz_config *cfg,
+                          player **out, char *err, size_t errlen)
+{
+    (void)ctx;
+    if (strncmp(spec, "model:", 6) != 0)
+        return 0;
+    char path[1024], why[512];
+    int sims;
+    if (net_player_parse(spec + 6, path, sizeof path, &sims, why, sizeof why) < 0) {
+        snprintf(err, errlen, "player \"%s\": %s", spec, why);
+        return -1;
+    }
+    if (sims == 0)
+        sims = cfg->arena.simulations;
+    nn_params *p = nn_ckpt_load(path, g, NULL, why, sizeof why);
+    if (!p) {
+        snprintf(err, errlen, "player \"%s\": %s", spec, why);
+        return -1;
+    }
+    net_eval_opts o;
+    evaluator *e = NULL;
+    if (net_eval_opts_from_config(&o, cfg, why, sizeof why) == 0)
+        e = net_eval_new(g, p, &o, why, sizeof why);
+    nn_params_free(p);
+    if (!e) {
+        snprintf(err, errlen, "player \"%s\": %s", spec, why);
+        return -1;
+    }
+    uint64_t seed = rng_derive(cfg->seed, 0x706c6179 ^ (uint64_t)strlen(spec));
+    *out = player_mcts_new(g, cfg, e, sims, seed, spec, "model", why, sizeof why);
+    if (!*out) {
+        snprintf(err, errlen, "player \"%s\": %s", spec, why);
+        return -1;
+    }
+    return 1;
+}
+
+static const player_ext ext = {
+    .try = net_player_try,
+    .syntax = "model:FILE[:sims]",
+    .ctx = NULL,
+};
+
+const player_ext *net_player_ext(void) { return &ext; }

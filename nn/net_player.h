@@ -1,0 +1,21 @@
+/* net_player.h — the network player "model:FILE[:sims]" for engine/'s player table.
+ *
+ * A model player is engine/'s PUCT player (player_mcts_new) valuing positions with the
+ * network evaluator of the checkpoint FILE: `sims` simulations per move (default: the
+ * config's arena.simulations). engine/ never learns about networks: the command line
+ * hands net_player_ext() to player_new as its extension hook.
+ */
+#ifndef GZ_NN_NET_PLAYER_H
+#define GZ_NN_NET_PLAYER_H
+
+#include "engine/player.h"
+
+/* The extension that makes "model:..." players. Borrowed, static. */
+const player_ext *net_player_ext(void);
+
+/* Splits "FILE[:sims]" into the path (written into path[len]) and the simulation count
+ * (*sims, 0 when absent). A trailing ":digits" is the count; anything else belongs to
+ * the path. Returns 0, or -1 with a message (empty path, sims 0 or too long a path). */
+int net_player_parse(const char *arg, char *path, size_t len, int *sims, char *err, size_t errlen);
+
+#endif

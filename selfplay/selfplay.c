@@ -1,0 +1,387 @@
+#include "selfplay.h"
+
+#include <assert.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "samples.h"
+
+int sp_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 1 ? (int)n : 1;
+}
+
+void sp_opts_from_config(sp_opts *o, const gz_config *c)
+{
+    memset(o, 0, sizeof *o);
+    o->games = c->selfplay.games;
+    o->parallel_games = c->selfplay.parallel_games;
+    o->threads = c->selfplay.threads > 0 ? c->selfplay.threads : sp_cores();
+    mcts_params_from_config(&o->search, &c->mcts);
+    o->search.noise = true;
+    o->resign_threshold = c->selfplay.resign_threshold;
+    o->resign_disabled_fraction = c->selfplay.resign_disabled_fraction;
+    o->seed = c->seed;
+}
+
+/* One game in progress in a worker's slot. Its samples are kept compactly until the
+ * game ends and z is known. */
+typedef struct sp_slot {
+    mcts *tree;
+    int gameix;           /* game number in the run, -1 = slot idle */
+    bool no_resign;       /* this game never resigns (false-resignation check) */
+    int low[GAME_MAX_PLAYERS];        /* consecutive own moves below the threshold */
+    bool would_resign[GAME_MAX_PLAYERS];
+    int n;                /* samples so far */
+    uint8_t *planes;      /* (max_len, planes*hw) x255 */
+    float *pi;            /* (max_len, actions) */
+    uint8_t *legal;       /* (max_len, actions) */
+    int8_t *mover;        /* (max_len) player to move */
+} sp_slot;
+
+/* What every worker shares. */
+typedef struct sp_shared {
+    const game *g;
+    const sp_opts *o;
+    pthread_mutex_t lock;
+    sp_writer *w;         /* guarded by lock (HDF5 is not thread-safe) */
+    int next_game;        /* guarded */
+    sp_stats st;          /* guarded */
+    int failed;           /* guarded: first failure wins */
+    char err[512];        /* guarded */
+} sp_shared;
+
+typedef struct sp_worker {
+    sp_shared *sh;
+    int id;
+    evaluator *e;
+    pthread_t thread;
+} sp_worker;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool should_stop(const sp_shared *sh)
+{
+    return sh->o->stop && *sh->o->stop;
+}
+
+static void fail_shared(sp_shared *sh, const char *msg)
+{
+    pthread_mutex_lock(&sh->lock);
+    if (!sh->failed) {
+        sh->failed = 1;
+        snprintf(sh->err, sizeof sh->err, "%s", msg);
+    }
+    pthread_mutex_unlock(&sh->lock);
+}
+
+/* Claims the next game number, or -1 when all are given out. */
+static int claim_game(sp_shared *sh)
+{
+    pthread_mutex_lock(&sh->lock);
+    int ix = (!sh->failed && sh->next_game < sh->o->games) ? sh->next_game++ : -1;
+    pthread_mutex_unlock(&sh->lock);
+    return ix;
+}
+
+static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratch)
+{
+    const game *g = sh->g;
+    s->gameix = gameix;
+    s->n = 0;
+    memset(s->low, 0, sizeof s->low);
+    memset(s->would_resign, 0, sizeof s->would_resign);
+    /* Whether this game may resign is a pure function of the seed and the game number,
+     * so it does not depend on which worker plays it. */
+    rng r;
+    rng_seed(&r, rng_derive(sh->o->seed, 0x7265736967ULL + (uint64_t)gameix));
+    s->no_resign = g->players != 2 || sh->o->resign_threshold <= -1.0 ||
+                   rng_uniform(&r) < sh->o->resign_disabled_fraction;
+    game_init(g, scratch, &r);
+    mcts_set_root(s->tree, scratch);
+}
+
+/* The game in slot s ended with outcome z (absolute players): write its samples. */
+static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned, float *fplanes,
+                       char *err, size_t errlen)
+{
+    const game *g = sh->g;
+    int hw = g->rows * g->cols, np = g->planes * hw, A = g->actions, P = g->players;
+    int rc = 0;
+    pthread_mutex_lock(&sh->lock);
+    for (int i = 0; i < s->n && rc == 0; i++) {
+        for (int k = 0; k < np; k++)
+            fplanes[k] = (float)s->planes[(size_t)i * np + k] * (1.0f / 255.0f);
+        float zm[GAME_MAX_PLAYERS];
+        for (int k = 0; k < P; k++)
+            zm[k] = z[(s->mover[i] + k) % P];
+        rc = sp_writer_append(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A, zm,
+                              s->gameix, i, err, errlen);
+    }
+    if (rc == 0) {
+        sp_stats *st = &sh->st;
+        st->games++;
+        st->positions += s->n;
+        st->plies += s->n;
+        int best = 0, nbest = 1;
+        for (int k = 1; k < P; k++) {
+            if (z[k] > z[best]) {
+                best = k;
+                nbest = 1;
+            } else if (z[k] == z[best]) {
+                nbest++;
+            }
+        }
+        if (nbest == 1 && P > 1)
+            st->seat_wins[best]++;
+        else
+            st->draws++;
+        st->resigned += resigned;
+        for (int k = 0; k < P; k++)
+            if (s->would_resign[k]) {
+                st->resign_checked++;
+                st->resign_false += z[k] > -1.0f;
+            }
+        if (sh->o->progress)
+            sh->o->progress(sh->o->progress_ctx, st, sh->o->games);
+    }
+    pthread_mutex_unlock(&sh->lock);
+    s->gameix = -1;
+    return rc;
+}
+
+static void *worker_main(void *arg)
+{
+    sp_worker *wk = arg;
+    sp_shared *sh = wk->sh;
+    const game *g = sh->g;
+    const sp_opts *o = sh->o;
+    int hw = g->rows * g->cols, np = g->planes * hw, A = g->actions;
+    int L = g->max_game_length > 0 ? g->max_game_length : A;
+    int nslots = o->parallel_games;
+    char err[512];
+
+    sp_slot *slots = calloc((size_t)nslots, sizeof *slots);
+    mcts **active = calloc((size_t)nslots, sizeof *active);
+    int *active_ix = calloc((size_t)nslots, sizeof *active_ix);
+    float *fplanes = malloc(sizeof(float) * (size_t)np);
+    float *pi = malloc(sizeof(float) * (size_t)A);
+    game_state *scratch = malloc(g->state_size);
+    mcts_batch *batch = mcts_batch_new(g, nslots * o->search.batch);
+    bool ok = slots && active && active_ix && fplanes && pi && scratch && batch;
+    for (int i = 0; ok && i < nslots; i++) {
+        sp_slot *s = &slots[i];
+        s->gameix = -1;
+        uint64_t seed = rng_derive(o->seed, ((uint64_t)wk->id << 20) + (uint64_t)i + 1);
+        s->tree = mcts_new(g, &o->search, seed, err, sizeof err);
+        s->planes = malloc((size_t)L * (size_t)np);
+        s->pi = malloc(sizeof(float) * (size_t)L * (size_t)A);
+        s->legal = malloc((size_t)L * (size_t)A);
+        s->mover = malloc((size_t)L);
+        if (!s->tree) {
+            fail_shared(sh, err);
+            ok = false;
+        } else if (!s->planes || !s->pi || !s->legal || !s->mover) {
+            ok = false;
+        }
+    }
+    if (!ok)
+        fail_shared(sh, "self-play: out of memory");
+
+    while (ok) {
+        /* Fill idle slots with new games. */
+        int nact = 0;
+        for (int i = 0; i < nslots; i++) {
+            if (slots[i].gameix < 0) {
+                int ix = claim_game(sh);
+                if (ix >= 0)
+                    slot_start(sh, &slots[i], ix, scratch);
+            }
+            if (slots[i].gameix >= 0) {
+                active_ix[nact] = i;
+                active[nact++] = slots[i].tree;
+            }
+        }
+        if (nact == 0 || should_stop(sh))
+            break;
+        pthread_mutex_lock(&sh->lock);
+        bool failed = sh->failed;
+        pthread_mutex_unlock(&sh->lock);
+        if (failed)
+            break;
+
+        /* One move in every active game: search them together. */
+        for (int j = 0; j < nact; j++)
+            mcts_begin(active[j]);
+        for (;;) {
+            bool all_done = true;
+            for (int j = 0; j < nact && all_done; j++)
+                all_done = mcts_done(active[j]);
+            if (all_done)
+                break;
+            if (mcts_step_many(active, nact, batch, wk->e, err, sizeof err) < 0) {
+                fail_shared(sh, err);
+                ok = false;
+                break;
+            }
+        }
+        if (!ok)
+            break;
+        for (int j = 0; j < nact && ok; j++) {
+            sp_slot *s = &slots[active_ix[j]];
+            mcts_result res;
+            mcts_finish(s->tree, pi, &res);
+            const game_state *root = mcts_root_state(s->tree);
+            int mover = game_current_player(g, root);
+            assert(s->n < L);
+            game_encode(g, root, fplanes);
+            uint8_t *dst = s->planes + (size_t)s->n * np;
+            for (int k = 0; k < np; k++) {
+                float v = fplanes[k] < 0 ? 0 : fplanes[k] > 1 ? 1 : fplanes[k];
+                dst[k] = (uint8_t)lrintf(v * 255.0f);
+            }
+            memcpy(s->pi + (size_t)s->n * A, pi, sizeof(float) * (size_t)A);
+            game_legal(g, root, s->legal + (size_t)s->n * A);
+            s->mover[s->n] = (int8_t)mover;
+            s->n++;
+            pthread_mutex_lock(&sh->lock);
+            sh->st.simulations += res.stats.simulations;
+            sh->st.evaluated += res.stats.evaluated;
+            pthread_mutex_unlock(&sh->lock);
+
+            /* Resignation: two consecutive own moves below the threshold. */
+            bool resign = false;
+            if (g->players == 2 && o->resign_threshold > -1.0) {
+                if (res.value[mover] < o->resign_threshold)
+                    s->low[mover]++;
+                else
+                    s->low[mover] = 0;
+                if (s->low[mover] >= 2) {
+                    if (s->no_resign)
+                        s->would_resign[mover] = true;
+                    else
+                        resign = true;
+                }
+            }
+            float z[GAME_MAX_PLAYERS];
+            if (resign) {
+                for (int k = 0; k < g->players; k++)
+                    z[k] = 1.0f;
+                z[mover] = -1.0f;
+            } else {
+                if (mcts_play(s->tree, res.action) < 0) {
+                    fail_shared(sh, "self-play: the search chose an illegal move (bug)");
+                    ok = false;
+                    break;
+                }
+                root = mcts_root_state(s->tree);
+                if (!game_terminal(g, root))
+                    continue;
+                game_result(g, root, z);
+            }
+            if (slot_finish(sh, s, z, resign, fplanes, err, sizeof err) < 0) {
+                fail_shared(sh, err);
+                ok = false;
+            }
+        }
+    }
+    pthread_mutex_lock(&sh->lock);
+    sh->st.cache_hits += wk->e->cache_hits;
+    pthread_mutex_unlock(&sh->lock);
+    for (int i = 0; slots && i < nslots; i++) {
+        mcts_free(slots[i].tree);
+        free(slots[i].planes);
+        free(slots[i].pi);
+        free(slots[i].legal);
+        free(slots[i].mover);
+    }
+    free(slots);
+    free(active);
+    free(active_ix);
+    free(fplanes);
+    free(pi);
+    free(scratch);
+    mcts_batch_free(batch);
+    return NULL;
+}
+
+int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eval_ctx,
+           const char *out_path, sp_stats *stats, char *err, size_t errlen)
+{
+    if (o->games < 1 || o->parallel_games < 1 || o->threads < 1) {
+        snprintf(err, errlen, "self-play: games, parallel_games and threads must be >= 1");
+        return -1;
+    }
+    sp_shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.g = g;
+    sh.o = o;
+    pthread_mutex_init(&sh.lock, NULL);
+    sp_meta meta;
+    memset(&meta, 0, sizeof meta);
+    meta.generation = o->generation;
+    snprintf(meta.model, sizeof meta.model, "%s", o->model ? o->model : "");
+    sh.w = sp_writer_open(out_path, g, o->game_config, &meta, err, errlen);
+    if (!sh.w) {
+        pthread_mutex_destroy(&sh.lock);
+        return -1;
+    }
+    int nthreads = o->threads < o->games ? o->threads : o->games;
+    sp_worker *wk = calloc((size_t)nthreads, sizeof *wk);
+    int made = 0, rc = 0;
+    if (!wk) {
+        snprintf(err, errlen, "self-play: out of memory");
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < nthreads; i++) {
+        wk[i].sh = &sh;
+        wk[i].id = i;
+        wk[i].e = make_eval(eval_ctx, i, nthreads, err, errlen);
+        if (!wk[i].e)
+            rc = -1;
+        else
+            made++;
+    }
+    double t0 = now_seconds();
+    int started = 0;
+    for (int i = 0; rc == 0 && i < made; i++) {
+        if (pthread_create(&wk[i].thread, NULL, worker_main, &wk[i]) != 0) {
+            fail_shared(&sh, "self-play: cannot start a worker thread");
+            break;
+        }
+        started++;
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(wk[i].thread, NULL);
+    for (int i = 0; i < made; i++)
+        evaluator_free(wk[i].e);
+    free(wk);
+    sh.st.seconds = now_seconds() - t0;
+    if (rc == 0 && sh.failed) {
+        snprintf(err, errlen, "%s", sh.err);
+        rc = -1;
+    }
+    if (rc == 0 && should_stop(&sh))
+        rc = 1;
+    if (rc == 0) {
+        if (sp_writer_close(sh.w, err, errlen) < 0)
+            rc = -1;
+    } else {
+        sp_writer_abort(sh.w);
+    }
+    if (stats)
+        *stats = sh.st;
+    pthread_mutex_destroy(&sh.lock);
+    return rc;
+}

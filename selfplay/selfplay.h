@@ -1,0 +1,88 @@
+/* selfplay.h — self-play workers: games of PUCT search against itself, written as
+ * (state, π, z) samples to one sample file (samples.h).
+ *
+ * Each worker thread plays many games at once (parallel_games trees stepped together,
+ * mcts_step_many), so every evaluator call carries the leaves of all its games. A game
+ * keeps one sample per move: the encoded root position (player-to-move view), the
+ * search's visit distribution π, the legal mask, and — once the game ends — the outcome
+ * z in mover-first order. Root Dirichlet noise and the temperature schedule come from
+ * the mcts config section.
+ *
+ * Resignation (AlphaGo Zero's rule, two-player games only): when the root value of the
+ * player to move is below resign_threshold at two consecutive moves of that player, it
+ * resigns (outcome -1 for it, +1 for the other) — except in a random
+ * resign_disabled_fraction of the games, which play on; there, a player that would
+ * have resigned but did not lose is a false resignation, and the rate is reported.
+ *
+ * The evaluators come from a factory (one per worker thread, each used by its thread
+ * only): the network evaluator for a model, or the rollout evaluator (pure MCTS) for a
+ * bootstrap generation. This module knows search and sample files, not networks.
+ */
+#ifndef GZ_SELFPLAY_SELFPLAY_H
+#define GZ_SELFPLAY_SELFPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/config.h"
+#include "engine/eval.h"
+#include "engine/game.h"
+#include "engine/mcts.h"
+
+/* Makes worker `worker`'s evaluator (of `workers`). Returns a new evaluator (the
+ * worker frees it) or NULL with a message. Called from the main thread. */
+typedef evaluator *(*sp_eval_factory)(void *ctx, int worker, int workers, char *err,
+                                      size_t errlen);
+
+/* Counters of a self-play run (or so far, in progress callbacks). */
+typedef struct sp_stats {
+    int games;                /* finished games */
+    int64_t positions;        /* samples written */
+    int64_t plies;            /* moves played (= positions) */
+    int seat_wins[GAME_MAX_PLAYERS]; /* games won by the player in seat i (best outcome alone) */
+    int draws;                /* games without a sole winner */
+    int resigned;             /* games ended by resignation */
+    int resign_checked;       /* players in no-resign games that would have resigned */
+    int resign_false;         /* ... and then did not lose */
+    int64_t simulations;      /* search simulations */
+    int64_t evaluated;        /* leaves sent to evaluators */
+    int64_t cache_hits;       /* evaluator cache hits */
+    double seconds;
+} sp_stats;
+
+typedef struct sp_opts {
+    int games;                /* games to play (>= 1) */
+    int parallel_games;       /* games per worker at once */
+    int threads;              /* worker threads (>= 1) */
+    mcts_params search;       /* search settings: noise on, temperature as configured */
+    bool pure;                /* pure MCTS settings (rollout bootstrap) */
+    double resign_threshold;  /* -1 = never resign */
+    double resign_disabled_fraction;
+    uint64_t seed;
+    int64_t generation;       /* written to the file's meta */
+    const char *model;        /* the model's name for the file's meta ("rollout", a path) */
+    const char *game_config;  /* game section JSON for the file (may be NULL) */
+    /* Optional, called from worker threads under the run's lock after every game. */
+    void (*progress)(void *ctx, const sp_stats *so_far, int total_games);
+    void *progress_ctx;
+    /* Optional: a flag polled between moves; when it becomes nonzero the run stops,
+     * removes the temporary file and returns 1 (nothing written). */
+    const volatile int *stop;
+} sp_opts;
+
+/* Self-play options from a config: games, parallel games, threads (0 = the machine's
+ * cores), search settings with noise on, resignation, seed. */
+void sp_opts_from_config(sp_opts *o, const gz_config *c);
+
+/* Plays o->games games and writes every sample to out_path (through the .tmp file of
+ * samples.h: out_path appears only when complete). Returns 0, 1 when stopped through
+ * o->stop (nothing written), or -1 with a message (evaluator or file failure; nothing
+ * written). stats (may be NULL) receives the totals. */
+int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eval_ctx,
+           const char *out_path, sp_stats *stats, char *err, size_t errlen);
+
+/* The number of CPU cores online (>= 1). */
+int sp_cores(void);
+
+#endif
