@@ -363,6 +363,8 @@ START_TEST(arena_command_bad_input)
         {"arena random alphabeta:x --games 2", "\"alphabeta:x\""},
         {"arena random wizard --games 2", "\"wizard\""},
         {"arena random --games 2", "two or three players"},
+        {"arena --set game.rows=15 --set game.cols=15 --set game.k=5 perfect random --games 2",
+         "\"perfect\""},
         {"arena random random random --games 2", "2 players; 3 were named"},
         {"arena random random --games 0", "--games"},
         {"arena random random --bogus", "--bogus"},
