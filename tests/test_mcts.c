@@ -359,6 +359,8 @@ static int ttt_perfect(int *b, int me, rng *r)
     return cand[rng_below(r, (uint32_t)n)];
 }
 
+/* 20 games in each seat; _i = 0: config defaults (solver on), 1: solver off, 2: pure
+ * MCTS settings (absolute FPU), solver off. */
 START_TEST(pure_mcts_never_loses_tictactoe)
 {
     game *g = make(3, 3, 3);
@@ -370,6 +372,9 @@ START_TEST(pure_mcts_never_loses_tictactoe)
     for (int gi = 0; gi < 40; gi++) {
         int mcts_seat = gi % 2;
         mcts_params p = params(2000);
+        p.solver = _i == 0;
+        if (_i == 2)
+            mcts_params_pure(&p);
         mcts *t = mcts_new(g, &p, 1000 + (uint64_t)gi, err, sizeof err);
         ck_assert_msg(t != NULL, "%s", err);
         int b[9] = {0};
@@ -391,7 +396,7 @@ START_TEST(pure_mcts_never_loses_tictactoe)
         results[z[mcts_seat] > 0 ? 2 : z[mcts_seat] < 0 ? 0 : 1]++;
         mcts_free(t);
     }
-    ck_assert_msg(results[0] == 0, "pure MCTS lost %d of 40 games", results[0]);
+    ck_assert_msg(results[0] == 0, "pure MCTS (variant %d) lost %d of 40 games", _i, results[0]);
     ck_assert_int_eq(results[1], 40); /* perfect play draws at worst */
     evaluator_free(e);
     game_free(g);
@@ -1073,7 +1078,7 @@ int main(void)
     tcase_add_test(tc, collisions_are_discarded);
     tcase_add_test(tc, solver_tictactoe_fork);
     tcase_add_test(tc, solver_gomoku_open_four);
-    tcase_add_test(tc, pure_mcts_never_loses_tictactoe);
+    tcase_add_loop_test(tc, pure_mcts_never_loses_tictactoe, 0, 3);
     tcase_add_test(tc, three_player_backup);
     tcase_add_test(tc, three_player_backup_by_hand);
     tcase_add_test(tc, three_player_solver);
