@@ -378,6 +378,12 @@ const mcts_params *mcts_get_params(const mcts *t)
     return &t->p;
 }
 
+void mcts_set_simulations(mcts *t, int simulations)
+{
+    assert(simulations >= 1);
+    t->p.simulations = simulations;
+}
+
 int mcts_root_visits(const mcts *t)
 {
     return t->nodes[0].n;

@@ -180,5 +180,9 @@ int mcts_root_visits(const mcts *t);
 int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max);
 /* The current parameters (borrowed). */
 const mcts_params *mcts_get_params(const mcts *t);
+/* Changes the playouts of the following searches (>= 1), e.g. for KataGo's playout-cap
+ * randomisation or a player's own count. The arena keeps the size mcts_new gave it:
+ * more simulations than it was sized for may fill it (stats.arena_full). */
+void mcts_set_simulations(mcts *t, int simulations);
 
 #endif

@@ -972,6 +972,13 @@ START_TEST(tree_reuse_keeps_child)
         ck_assert_int_eq(res.stats.root_visits, before + 400);
         ck_assert_int_eq(mcts_play(t, res.action), 0);
     }
+    /* a different playout count for the next search */
+    mcts_set_simulations(t, 50);
+    int before = mcts_root_visits(t);
+    mcts_result r50;
+    ck_assert_int_eq(mcts_search(t, &e, NULL, &r50, err, sizeof err), 0);
+    ck_assert_int_eq(r50.stats.simulations, 50);
+    ck_assert_int_eq(mcts_root_visits(t), before + 50);
     /* without reuse the tree starts afresh */
     p.reuse_tree = false;
     mcts *u = mcts_new(g, &p, 3, err, sizeof err);
