@@ -62,10 +62,23 @@ typedef struct mcts_params {
     bool reuse_tree;        /* mcts_play keeps the chosen child's subtree */
     int32_t max_nodes;      /* arena capacity in nodes; 0 = automatic (see mcts_new) */
     int64_t max_edges;      /* arena capacity in edges; 0 = automatic */
+    /* Added after the first version (zero = the behaviour above): */
+    bool fpu_absolute;      /* unvisited child's Q = fpu_value instead of parent's Q -
+                             * fpu_reduction (lc0's "absolute" FPU). With uniform priors
+                             * (rollout/random evaluators: pure MCTS) use fpu_value = 1:
+                             * every move is tried once, as in UCT; the reduction FPU then
+                             * follows the first move tried depth-first. */
+    float fpu_value;
 } mcts_params;
 
 /* Copies the mcts config section into p; noise = false, capacities automatic. */
 void mcts_params_from_config(mcts_params *p, const struct cfg_mcts *c);
+
+/* Settings for pure MCTS (the rollout or random evaluator: uniform priors): sets
+ * fpu_absolute with fpu_value 1, so every move is tried once before any is tried twice.
+ * Measured: on Gomoku 15x15 with 1,000 rollout simulations it beats the reduction FPU
+ * 9 games of 10. Call after mcts_params_from_config. */
+void mcts_params_pure(mcts_params *p);
 
 /* Search statistics of the last search (since mcts_begin). */
 typedef struct mcts_stats {
@@ -167,5 +180,9 @@ int mcts_root_visits(const mcts *t);
 int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max);
 /* The current parameters (borrowed). */
 const mcts_params *mcts_get_params(const mcts *t);
+/* Changes the playouts of the following searches (>= 1), e.g. for KataGo's playout-cap
+ * randomisation or a player's own count. The arena keeps the size mcts_new gave it:
+ * more simulations than it was sized for may fill it (stats.arena_full). */
+void mcts_set_simulations(mcts *t, int simulations);
 
 #endif

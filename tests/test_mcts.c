@@ -170,6 +170,81 @@ START_TEST(win_without_solver)
     }
     evaluator_free(ro);
     game_free(g);
+    /* Gomoku with pure-MCTS settings (absolute FPU 1: every move tried once) */
+    g = make(15, 15, 5);
+    ro = eval_rollout_new(g, 1, 5);
+    for (int i = 0; i < 5; i++) {
+        game_state *s = position(g, wins[i].black, wins[i].white);
+        mcts_params p = params(1000);
+        p.solver = false;
+        mcts_params_pure(&p);
+        mcts_result res;
+        ck_assert_int_eq(search_once(g, s, ro, p, 3, &res, NULL), move_of(g, wins[i].answer));
+        ck_assert(!res.proven);
+        free(s);
+    }
+    evaluator_free(ro);
+    game_free(g);
+}
+END_TEST
+
+/* Absolute FPU 1 with uniform priors visits every root move before any twice. */
+START_TEST(absolute_fpu_tries_every_move)
+{
+    game *g = make(9, 9, 5);
+    evaluator *e = eval_rollout_new(g, 1, 2);
+    mcts_params p = params(1 + 81);
+    mcts_params_pure(&p);
+    p.batch = 1;
+    game_state *s = game_state_new(g, NULL);
+    mcts_result res;
+    char err[256];
+    mcts *t = mcts_new(g, &p, 1, err, sizeof err);
+    mcts_set_root(t, s);
+    ck_assert_int_eq(mcts_search(t, e, NULL, &res, err, sizeof err), 0);
+    mcts_child_info ci[81];
+    ck_assert_int_eq(mcts_children(t, MCTS_ROOT, ci, 81), 81);
+    for (int i = 0; i < 81; i++)
+        ck_assert_int_eq(ci[i].visits, 1);
+    mcts_free(t);
+    free(s);
+    evaluator_free(e);
+    game_free(g);
+}
+END_TEST
+
+/* Duplicate leaves in a batch: without virtual loss every descent after the first in a
+ * step reaches the same pending leaf; those are discarded, never evaluated twice. */
+START_TEST(collisions_are_discarded)
+{
+    game *g = make(9, 9, 5);
+    evaluator *e = eval_random_new(g);
+    for (int vl = 0; vl <= 1; vl++) {
+        mcts_params p = params(300);
+        p.virtual_loss = (float)vl;
+        p.batch = 16;
+        game_state *s = position(g, "e5", "d4");
+        mcts_result res;
+        char err[256];
+        mcts *t = mcts_new(g, &p, 1, err, sizeof err);
+        mcts_set_root(t, s);
+        e->positions = 0;
+        ck_assert_int_eq(mcts_search(t, e, NULL, &res, err, sizeof err), 0);
+        ck_assert_int_eq(res.stats.simulations, 300);
+        ck_assert_int_eq(mcts_root_visits(t), 300);
+        ck_assert_uint_eq(e->positions, (uint64_t)res.stats.evaluated);
+        ck_assert_int_le(res.stats.evaluated, res.stats.nodes); /* each node valued once */
+        if (vl == 0) {
+            ck_assert_int_gt(res.stats.collisions, 0);
+            ck_assert_int_eq(res.stats.evaluator_calls, res.stats.evaluated); /* batches of 1 */
+        } else {
+            ck_assert_int_lt(res.stats.evaluator_calls * 4, res.stats.evaluated);
+        }
+        mcts_free(t);
+        free(s);
+    }
+    evaluator_free(e);
+    game_free(g);
 }
 END_TEST
 
@@ -284,6 +359,8 @@ static int ttt_perfect(int *b, int me, rng *r)
     return cand[rng_below(r, (uint32_t)n)];
 }
 
+/* 20 games in each seat; _i = 0: config defaults (solver on), 1: solver off, 2: pure
+ * MCTS settings (absolute FPU), solver off. */
 START_TEST(pure_mcts_never_loses_tictactoe)
 {
     game *g = make(3, 3, 3);
@@ -295,6 +372,9 @@ START_TEST(pure_mcts_never_loses_tictactoe)
     for (int gi = 0; gi < 40; gi++) {
         int mcts_seat = gi % 2;
         mcts_params p = params(2000);
+        p.solver = _i == 0;
+        if (_i == 2)
+            mcts_params_pure(&p);
         mcts *t = mcts_new(g, &p, 1000 + (uint64_t)gi, err, sizeof err);
         ck_assert_msg(t != NULL, "%s", err);
         int b[9] = {0};
@@ -316,7 +396,7 @@ START_TEST(pure_mcts_never_loses_tictactoe)
         results[z[mcts_seat] > 0 ? 2 : z[mcts_seat] < 0 ? 0 : 1]++;
         mcts_free(t);
     }
-    ck_assert_msg(results[0] == 0, "pure MCTS lost %d of 40 games", results[0]);
+    ck_assert_msg(results[0] == 0, "pure MCTS (variant %d) lost %d of 40 games", _i, results[0]);
     ck_assert_int_eq(results[1], 40); /* perfect play draws at worst */
     evaluator_free(e);
     game_free(g);
@@ -892,6 +972,13 @@ START_TEST(tree_reuse_keeps_child)
         ck_assert_int_eq(res.stats.root_visits, before + 400);
         ck_assert_int_eq(mcts_play(t, res.action), 0);
     }
+    /* a different playout count for the next search */
+    mcts_set_simulations(t, 50);
+    int before = mcts_root_visits(t);
+    mcts_result r50;
+    ck_assert_int_eq(mcts_search(t, &e, NULL, &r50, err, sizeof err), 0);
+    ck_assert_int_eq(r50.stats.simulations, 50);
+    ck_assert_int_eq(mcts_root_visits(t), before + 50);
     /* without reuse the tree starts afresh */
     p.reuse_tree = false;
     mcts *u = mcts_new(g, &p, 3, err, sizeof err);
@@ -994,9 +1081,11 @@ int main(void)
     tcase_add_test(tc, gomoku_immediate_win);
     tcase_add_test(tc, gomoku_block_four);
     tcase_add_test(tc, win_without_solver);
+    tcase_add_test(tc, absolute_fpu_tries_every_move);
+    tcase_add_test(tc, collisions_are_discarded);
     tcase_add_test(tc, solver_tictactoe_fork);
     tcase_add_test(tc, solver_gomoku_open_four);
-    tcase_add_test(tc, pure_mcts_never_loses_tictactoe);
+    tcase_add_loop_test(tc, pure_mcts_never_loses_tictactoe, 0, 3);
     tcase_add_test(tc, three_player_backup);
     tcase_add_test(tc, three_player_backup_by_hand);
     tcase_add_test(tc, three_player_solver);
