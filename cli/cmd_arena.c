@@ -169,6 +169,15 @@ int cmd_arena(int argc, char **argv)
         cli_error("arena: arena.games is 0; give --games N");
         goto free_players;
     }
+    if (results) {
+        /* An unwritable results file is bad input: say so before playing anything. */
+        FILE *probe = fopen(results, "a");
+        if (!probe) {
+            cli_error("arena: results file %s: %s", results, strerror(errno));
+            goto free_players;
+        }
+        fclose(probe);
+    }
     const char *names[GAME_MAX_PLAYERS];
     for (int i = 0; i < nspecs; i++)
         names[i] = players[i]->name;

@@ -368,6 +368,7 @@ START_TEST(arena_command_bad_input)
         {"arena random random random --games 2", "2 players; 3 were named"},
         {"arena random random --games 0", "--games"},
         {"arena random random --bogus", "--bogus"},
+        {"arena random random --games 1 --results /nonexistent/dir/r.jsonl", "/nonexistent/dir/r.jsonl"},
         {"arena random random --set mcts.c_puct=-1", "mcts.c_puct"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
