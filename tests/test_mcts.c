@@ -861,9 +861,14 @@ START_TEST(many_trees_match_single)
     ck_assert_int_gt(cnt.max_n, 1); /* the batches did hold leaves of several trees */
     mcts_batch_free(b);
 
-    /* batch 8 per tree, a shared batch of 32: one call per step, up to 32 leaves */
+    /* batch 8 per tree, a shared batch of 32: one call per step, up to 32 leaves; each
+     * tree still ends as it does alone (its gathering does not depend on the others) */
     p.batch = 8;
     p.simulations = 200;
+    for (int i = 0; i < NT; i++) {
+        mcts_result res;
+        act_alone[i] = search_once(g, s[i], &e, p, 50 + (uint64_t)i, &res, pi_alone[i]);
+    }
     for (int i = 0; i < NT; i++) {
         t[i] = mcts_new(g, &p, 50 + (uint64_t)i, err, sizeof err);
         mcts_set_root(t[i], s[i]);
@@ -891,7 +896,10 @@ START_TEST(many_trees_match_single)
     ck_assert_int_lt(cnt.calls * 4, cnt.positions); /* batches average more than 4 */
     for (int i = 0; i < NT; i++) {
         mcts_result res;
-        mcts_finish(t[i], NULL, &res);
+        float pi[81];
+        mcts_finish(t[i], pi, &res);
+        ck_assert_int_eq(res.action, act_alone[i]);
+        REQUIRE(memcmp(pi, pi_alone[i], sizeof pi) == 0, "tree %d: pi differs (batch 8)", i);
         ck_assert_int_eq(res.stats.simulations, 200);
         ck_assert_int_le(res.stats.evaluator_calls, cnt.calls);
         mcts_free(t[i]);
