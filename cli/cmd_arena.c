@@ -68,6 +68,13 @@ static void on_progress(void *ctx, int done, int total, const arena_tally *t, in
     }
 }
 
+/* Two players: points (wins + draws/2, always a multiple of 0.5); three: mean outcome. */
+static const char *score_text(const arena_tally *t, int np, char *buf, size_t len)
+{
+    snprintf(buf, len, np == 2 ? "%.1f" : "%+.3f", arena_score(t, np));
+    return buf;
+}
+
 static void describe_game(const gz_config *c, const game *g, char *buf, size_t len)
 {
     if (!strcmp(g->name, "mnk"))
@@ -162,6 +169,15 @@ int cmd_arena(int argc, char **argv)
         cli_error("arena: arena.games is 0; give --games N");
         goto free_players;
     }
+    if (results) {
+        /* An unwritable results file is bad input: say so before playing anything. */
+        FILE *probe = fopen(results, "a");
+        if (!probe) {
+            cli_error("arena: results file %s: %s", results, strerror(errno));
+            goto free_players;
+        }
+        fclose(probe);
+    }
     const char *names[GAME_MAX_PLAYERS];
     for (int i = 0; i < nspecs; i++)
         names[i] = players[i]->name;
@@ -182,6 +198,7 @@ int cmd_arena(int argc, char **argv)
         goto free_players;
     }
     double secs = wall_seconds() - ps.start;
+    char sc[GAME_MAX_PLAYERS][32];
     if (json) {
         printf("{\"games\": %d, \"players\": [", o.games);
         for (int i = 0; i < nspecs; i++) {
@@ -203,8 +220,8 @@ int cmd_arena(int argc, char **argv)
         printf("\n%-24s %6s %6s %6s %6s %8s %9s\n", "player", "games", "wins", "draws", "losses",
                "score", "outcome");
         for (int i = 0; i < nspecs; i++)
-            printf("%-24s %6d %6d %6d %6d %8.6g %+9.3f\n", names[i], t[i].games, t[i].wins,
-                   t[i].draws, t[i].losses, arena_score(&t[i], nspecs),
+            printf("%-24s %6d %6d %6d %6d %8s %+9.3f\n", names[i], t[i].games, t[i].wins,
+                   t[i].draws, t[i].losses, score_text(&t[i], nspecs, sc[i], sizeof sc[i]),
                    t[i].games ? t[i].outcome_sum / t[i].games : 0.0);
         printf("\nper seat (wins-draws-losses; seat 1 moves first):\n%-24s", "player");
         for (int s = 0; s < nspecs; s++)
@@ -225,8 +242,8 @@ int cmd_arena(int argc, char **argv)
     FILE *sf = json ? stderr : stdout;
     fprintf(sf, "arena: %d games of %s in %.1f s:", o.games, desc, secs);
     for (int i = 0; i < nspecs; i++)
-        fprintf(sf, "%s %s %d-%d-%d (score %.6g)", i ? "," : "", names[i], t[i].wins, t[i].draws,
-                t[i].losses, arena_score(&t[i], nspecs));
+        fprintf(sf, "%s %s %d-%d-%d (score %s)", i ? "," : "", names[i], t[i].wins, t[i].draws,
+                t[i].losses, score_text(&t[i], nspecs, sc[i], sizeof sc[i]));
     if (results)
         fprintf(sf, "; games appended to %s", results);
     fprintf(sf, "\n");

@@ -85,11 +85,14 @@ static void show_hint(play_session *ps)
                    info.top[i].visits);
         printf(")");
     }
-    if (info.simulations > 0)
-        printf("  [%d %s%s", info.simulations, info.depth ? "nodes" : "simulations",
-               info.depth ? "" : "]");
-    if (info.depth)
-        printf(", depth %d]", info.depth);
+    if (info.simulations > 0 || info.depth > 0) {
+        printf("  [");
+        if (info.simulations > 0)
+            printf("%d %s", info.simulations, info.depth ? "nodes" : "simulations");
+        if (info.depth)
+            printf("%sdepth %d", info.simulations > 0 ? ", " : "", info.depth);
+        printf("]");
+    }
     if (info.has_value) {
         printf("  value for you %+.2f", (double)info.value[ps->seat]);
     }

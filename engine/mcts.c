@@ -75,12 +75,30 @@ typedef struct mnode {
     uint8_t terminal;
 } mnode;
 
+/* 8 bytes: the prior is stored in 16 bits as lc0 does (the float's bits shifted: an
+ * 11-bit mantissa, about 0.05% relative error, exact range [2^-31, 1]). */
 typedef struct medge {
-    float prior;
-    int32_t child; /* -1 until first traversed */
-    int16_t action;
-    int16_t pad;
+    int32_t child;   /* -1 until first traversed */
+    uint16_t action;
+    uint16_t prior;  /* edge_prior() / edge_set_prior() */
 } medge;
+
+static inline void edge_set_prior(medge *e, float p)
+{
+    assert(p >= 0.0f && p <= 1.0f);
+    int32_t bits;
+    memcpy(&bits, &p, sizeof bits);
+    bits += (1 << 11) - (3 << 28); /* round, and move the exponent range down */
+    e->prior = bits < 0 ? 0 : (uint16_t)(bits >> 12);
+}
+
+static inline float edge_prior(const medge *e)
+{
+    uint32_t bits = ((uint32_t)e->prior << 12) | (3u << 28);
+    float p;
+    memcpy(&p, &bits, sizeof p);
+    return p;
+}
 
 struct mcts {
     /* immutable after mcts_new */
@@ -255,10 +273,9 @@ static int node_setup(mcts *t, int32_t x, int32_t parent, const game_state *s)
     X->nedges = (int16_t)nl;
     for (int a = 0, k = 0; a < t->A; a++)
         if (t->mask[a]) {
-            e[k].prior = 0.0f;
             e[k].child = -1;
-            e[k].action = (int16_t)a;
-            e[k].pad = 0;
+            e[k].action = (uint16_t)a;
+            e[k].prior = 0;
             k++;
         }
     t->nedges_used += nl;
@@ -359,6 +376,12 @@ const game_state *mcts_root_state(const mcts *t)
 const mcts_params *mcts_get_params(const mcts *t)
 {
     return &t->p;
+}
+
+void mcts_set_simulations(mcts *t, int simulations)
+{
+    assert(simulations >= 1);
+    t->p.simulations = simulations;
 }
 
 int mcts_root_visits(const mcts *t)
@@ -464,7 +487,7 @@ static void apply_noise(mcts *t)
         sum = 1;
     float eps = t->p.dirichlet_eps;
     for (int i = 0; i < R->nedges; i++)
-        e[i].prior = (1.0f - eps) * e[i].prior + eps * (float)(t->noise[i] / sum);
+        edge_set_prior(&e[i], fminf(1.0f, (1.0f - eps) * edge_prior(&e[i]) + eps * (float)(t->noise[i] / sum)));
     t->root_noised = true;
 }
 
@@ -519,7 +542,7 @@ static bool solver_check(mcts *t, int32_t x)
     if (!all || best < 0)
         return false;
     memcpy(X->pz, t->nodes[e[best].child].pz, sizeof X->pz);
-    X->best = e[best].action;
+    X->best = (int16_t)e[best].action;
     X->proven = 1;
     return true;
 }
@@ -565,7 +588,7 @@ static int select_edge(const mcts *t, const mnode *X)
         } else {
             q = fpu;
         }
-        float s = q + cp * e[i].prior * sq / (1.0f + nv);
+        float s = q + cp * edge_prior(&e[i]) * sq / (1.0f + nv);
         if (s > bests) {
             bests = s;
             best = i;
@@ -654,12 +677,14 @@ static void expand_leaf(mcts_batch *b, int i)
     float sum = 0.0f;
     for (int k = 0; k < X->nedges; k++) {
         float p = pr[e[k].action];
-        e[k].prior = p > 0.0f ? p : 0.0f;
-        sum += e[k].prior;
+        sum += p > 0.0f ? p : 0.0f;
     }
     /* the evaluator promises a distribution over the legal moves; guard anyway */
-    for (int k = 0; k < X->nedges; k++)
-        e[k].prior = sum > 0.0f ? e[k].prior / sum : 1.0f / (float)X->nedges;
+    for (int k = 0; k < X->nedges; k++) {
+        float p = pr[e[k].action];
+        edge_set_prior(&e[k], sum > 0.0f ? fminf(1.0f, (p > 0.0f ? p : 0.0f) / sum)
+                                         : 1.0f / (float)X->nedges);
+    }
     X->status = NODE_EXPANDED;
     if (x == 0 && t->p.noise)
         apply_noise(t);
@@ -785,12 +810,12 @@ void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
             for (int i = 0; i < R->nedges; i++) {
                 int32_t c = e[i].child;
                 bool loser = t->p.solver && c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] <= -1.0f;
-                pi[e[i].action] = loser ? 0.0f : e[i].prior;
+                pi[e[i].action] = loser ? 0.0f : edge_prior(&e[i]);
                 ps += pi[e[i].action];
             }
             if (ps <= 0)
                 for (int i = 0; i < R->nedges; i++)
-                    pi[e[i].action] = e[i].prior, ps += e[i].prior;
+                    pi[e[i].action] = edge_prior(&e[i]), ps += pi[e[i].action];
             if (ps <= 0)
                 for (int i = 0; i < R->nedges; i++)
                     pi[e[i].action] = 1.0f, ps += 1.0;
@@ -896,7 +921,7 @@ int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max)
         memset(ci, 0, sizeof *ci);
         ci->action = e[i].action;
         ci->node = e[i].child;
-        ci->prior = e[i].prior;
+        ci->prior = edge_prior(&e[i]);
         if (e[i].child >= 0) {
             const mnode *C = &t->nodes[e[i].child];
             ci->visits = C->n;

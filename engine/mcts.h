@@ -20,7 +20,10 @@
  *       for each tree: mcts_finish(t, pi, &res); then mcts_play(t, res.action)
  *   mcts_step_many gathers up to params.batch leaves from each unfinished tree (with
  *   virtual loss), hands them all to the evaluator in ONE call, and backs them up.
- *   With ntrees == 1 it is exactly the single search.
+ *   With ntrees == 1 it is exactly the single search. A descent that reaches a leaf
+ *   already waiting in the batch (a duplicate) is discarded, not counted, and ends that
+ *   tree's gathering for the step; terminal and proven leaves are backed up at once
+ *   and need no evaluation.
  *
  * Memory: no allocation after mcts_new / mcts_batch_new; nothing in the per-simulation
  * path allocates. When the arena is full the search stops expanding and returns what
@@ -155,8 +158,10 @@ bool mcts_done(const mcts *t);
  * fills res. */
 void mcts_finish(mcts *t, float *pi, mcts_result *res);
 
-/* Leaf buffers for up to `capacity` leaves of game g per evaluator call. Owned: free
- * with mcts_batch_free. NULL when out of memory. */
+/* Leaf buffers for up to `capacity` leaves of game g per evaluator call (for many
+ * trees: ntrees * params.batch lets every tree contribute fully to every call; a
+ * smaller capacity is shared fairly by rotating the first tree). Owned: free with
+ * mcts_batch_free. NULL when out of memory. */
 mcts_batch *mcts_batch_new(const game *g, int capacity);
 void mcts_batch_free(mcts_batch *b);
 
@@ -180,5 +185,9 @@ int mcts_root_visits(const mcts *t);
 int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max);
 /* The current parameters (borrowed). */
 const mcts_params *mcts_get_params(const mcts *t);
+/* Changes the playouts of the following searches (>= 1), e.g. for KataGo's playout-cap
+ * randomisation or a player's own count. The arena keeps the size mcts_new gave it:
+ * more simulations than it was sized for may fill it (stats.arena_full). */
+void mcts_set_simulations(mcts *t, int simulations);
 
 #endif

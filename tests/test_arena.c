@@ -334,6 +334,22 @@ START_TEST(arena_command_results_and_elo)
     ck_assert_msg(strstr(out, "per seat") && strstr(out, "arena: 4 games"), "%s", out);
     free(out);
     free(err);
+    /* Seats alternate in the file the binary wrote. */
+    FILE *f = fopen(path, "r");
+    ck_assert(f != NULL);
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *g = cJSON_Parse(line);
+        ck_assert_msg(g != NULL, "%s", line);
+        cJSON *names = cJSON_GetObjectItem(g, "players");
+        ck_assert_str_eq(cJSON_GetArrayItem(names, n % 2)->valuestring, "alphabeta");
+        ck_assert_str_eq(cJSON_GetArrayItem(names, 1 - n % 2)->valuestring, "random");
+        cJSON_Delete(g);
+        n++;
+    }
+    fclose(f);
+    ck_assert_int_eq(n, 4);
     snprintf(args, sizeof args, "elo %s --json", path);
     rc = run_bin(args, NULL, &out, &err);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
@@ -363,9 +379,12 @@ START_TEST(arena_command_bad_input)
         {"arena random alphabeta:x --games 2", "\"alphabeta:x\""},
         {"arena random wizard --games 2", "\"wizard\""},
         {"arena random --games 2", "two or three players"},
+        {"arena --set game.rows=15 --set game.cols=15 --set game.k=5 perfect random --games 2",
+         "\"perfect\""},
         {"arena random random random --games 2", "2 players; 3 were named"},
         {"arena random random --games 0", "--games"},
         {"arena random random --bogus", "--bogus"},
+        {"arena random random --games 1 --results /nonexistent/dir/r.jsonl", "/nonexistent/dir/r.jsonl"},
         {"arena random random --set mcts.c_puct=-1", "mcts.c_puct"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -239,6 +239,7 @@ int main(void)
 {
     Suite *s = suite_create("elo");
     TCase *tc = tcase_create("elo");
+    tcase_set_timeout(tc, 120); /* Check's 4 s default is too short on a loaded machine */
     tcase_add_test(tc, mle_reproduces_known_ratings);
     tcase_add_test(tc, intervals_cover_truth_at_about_95_percent);
     tcase_add_test(tc, anchoring);

@@ -11,6 +11,14 @@
 #include "engine/game.h"
 #include "engine/mcts.h"
 
+/* An assertion for hot loops: Check records every ck_assert (a write per call), this
+ * only acts on failure. */
+#define REQUIRE(cond, ...)                                                                         \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            ck_abort_msg(__VA_ARGS__);                                                             \
+    } while (0)
+
 static game *make(int rows, int cols, int k)
 {
     gz_config c;
@@ -205,7 +213,7 @@ START_TEST(absolute_fpu_tries_every_move)
     mcts_child_info ci[81];
     ck_assert_int_eq(mcts_children(t, MCTS_ROOT, ci, 81), 81);
     for (int i = 0; i < 81; i++)
-        ck_assert_int_eq(ci[i].visits, 1);
+        REQUIRE(ci[i].visits == 1, "move %d: %d visits", ci[i].action, ci[i].visits);
     mcts_free(t);
     free(s);
     evaluator_free(e);
@@ -359,6 +367,8 @@ static int ttt_perfect(int *b, int me, rng *r)
     return cand[rng_below(r, (uint32_t)n)];
 }
 
+/* 20 games in each seat; _i = 0: config defaults (solver on), 1: solver off, 2: pure
+ * MCTS settings (absolute FPU), solver off. */
 START_TEST(pure_mcts_never_loses_tictactoe)
 {
     game *g = make(3, 3, 3);
@@ -370,6 +380,9 @@ START_TEST(pure_mcts_never_loses_tictactoe)
     for (int gi = 0; gi < 40; gi++) {
         int mcts_seat = gi % 2;
         mcts_params p = params(2000);
+        p.solver = _i == 0;
+        if (_i == 2)
+            mcts_params_pure(&p);
         mcts *t = mcts_new(g, &p, 1000 + (uint64_t)gi, err, sizeof err);
         ck_assert_msg(t != NULL, "%s", err);
         int b[9] = {0};
@@ -391,7 +404,7 @@ START_TEST(pure_mcts_never_loses_tictactoe)
         results[z[mcts_seat] > 0 ? 2 : z[mcts_seat] < 0 ? 0 : 1]++;
         mcts_free(t);
     }
-    ck_assert_msg(results[0] == 0, "pure MCTS lost %d of 40 games", results[0]);
+    ck_assert_msg(results[0] == 0, "pure MCTS (variant %d) lost %d of 40 games", _i, results[0]);
     ck_assert_int_eq(results[1], 40); /* perfect play draws at worst */
     evaluator_free(e);
     game_free(g);
@@ -731,8 +744,7 @@ START_TEST(full_arena_is_handled)
     double sum = 0;
     for (int k = 0; k < 225; k++) {
         sum += pi[k];
-        if (!mask[k])
-            ck_assert_float_eq(pi[k], 0.0f);
+        REQUIRE(mask[k] || pi[k] == 0.0f, "pi on an illegal move");
     }
     ck_assert_double_eq_tol(sum, 1.0, 1e-5);
     mcts_free(t);
@@ -840,8 +852,7 @@ START_TEST(many_trees_match_single)
         mcts_result res;
         mcts_finish(t[i], pi, &res);
         ck_assert_int_eq(res.action, act_alone[i]);
-        for (int a = 0; a < 81; a++)
-            ck_assert_float_eq(pi[a], pi_alone[i][a]);
+        REQUIRE(memcmp(pi, pi_alone[i], sizeof pi) == 0, "tree %d: pi differs", i);
         evaluated += res.stats.evaluated;
         mcts_free(t[i]);
     }
@@ -850,9 +861,14 @@ START_TEST(many_trees_match_single)
     ck_assert_int_gt(cnt.max_n, 1); /* the batches did hold leaves of several trees */
     mcts_batch_free(b);
 
-    /* batch 8 per tree, a shared batch of 32: one call per step, up to 32 leaves */
+    /* batch 8 per tree, a shared batch of 32: one call per step, up to 32 leaves; each
+     * tree still ends as it does alone (its gathering does not depend on the others) */
     p.batch = 8;
     p.simulations = 200;
+    for (int i = 0; i < NT; i++) {
+        mcts_result res;
+        act_alone[i] = search_once(g, s[i], &e, p, 50 + (uint64_t)i, &res, pi_alone[i]);
+    }
     for (int i = 0; i < NT; i++) {
         t[i] = mcts_new(g, &p, 50 + (uint64_t)i, err, sizeof err);
         mcts_set_root(t[i], s[i]);
@@ -880,7 +896,10 @@ START_TEST(many_trees_match_single)
     ck_assert_int_lt(cnt.calls * 4, cnt.positions); /* batches average more than 4 */
     for (int i = 0; i < NT; i++) {
         mcts_result res;
-        mcts_finish(t[i], NULL, &res);
+        float pi[81];
+        mcts_finish(t[i], pi, &res);
+        ck_assert_int_eq(res.action, act_alone[i]);
+        REQUIRE(memcmp(pi, pi_alone[i], sizeof pi) == 0, "tree %d: pi differs (batch 8)", i);
         ck_assert_int_eq(res.stats.simulations, 200);
         ck_assert_int_le(res.stats.evaluator_calls, cnt.calls);
         mcts_free(t[i]);
@@ -967,6 +986,13 @@ START_TEST(tree_reuse_keeps_child)
         ck_assert_int_eq(res.stats.root_visits, before + 400);
         ck_assert_int_eq(mcts_play(t, res.action), 0);
     }
+    /* a different playout count for the next search */
+    mcts_set_simulations(t, 50);
+    int before = mcts_root_visits(t);
+    mcts_result r50;
+    ck_assert_int_eq(mcts_search(t, &e, NULL, &r50, err, sizeof err), 0);
+    ck_assert_int_eq(r50.stats.simulations, 50);
+    ck_assert_int_eq(mcts_root_visits(t), before + 50);
     /* without reuse the tree starts afresh */
     p.reuse_tree = false;
     mcts *u = mcts_new(g, &p, 3, err, sizeof err);
@@ -977,6 +1003,81 @@ START_TEST(tree_reuse_keeps_child)
     ck_assert_int_eq(mcts_play(u, res.action), -1); /* occupied now: illegal */
     mcts_free(u);
     mcts_free(t);
+    game_free(g);
+}
+END_TEST
+
+/* Walks the whole tree: every child's move is legal in its parent's position; an
+ * unproven node's visits are its own evaluation plus its children's (none lost or
+ * counted twice: batches, collisions and compaction keep the books); a proven node
+ * has at least that many. Returns the number of nodes seen. */
+static int check_tree(const mcts *t, const game *g, const game_state *s, int32_t node, int visits,
+                      bool proven)
+{
+    mcts_child_info ci[81];
+    int nc = mcts_children(t, node, ci, 81);
+    if (nc == 0)
+        return 1;
+    uint8_t mask[81];
+    REQUIRE(game_legal(g, s, mask) == nc, "node %d: %d children, not one per legal move", node, nc);
+    int sum = 0, seen = 1;
+    game_state *cs = malloc(g->state_size);
+    for (int i = 0; i < nc; i++) {
+        REQUIRE(mask[ci[i].action], "node %d: illegal child move %d", node, ci[i].action);
+        if (ci[i].node < 0) {
+            REQUIRE(ci[i].visits == 0, "node %d: visits on an edge without a node", node);
+            continue;
+        }
+        sum += ci[i].visits;
+        game_copy(g, cs, s);
+        REQUIRE(game_play(g, cs, ci[i].action) == 0, "node %d: cannot play %d", node, ci[i].action);
+        seen += check_tree(t, g, cs, ci[i].node, ci[i].visits, ci[i].proven);
+    }
+    free(cs);
+    if (proven)
+        REQUIRE(visits >= 1 + sum, "proven node %d: %d visits < 1 + %d", node, visits, sum);
+    else
+        REQUIRE(visits == 1 + sum, "node %d: %d visits != 1 + %d (children)", node, visits, sum);
+    return seen;
+}
+
+START_TEST(tree_invariants_through_games)
+{
+    game *g = make(9, 9, 4);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    for (int variant = 0; variant < 2; variant++) {
+        mcts_params p = params(300);
+        p.noise = true;
+        p.temperature_moves = 6;
+        p.batch = variant ? 8 : 3;
+        p.virtual_loss = variant ? 1.0f : 0.0f;
+        char err[256];
+        mcts *t = mcts_new(g, &p, 21 + (uint64_t)variant, err, sizeof err);
+        int moves = 0, reused = 0;
+        while (!game_terminal(g, mcts_root_state(t))) {
+            mcts_result res;
+            ck_assert_int_eq(mcts_search(t, &e, NULL, &res, err, sizeof err), 0);
+            int n = check_tree(t, g, mcts_root_state(t), MCTS_ROOT, mcts_root_visits(t), res.proven);
+            ck_assert_int_eq(n, res.stats.nodes);
+            ck_assert(!res.stats.arena_full);
+            mcts_child_info ci[81];
+            int nc = mcts_children(t, MCTS_ROOT, ci, 81);
+            bool child_proven = false;
+            for (int i = 0; i < nc; i++)
+                if (ci[i].action == res.action)
+                    child_proven = ci[i].proven;
+            ck_assert_int_eq(mcts_play(t, res.action), 0);
+            reused += mcts_root_visits(t) > 0;
+            if (mcts_root_visits(t) > 0) /* the kept subtree after compaction */
+                check_tree(t, g, mcts_root_state(t), MCTS_ROOT, mcts_root_visits(t), child_proven);
+            moves++;
+        }
+        ck_assert_int_gt(moves, 7);
+        ck_assert_int_gt(reused, moves / 2);
+        mcts_free(t);
+    }
     game_free(g);
 }
 END_TEST
@@ -1018,7 +1119,7 @@ START_TEST(temperature_and_noise)
     float pi[81];
     search_once(g, s, &e, p, 1, &res, pi);
     for (int a = 0; a < 81; a++)
-        ck_assert(pi[a] <= pi[res.action]);
+        REQUIRE(pi[a] <= pi[res.action], "a more visited move than the one chosen");
     free(s);
     game_free(g);
 }
@@ -1038,7 +1139,7 @@ START_TEST(basic_evaluators)
     evaluator *er = eval_random_new(g);
     ck_assert_int_eq(evaluator_run(er, 2, states, keys, legal, priors, values, err, sizeof err), 0);
     for (int a = 0; a < 225; a++)
-        ck_assert_float_eq_tol(priors[a], legal[a] ? 1.0f / 221 : 0.0f, 1e-7);
+        REQUIRE(fabsf(priors[a] - (legal[a] ? 1.0f / 221 : 0.0f)) < 1e-7f, "prior of %d", a);
     ck_assert_float_eq(values[0], 0.0f);
     ck_assert_uint_eq(er->positions, 2);
     evaluator *ro = eval_rollout_new(g, 50, 4), *ro2 = eval_rollout_new(g, 50, 4);
@@ -1073,7 +1174,7 @@ int main(void)
     tcase_add_test(tc, collisions_are_discarded);
     tcase_add_test(tc, solver_tictactoe_fork);
     tcase_add_test(tc, solver_gomoku_open_four);
-    tcase_add_test(tc, pure_mcts_never_loses_tictactoe);
+    tcase_add_loop_test(tc, pure_mcts_never_loses_tictactoe, 0, 3);
     tcase_add_test(tc, three_player_backup);
     tcase_add_test(tc, three_player_backup_by_hand);
     tcase_add_test(tc, three_player_solver);
@@ -1081,6 +1182,7 @@ int main(void)
     tcase_add_test(tc, many_trees_match_single);
     tcase_add_test(tc, evaluator_error_is_reported);
     tcase_add_test(tc, tree_reuse_keeps_child);
+    tcase_add_test(tc, tree_invariants_through_games);
     tcase_add_test(tc, temperature_and_noise);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

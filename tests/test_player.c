@@ -331,6 +331,65 @@ START_TEST(mcts400_beats_random_at_sanling3)
 }
 END_TEST
 
+/* Plays a match from the empty board (no random openings) and returns the tallies. */
+static void match(const game *g, const char *a, const char *b, int games, uint64_t seed,
+                  arena_tally t[2])
+{
+    player *pl[2] = {make_player(a, g), make_player(b, g)};
+    arena_opts o = {.games = games, .opening_moves = 0, .seed = seed};
+    char err[512];
+    ck_assert_msg(arena_run(g, pl, 2, &o, t, err, sizeof err) == 0, "%s", err);
+    player_free(pl[0]);
+    player_free(pl[1]);
+}
+
+START_TEST(perfect_at_tictactoe)
+{
+    game *g = make_mnk(3, 3, 3);
+    arena_tally t[2];
+    match(g, "perfect", "random", 400, 11, t);
+    ck_assert_int_eq(t[0].losses, 0);
+    ck_assert_int_gt(t[0].wins, 300);
+    match(g, "perfect", "perfect", 40, 12, t);
+    ck_assert_int_eq(t[0].draws, 40);
+    /* The alpha-beta engine at depth 4 sees tic-tac-toe to the end: it holds the draw. */
+    match(g, "perfect", "alphabeta", 20, 13, t);
+    ck_assert_int_eq(t[0].draws, 20);
+    /* The player says what the solver knows: every optimal move, the exact value. */
+    player *p = make_player("perfect", g);
+    game_state *s = game_state_new(g, NULL);
+    rng r;
+    rng_seed(&r, 1);
+    player_info info;
+    char err[256];
+    ck_assert(player_choose(p, s, &r, &info, err, sizeof err) >= 0);
+    ck_assert(info.has_value);
+    ck_assert_float_eq(info.value[0], 0.0f);
+    ck_assert_int_eq(info.ntop, 9); /* every first move draws */
+    free(s);
+    player_free(p);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(perfect_refuses_big_boards)
+{
+    game *g = make_mnk(15, 15, 5);
+    char err[512];
+    ck_assert(player_new("perfect", g, &cfg, NULL, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "\"perfect\"") && strstr(err, "solver"), "%s", err);
+    game_free(g);
+    g = make_sanling(3);
+    ck_assert(player_new("perfect", g, &cfg, NULL, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "\"perfect\""), "%s", err);
+    game_free(g);
+    g = make_mnk(3, 3, 3);
+    ck_assert(player_new("perfect:1", g, &cfg, NULL, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "\"perfect:1\""), "%s", err);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(alphabeta2_beats_random_at_gomoku)
 {
     game *g = make_mnk(15, 15, 5);
@@ -362,6 +421,8 @@ int main(void)
     tcase_add_test(tc, mcts_specs);
     tcase_add_test(tc, kinds_refuse_games_they_cannot_play);
     tcase_add_test(tc, mcts400_beats_random_at_sanling3);
+    tcase_add_test(tc, perfect_at_tictactoe);
+    tcase_add_test(tc, perfect_refuses_big_boards);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -27,6 +27,9 @@
 #include "../player.h"
 
 enum { AB_WIN = 100000000, AB_MAX_DEPTH = 20, AB_ROOT_WIDTH = 32, AB_WIDTH = 12, AB_RADIUS = 2 };
+/* m,n,k boards are at most 25 x 25 (config bounds): the per-node move list lives on the
+ * stack, so it is sized for that, not for GAME_MAX_CELLS. */
+#define AB_MAX_CELLS (25 * 25)
 
 typedef struct ab_ctx {
     /* immutable after create */
@@ -274,7 +277,7 @@ static int ab_negamax(ab_ctx *c, int depth, int alpha, int beta, int me, int ply
         return 0;
     if (c->stones >= c->n)
         return 0; /* full board: draw */
-    ab_move moves[GAME_MAX_CELLS];
+    ab_move moves[AB_MAX_CELLS];
     int win;
     int n = ab_candidates(c, me, moves, &win);
     if (win >= 0)
@@ -326,7 +329,7 @@ static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, 
     c->aborted = false;
     c->deadline = now_seconds() + c->seconds;
 
-    ab_move moves[GAME_MAX_CELLS];
+    ab_move moves[AB_MAX_CELLS];
     int win;
     int n = ab_candidates(c, 1, moves, &win);
     if (win >= 0 || n == 1) {
@@ -411,7 +414,7 @@ static void ab_destroy(player *p)
 static int ab_create(player *p, const char *arg, const game *g, const gz_config *cfg, char *err,
                      size_t errlen)
 {
-    if (strcmp(g->name, "mnk") != 0) {
+    if (strcmp(g->name, "mnk") != 0 || g->actions > AB_MAX_CELLS) {
         snprintf(err, errlen, "alphabeta plays only m,n,k games (tic-tac-toe, Gomoku), not %s",
                  g->name);
         return -1;

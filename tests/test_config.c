@@ -1,0 +1,275 @@
+/* The config module through the gridzero binary (GZ_BIN, source root GZ_SRC): every
+ * class of error names the file and the key and exits 2; every shipped config and the
+ * built-in default validate and print JSON that validates again to the same result. */
+#include <check.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "engine/config.h"
+
+static char tmpdir[256];
+
+/* Runs `gridzero ARGS` with stderr and stdout captured together; returns the exit
+ * status and the output (free with free()). */
+static int run(const char *args, char **out)
+{
+    const char *bin = getenv("GZ_BIN");
+    ck_assert_msg(bin != NULL, "GZ_BIN not set (run the tests through meson test)");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    buf[len] = 0;
+    int st = pclose(p);
+    ck_assert(WIFEXITED(st));
+    *out = buf;
+    return WEXITSTATUS(st);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void setup_dir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gz_test_config_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown_dir(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Writes json to a file, checks it, and expects exit 2 with the file name and every
+ * word of `want` (space-separated) in the message. */
+static void expect_error(const char *name, const char *json, const char *want)
+{
+    char path[512], args[600];
+    snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
+    write_file(path, json);
+    snprintf(args, sizeof args, "config check '%s'", path);
+    char *out;
+    int rc = run(args, &out);
+    ck_assert_msg(rc == 2, "%s: exit %d, output: %s", name, rc, out);
+    ck_assert_msg(strstr(out, path) != NULL, "%s: message does not name the file: %s", name, out);
+    char words[256];
+    snprintf(words, sizeof words, "%s", want);
+    for (char *save = NULL, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        ck_assert_msg(strstr(out, w) != NULL, "%s: \"%s\" not in: %s", name, w, out);
+    free(out);
+}
+
+START_TEST(error_classes)
+{
+    expect_error("not_json", "{\"game\": {\"name\": \"mnk\",\n", "not valid JSON");
+    expect_error("not_object", "[1, 2]", "object");
+    expect_error("unknown_top", "{\"sead\": 3}", "unknown key sead");
+    expect_error("unknown_in_section", "{\"mcts\": {\"c_pucct\": 1.0}}", "unknown key mcts.c_pucct");
+    expect_error("section_not_object", "{\"mcts\": 3}", "key mcts");
+    expect_error("other_game_key", "{\"game\": {\"name\": \"mnk\", \"size\": 13}}",
+                 "game.size not a key of game mnk");
+    expect_error("other_game_key2", "{\"game\": {\"name\": \"sanling\", \"k\": 5}}",
+                 "game.k not a key of game sanling");
+    expect_error("wrong_type", "{\"mcts\": {\"c_puct\": \"high\"}}", "key mcts.c_puct expected");
+    expect_error("wrong_type_bool", "{\"mcts\": {\"solver\": 1}}", "key mcts.solver true or false");
+    expect_error("wrong_type_list", "{\"arena\": {\"baselines\": \"random\"}}", "key arena.baselines array");
+    expect_error("wrong_type_list_item", "{\"arena\": {\"baselines\": [\"random\", 3]}}",
+                 "arena.baselines");
+    expect_error("out_of_range", "{\"mcts\": {\"c_puct\": -1}}", "key mcts.c_puct expected");
+    expect_error("out_of_range_int", "{\"game\": {\"name\": \"sanling\", \"size\": 65}}",
+                 "key game.size 65");
+    expect_error("not_integer", "{\"mcts\": {\"simulations\": 1.5}}", "key mcts.simulations integer");
+    expect_error("bad_enum", "{\"train\": {\"optimizer\": \"rmsprop\"}}",
+                 "key train.optimizer sgd|adam rmsprop");
+    expect_error("unknown_game", "{\"game\": {\"name\": \"chess\"}}", "key game.name chess");
+    expect_error("missing_game_name", "{\"game\": {\"rows\": 3}}", "key game.name missing");
+    expect_error("mnk_k_too_big", "{\"game\": {\"name\": \"mnk\", \"rows\": 3, \"cols\": 4, \"k\": 5}}",
+                 "key game.k 4");
+    expect_error("sanling_moves_too_big",
+                 "{\"game\": {\"name\": \"sanling\", \"size\": 5, \"players\": 2, \"moves\": 25}}",
+                 "key game.moves 24");
+    /* a missing file */
+    char path[512], args[600], *out;
+    snprintf(path, sizeof path, "%s/no_such_file.json", tmpdir);
+    snprintf(args, sizeof args, "config check '%s'", path);
+    ck_assert_int_eq(run(args, &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, path));
+    free(out);
+}
+END_TEST
+
+START_TEST(set_overrides)
+{
+    char *out;
+    ck_assert_int_eq(run("config check --set mcts.c_puct=abc", &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "mcts.c_puct"));
+    free(out);
+    ck_assert_int_eq(run("config check --set mcts.nope=1", &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "mcts.nope"));
+    free(out);
+    ck_assert_int_eq(run("config check --set game.size=9", &out), 2); /* mnk default */
+    ck_assert_ptr_nonnull(strstr(out, "game.size"));
+    free(out);
+    ck_assert_int_eq(run("config check --set mcts.c_puct=2.5", &out), 0);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_ptr_nonnull(j);
+    cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "mcts"), "c_puct");
+    ck_assert_double_eq_tol(v->valuedouble, 2.5, 1e-12);
+    cJSON_Delete(j);
+    free(out);
+}
+END_TEST
+
+/* Checks a file (NULL: the built-in default): exit 0, JSON out, the JSON checks again
+ * to the same text. Returns the parsed output (cJSON_Delete it). */
+static cJSON *check_ok(const char *path)
+{
+    char args[1200], *out, *again;
+    snprintf(args, sizeof args, "config check%s%s%s", path ? " '" : "", path ? path : "",
+             path ? "'" : "");
+    int rc = run(args, &out);
+    ck_assert_msg(rc == 0, "%s: exit %d: %s", path ? path : "default", rc, out);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL && cJSON_IsObject(j), "%s: output is not a JSON object", path);
+    char p2[512];
+    snprintf(p2, sizeof p2, "%s/effective.json", tmpdir);
+    write_file(p2, out);
+    snprintf(args, sizeof args, "config check '%s'", p2);
+    ck_assert_int_eq(run(args, &again), 0);
+    ck_assert_str_eq(out, again);
+    free(out);
+    free(again);
+    return j;
+}
+
+START_TEST(shipped_configs_validate)
+{
+    const char *src = getenv("GZ_SRC");
+    ck_assert_msg(src != NULL, "GZ_SRC not set");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/configs", src);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        cJSON *j = check_ok(path);
+        /* the game section is complete and the game builds */
+        gz_config c;
+        char err[512];
+        ck_assert_msg(cfg_load(&c, path, err, sizeof err) == 0, "%s", err);
+        cJSON_Delete(j);
+        n++;
+    }
+    closedir(d);
+    ck_assert_int_ge(n, 5);
+}
+END_TEST
+
+START_TEST(shipped_configs_content)
+{
+    const char *src = getenv("GZ_SRC");
+    ck_assert_ptr_nonnull(src);
+    struct { const char *file, *game; int a, b, c, blocks, channels; } want[] = {
+        {"tictactoe.json", "mnk", 3, 3, 3, -1, -1},
+        {"gomoku15.json", "mnk", 15, 15, 5, 6, 64},
+        {"sanling13.json", "sanling", 13, 3, 36, -1, -1},
+        {"sanling13-2p.json", "sanling", 13, 2, 36, -1, -1},
+        {"bench-sanling32.json", "sanling", 32, 3, -1, 6, 64},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[1024], err[512];
+        snprintf(path, sizeof path, "%s/configs/%s", src, want[i].file);
+        gz_config c;
+        ck_assert_msg(cfg_load(&c, path, err, sizeof err) == 0, "%s", err);
+        ck_assert_str_eq(c.game.name, want[i].game);
+        if (!strcmp(want[i].game, "mnk")) {
+            ck_assert_int_eq(c.game.rows, want[i].a);
+            ck_assert_int_eq(c.game.cols, want[i].b);
+            ck_assert_int_eq(c.game.k, want[i].c);
+            ck_assert(!c.game.exact);
+        } else {
+            ck_assert_int_eq(c.game.size, want[i].a);
+            ck_assert_int_eq(c.game.players, want[i].b);
+            if (want[i].c > 0)
+                ck_assert_int_eq(c.game.moves, want[i].c);
+        }
+        if (want[i].blocks > 0) {
+            ck_assert_int_eq(c.net.blocks, want[i].blocks);
+            ck_assert_int_eq(c.net.channels, want[i].channels);
+        }
+    }
+}
+END_TEST
+
+START_TEST(default_validates)
+{
+    gz_config c;
+    char err[512];
+    ck_assert_msg(cfg_load(&c, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(c.game.name, "mnk");
+    ck_assert_int_eq(c.game.rows, 3);
+    cJSON *j = check_ok(NULL);
+    cJSON *g = cJSON_GetObjectItem(j, "game");
+    ck_assert_str_eq(cJSON_GetObjectItem(g, "name")->valuestring, "mnk");
+    ck_assert_int_eq(cJSON_GetObjectItem(g, "k")->valueint, 3);
+    ck_assert_ptr_null(cJSON_GetObjectItem(g, "size")); /* other games' keys left out */
+    cJSON_Delete(j);
+    /* configs/tictactoe.json is the built-in default written out */
+    const char *src = getenv("GZ_SRC");
+    char path[1024], args[1200], *a, *b;
+    snprintf(path, sizeof path, "%s/configs/tictactoe.json", src);
+    snprintf(args, sizeof args, "config check '%s'", path);
+    ck_assert_int_eq(run(args, &a), 0);
+    ck_assert_int_eq(run("config check", &b), 0);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("binary");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
+    tcase_add_test(tc, error_classes);
+    tcase_add_test(tc, set_overrides);
+    tcase_add_test(tc, shipped_configs_validate);
+    tcase_add_test(tc, shipped_configs_content);
+    tcase_add_test(tc, default_validates);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
