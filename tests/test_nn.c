@@ -339,7 +339,7 @@ START_TEST(checkpoint_errors_by_name)
     nn_params_free(p);
     nn_params_free(p2);
     free((void *)good), free((void *)txt), free((void *)trunc), free((void *)masked);
-    free((void *)nan), free((void *)shape);
+    free((void *)nan), free((void *)shape), free(w);
 }
 END_TEST
 
