@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/rng.h"
 #include "engine/config.h"
 #include "engine/symmetry.h"
+#include "nn/checkpoint.h"
 #include "nn/infer.h"
 #include "nn/net_eval.h"
 #include "nn/params.h"
@@ -538,6 +540,40 @@ START_TEST(evaluator_cache_and_chunks)
     net_eval_opts o = toy_opts(NET_SYM_NONE, 4, 0);
     ck_assert_ptr_null(net_eval_new(mnk, p, &o, err, sizeof err));
     ck_assert_msg(strstr(err, "planes") != NULL || strstr(err, "players") != NULL, "%s", err);
+    /* load from a file: same answers as from memory */
+    char path[] = "/tmp/gz_test_infer_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    nn_spec ms;
+    ck_assert(nn_spec_from_config(&ms, &c.net, mnk, err, sizeof err) == 0);
+    ms.blocks = 1, ms.channels = 8;
+    nn_params *mp = random_params(&ms, 5);
+    ck_assert_msg(nn_ckpt_save(path, mp, NULL, NULL, 0, err, sizeof err) == 0, "%s", err);
+    c.mcts.batch = 4;
+    snprintf(c.net.precision, sizeof c.net.precision, "fp32");
+    evaluator *el = net_eval_load(mnk, &c, path, err, sizeof err);
+    ck_assert_msg(el != NULL, "%s", err);
+    game_state *s0 = game_state_new(mnk, NULL);
+    const game_state *sp[1] = {s0};
+    uint64_t k0 = game_hash(mnk, s0);
+    uint8_t *lg = malloc((size_t)mnk->actions);
+    game_legal(mnk, s0, lg);
+    float *pe = malloc(sizeof(float) * (size_t)mnk->actions), ve[2];
+    float *pr = malloc(sizeof(float) * (size_t)mnk->actions), vr[2];
+    ck_assert(evaluator_run(el, 1, sp, &k0, lg, pe, ve, err, sizeof err) == 0);
+    float *in = malloc(sizeof(float) * (size_t)(mnk->planes * mnk->actions));
+    game_encode(mnk, s0, in);
+    ck_assert(nn_ref_forward(mp, mnk->rows, mnk->cols, 1, in, lg, pr, vr, NULL, err, sizeof err) == 0);
+    /* the empty board is symmetric: whatever random symmetry was drawn, the values agree */
+    ck_assert_float_eq_tol(ve[0], vr[0], 1e-4);
+    ck_assert_float_eq_tol(ve[1], vr[1], 1e-4);
+    el->destroy(el);
+    unlink(path);
+    ck_assert_ptr_null(net_eval_load(mnk, &c, path, err, sizeof err));
+    ck_assert_msg(strstr(err, path) != NULL, "%s", err);
+    free(s0), free(lg), free(pe), free(pr), free(in);
+    nn_params_free(mp);
     game_free(mnk);
     nn_params_free(p);
 }
