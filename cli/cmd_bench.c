@@ -277,8 +277,10 @@ static int bench_nn(int argc, char **argv)
         cJSON_AddNumberToObject(o, "threads", eff_threads);
         cJSON_AddNumberToObject(o, "flops_per_position", flops);
         cJSON_AddItemToObject(o, "batches", rows_json(rows, nb));
-        if (ref)
-            cJSON_AddItemToObject(o, "reference", rows_json(rrows, nref));
+        if (ref) {
+            cJSON *ro = cJSON_AddObjectToObject(o, "reference");
+            cJSON_AddItemToObject(ro, "batches", rows_json(rrows, nref));
+        }
         char *txt = cJSON_PrintUnformatted(o);
         printf("%s\n", txt);
         free(txt);

@@ -99,8 +99,9 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 
 int nn_cpu_has_bf16(void)
 {
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+    /* ISA values are supersets by bits: avx512_core_amx contains avx512_core_bf16 */
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
 int nn_precision_parse(const char *word, nn_precision *out)

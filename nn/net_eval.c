@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "engine/rng.h"
 #include "engine/symmetry.h"
 
@@ -311,5 +312,19 @@ evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *
         net_eval_destroy(e);
         return NULL;
     }
+    return e;
+}
+
+evaluator *net_eval_load(const game *g, const gz_config *c, const char *path, char *err,
+                         size_t errlen)
+{
+    net_eval_opts o;
+    if (net_eval_opts_from_config(&o, c, err, errlen) < 0)
+        return NULL;
+    nn_params *p = nn_ckpt_load(path, g, NULL, err, errlen);
+    if (!p)
+        return NULL;
+    evaluator *e = net_eval_new(g, p, &o, err, errlen);
+    nn_params_free(p);
     return e;
 }

@@ -55,4 +55,11 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
 evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *o, char *err,
                         size_t errlen);
 
+/* The usual way to get a network evaluator: loads the model at path (validated against
+ * g), options from the config (net_eval_opts_from_config), and frees the loaded
+ * parameters again (the evaluator keeps its folded copy). Returns the evaluator (free
+ * with evaluator_free or e->destroy) or NULL with a message naming the file. */
+evaluator *net_eval_load(const game *g, const gz_config *c, const char *path, char *err,
+                         size_t errlen);
+
 #endif
