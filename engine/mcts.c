@@ -29,7 +29,7 @@
  * immediate win is proven (losing for its mover) as soon as its node is created. A node
  * x with mover m becomes proven when
  *   - one of its children is proven with pz[m] == 1 (the best outcome there is; the
- *     first such child in action order gives x its pz), or
+ *     first such child to be proven gives x its pz and its move), or
  *   - all of its children are proven: x takes the proven child best for m (largest
  *     pz[m]; ties: first in action order). For two players that is "all children lose
  *     => lost" and "a draw is the best => draw"; for three players it is max-n.
@@ -82,6 +82,9 @@ typedef struct medge {
     uint16_t action;
     uint16_t prior;  /* edge_prior() / edge_set_prior() */
 } medge;
+
+_Static_assert(sizeof(medge) == 8, "edges are 8 bytes");
+_Static_assert(sizeof(mnode) == 48, "nodes are 48 bytes");
 
 static inline void edge_set_prior(medge *e, float p)
 {
