@@ -28,5 +28,8 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_config(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+/* `gridzero bench train` (cmd_bench_train.c), dispatched by cmd_bench. */
+int cmd_bench_train(int argc, char **argv);
 
 #endif
