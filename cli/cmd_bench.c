@@ -321,6 +321,7 @@ typedef struct bench_kind {
 
 static const bench_kind benches[] = {
     {"nn", bench_nn, "network forward: oneDNN and the reference, by batch size"},
+    {"train", cmd_bench_train, "training steps (forward, backward, optimizer): samples/s"},
 };
 #define NBENCHES (sizeof benches / sizeof benches[0])
 

@@ -74,5 +74,8 @@ int cmd_elo(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+/* `gridzero bench train` (cmd_bench_train.c), dispatched by cmd_bench. */
+int cmd_bench_train(int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@
 static const cli_command commands[] = {
     {"config", cmd_config, "check a config file and print the effective config; list the keys"},
     {"info", cmd_info, "describe a gridzero file (a model: network, size, generation)"},
+    {"train", cmd_train, "train a model on self-play sample files"},
     {"bench", cmd_bench, "measure throughput (nn: the network's forward pass)"},
     {"run", cmd_run, "the generation loop: self-play, train, arena, promote, Elo (the main job)"},
     {"selfplay", cmd_selfplay, "play games of the search against itself and write samples (HDF5)"},

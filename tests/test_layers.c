@@ -609,6 +609,74 @@ START_TEST(value_mse_grad)
 }
 END_TEST
 
+
+/* The fused forms equal the composition of the plain layers: bn + skip + ReLU forward
+ * (train and eval), the masked backward, and the overwriting (_set) variants. */
+START_TEST(fused_equal_composed)
+{
+    int C = 3, M = 20;
+    size_t n = (size_t)C * M;
+    rng r;
+    rng_seed(&r, 12);
+    double *in = dnew(n), *skip = dnew(n), *gam = dnew(C), *bet = dnew(C), *g = dnew(n);
+    double *rm = dnew(C), *rv = dnew(C), *rm2 = dnew(C), *rv2 = dnew(C);
+    drand_fill(&r, in, n, -2, 2);
+    drand_fill(&r, skip, n, -1, 1);
+    drand_fill(&r, gam, C, 0.5, 1.5);
+    drand_fill(&r, bet, C, -0.5, 0.5);
+    drand_fill(&r, g, n, -1, 1);
+    drand_fill(&r, rm, C, -0.1, 0.1);
+    drand_fill(&r, rv, C, 0.5, 1.5);
+    memcpy(rm2, rm, sizeof(double) * C);
+    memcpy(rv2, rv, sizeof(double) * C);
+    double *fused = dnew(n), *comp = dnew(n), *m1 = dnew(C), *i1 = dnew(C), *m2 = dnew(C), *i2 = dnew(C);
+    bn_act_forward_train_f64(fused, m1, i1, in, gam, bet, rm, rv, skip, 1, C, M, 1e-5);
+    batchnorm_forward_train_f64(comp, m2, i2, in, gam, bet, rm2, rv2, C, M, 1e-5);
+    residual_forward_f64(comp, comp, skip, n);
+    relu_forward_f64(comp, comp, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(fabs(fused[i] - comp[i]) < 1e-12);
+    for (int c = 0; c < C; c++)
+        ck_assert(rm[c] == rm2[c] && rv[c] == rv2[c]);
+    bn_act_forward_eval_f64(fused, in, gam, bet, rm, rv, skip, 1, C, M, 1e-5);
+    batchnorm_forward_eval_f64(comp, in, gam, bet, rm, rv, C, M, 1e-5);
+    residual_forward_f64(comp, comp, skip, n);
+    relu_forward_f64(comp, comp, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(fabs(fused[i] - comp[i]) < 1e-12);
+    /* backward through ReLU(bn(in)) */
+    double *y = dnew(n), *d1 = dnew(n), *d2 = dnew(n), *tmp = dnew(n);
+    double dg1[3] = {0}, db1[3] = {0}, dg2[3] = {0}, db2[3] = {0};
+    bn_act_forward_train_f64(y, m1, i1, in, gam, bet, NULL, NULL, NULL, 1, C, M, 1e-5);
+    for (size_t i = 0; i < n; i++)
+        d1[i] = 123.0; /* overwritten by the _set form */
+    bn_act_backward_f64(d1, dg1, db1, g, y, in, gam, m1, i1, C, M, 0);
+    relu_backward_f64(tmp, g, y, n);
+    batchnorm_backward_f64(d2, dg2, db2, tmp, in, gam, m1, i1, C, M);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(fabs(d1[i] - d2[i]) < 1e-12);
+    for (int c = 0; c < C; c++)
+        ck_assert(fabs(dg1[c] - dg2[c]) < 1e-12 && fabs(db1[c] - db2[c]) < 1e-12);
+    /* conv3x3_backward_set overwrites, conv3x3_backward accumulates */
+    conv_dims d = {.N = 2, .IC = 2, .OC = 3, .H = 3, .W = 4, .hex = 1};
+    size_t Mi = (size_t)d.N * d.H * d.W, nin = d.IC * Mi, nout = d.OC * Mi, nw = (size_t)d.OC * d.IC * 9;
+    double *cin = dnew(nin), *w = dnew(nw), *go = dnew(nout), *sc = dnew(conv3x3_scratch_f64(d));
+    double *a = dnew(nin), *b = dnew(nin), *dw = dnew(nw);
+    drand_fill(&r, cin, nin, -1, 1);
+    drand_fill(&r, w, nw, -1, 1);
+    drand_fill(&r, go, nout, -1, 1);
+    for (size_t i = 0; i < nin; i++)
+        a[i] = 7.0;
+    conv3x3_backward_set_f64(a, dw, go, cin, w, d, sc);
+    conv3x3_backward_f64(b, NULL, go, cin, w, d, sc);
+    for (size_t i = 0; i < nin; i++)
+        ck_assert(fabs(a[i] - b[i]) < 1e-12);
+    free(in), free(skip), free(gam), free(bet), free(g), free(rm), free(rv), free(rm2), free(rv2);
+    free(fused), free(comp), free(m1), free(i1), free(m2), free(i2), free(y), free(d1), free(d2), free(tmp);
+    free(cin), free(w), free(go), free(sc), free(a), free(b), free(dw);
+}
+END_TEST
+
 static Suite *layers_suite(void)
 {
     Suite *s = suite_create("layers");
@@ -626,6 +694,7 @@ static Suite *layers_suite(void)
     tcase_add_test(tc, layout_roundtrip);
     tcase_add_test(tc, policy_ce_grad);
     tcase_add_test(tc, value_mse_grad);
+    tcase_add_test(tc, fused_equal_composed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -222,6 +222,16 @@ int64_t dataset_train_count(const dataset *d) { return d->tr.n; }
 int64_t dataset_val_count(const dataset *d) { return d->va.n; }
 int dataset_files(const dataset *d) { return d->files; }
 
+int64_t dataset_newest_generation(const dataset *d)
+{
+    int64_t newest = -1;
+    for (int64_t i = 0; i < d->tr.n; i++)
+        newest = d->tr.gen[i] > newest ? d->tr.gen[i] : newest;
+    for (int64_t i = 0; i < d->va.n; i++)
+        newest = d->va.gen[i] > newest ? d->va.gen[i] : newest;
+    return newest;
+}
+
 /* Sample i of split s under symmetry sym into the outputs' row 0. */
 static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, float *x, float *pi,
                     uint8_t *legal, float *z)

@@ -40,6 +40,8 @@ void dataset_apply_window(dataset *d, int window);
 int64_t dataset_train_count(const dataset *d);
 int64_t dataset_val_count(const dataset *d);
 int dataset_files(const dataset *d);
+/* The newest generation among the held samples (-1 when empty). */
+int64_t dataset_newest_generation(const dataset *d);
 
 /* Fills a training mini-batch of n samples drawn uniformly (with replacement) from the
  * training split using r, each under a random element of the game's symmetry group when

@@ -18,6 +18,11 @@ void F(conv1x1_forward)(R *out, const R *in, const R *w, const R *b, conv_dims d
 void F(conv1x1_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, const R *w,
                          conv_dims d);
 
+/* dinp (IC, N*H*W) OVERWRITTEN (not accumulated), dw += as above: saves the caller a
+ * memset of dinp. */
+void F(conv3x3_backward_set)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
+                             R *scratch);
+
 /* Batch norm over rows of a (C, M) array (M = N*H*W, or N for a dense layer's features
  * transposed). Training mode: normalises with the batch statistics, saves mean (C) and
  * invstd (C) = 1/sqrt(var + eps) for the backward, and updates run_mean/run_var (C)
@@ -31,6 +36,22 @@ void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *bet
  * in is the forward's input; mean and invstd what the forward saved. */
 void F(batchnorm_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *in,
                            const R *gamma, const R *mean, const R *invstd, int C, int M);
+
+/* Fused batch norm + optional residual add + optional ReLU, one pass over memory:
+ * out = act(bn(in) + skip) with skip (C, M) or NULL and act = ReLU when relu != 0.
+ * Training mode as batchnorm_forward_train, eval mode as batchnorm_forward_eval. */
+void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
+                             const R *beta, R *run_mean, R *run_var, const R *skip, int relu,
+                             int C, int M, R eps);
+void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
+                            const R *run_mean, const R *run_var, const R *skip, int relu, int C,
+                            int M, R eps);
+/* Backward of batch norm whose output went through a ReLU: dy = dout * (out > 0) with
+ * out the ReLU's output (out NULL: dy = dout, no ReLU). accumulate != 0: dinp += ...;
+ * 0: dinp = ... . dgamma, dbeta always +=. */
+void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *out, const R *in,
+                        const R *gamma, const R *mean, const R *invstd, int C, int M,
+                        int accumulate);
 
 /* out (n) = max(in, 0); out may alias in. */
 void F(relu_forward)(R *out, const R *in, size_t n);

@@ -66,8 +66,8 @@ void F(conv3x3_forward)(R *out, const R *in, const R *w, conv_dims d, R *scratch
     }
 }
 
-void F(conv3x3_backward)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
-                         R *scratch)
+static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
+                           R *scratch, int accumulate)
 {
     const int *taps = d.hex ? taps_hex : taps_square;
     int T = d.hex ? 7 : 9, hw = d.H * d.W, nb = conv_chunk(d), ldc = d.N * hw;
@@ -107,10 +107,22 @@ void F(conv3x3_backward)(R *dinp, R *dw, const R *dout, const R *in, const R *w,
             int m = d.N - n0 < nb ? d.N - n0 : nb;
             int cols = m * hw;
             F(im2col)(col, dout, d.OC, d.N, n0, m, d.H, d.W, taps, T);
-            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.IC, cols, K, 1, wbuf, K, col, cols, 1,
-                 dinp + (size_t)n0 * hw, ldc);
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.IC, cols, K, 1, wbuf, K, col, cols,
+                 accumulate ? 1 : 0, dinp + (size_t)n0 * hw, ldc);
         }
     }
+}
+
+void F(conv3x3_backward)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
+                         R *scratch)
+{
+    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 1);
+}
+
+void F(conv3x3_backward_set)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
+                             R *scratch)
+{
+    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 0);
 }
 
 void F(conv1x1_forward)(R *out, const R *in, const R *w, const R *b, conv_dims d)
@@ -143,20 +155,24 @@ void F(conv1x1_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, cons
         GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, d.IC, M, d.OC, 1, w, d.IC, dout, M, 1, dinp, M);
 }
 
-void F(batchnorm_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
-                                const R *beta, R *run_mean, R *run_var, int C, int M, R eps)
+void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
+                             const R *beta, R *run_mean, R *run_var, const R *skip, int relu,
+                             int C, int M, R eps)
 {
     for (int c = 0; c < C; c++) {
         const R *x = in + (size_t)c * M;
-        double s = 0;
-        for (int j = 0; j < M; j++)
-            s += x[j];
-        double mu = s / M;
-        double v = 0;
+        /* one pass: sum and sum of squares around a shift (the first element) in double,
+         * which keeps E[x^2] - E[x]^2 accurate */
+        double k = x[0], s = 0, s2 = 0;
         for (int j = 0; j < M; j++) {
-            double e = x[j] - mu;
-            v += e * e;
+            double e = x[j] - k;
+            s += e;
+            s2 += e * e;
         }
+        double mu = k + s / M;
+        double v = s2 - s * s / M; /* sum of squared deviations */
+        if (v < 0)
+            v = 0;
         double var = v / M;
         double is = 1.0 / sqrt(var + eps);
         mean[c] = (R)mu;
@@ -168,49 +184,106 @@ void F(batchnorm_forward_train)(R *out, R *mean, R *invstd, const R *in, const R
         }
         R sc = (R)(gamma[c] * is), sh = (R)(beta[c] - gamma[c] * is * mu);
         R *y = out + (size_t)c * M;
-        for (int j = 0; j < M; j++)
-            y[j] = x[j] * sc + sh;
+        const R *sk = skip ? skip + (size_t)c * M : NULL;
+        if (sk && relu)
+            for (int j = 0; j < M; j++) {
+                R t = x[j] * sc + sh + sk[j];
+                y[j] = t > 0 ? t : 0;
+            }
+        else if (sk)
+            for (int j = 0; j < M; j++)
+                y[j] = x[j] * sc + sh + sk[j];
+        else if (relu)
+            for (int j = 0; j < M; j++) {
+                R t = x[j] * sc + sh;
+                y[j] = t > 0 ? t : 0;
+            }
+        else
+            for (int j = 0; j < M; j++)
+                y[j] = x[j] * sc + sh;
     }
 }
 
-void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
-                               const R *run_mean, const R *run_var, int C, int M, R eps)
+void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
+                            const R *run_mean, const R *run_var, const R *skip, int relu, int C,
+                            int M, R eps)
 {
     for (int c = 0; c < C; c++) {
         double is = 1.0 / sqrt((double)run_var[c] + eps);
         R sc = (R)(gamma[c] * is), sh = (R)(beta[c] - gamma[c] * is * run_mean[c]);
         const R *x = in + (size_t)c * M;
+        const R *sk = skip ? skip + (size_t)c * M : NULL;
         R *y = out + (size_t)c * M;
-        for (int j = 0; j < M; j++)
-            y[j] = x[j] * sc + sh;
+        for (int j = 0; j < M; j++) {
+            R t = x[j] * sc + sh + (sk ? sk[j] : 0);
+            y[j] = relu && t < 0 ? 0 : t;
+        }
+    }
+}
+
+void F(batchnorm_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
+                                const R *beta, R *run_mean, R *run_var, int C, int M, R eps)
+{
+    F(bn_act_forward_train)(out, mean, invstd, in, gamma, beta, run_mean, run_var, NULL, 0, C, M, eps);
+}
+
+void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
+                               const R *run_mean, const R *run_var, int C, int M, R eps)
+{
+    F(bn_act_forward_eval)(out, in, gamma, beta, run_mean, run_var, NULL, 0, C, M, eps);
+}
+
+void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *out, const R *in,
+                        const R *gamma, const R *mean, const R *invstd, int C, int M,
+                        int accumulate)
+{
+    for (int c = 0; c < C; c++) {
+        const R *x = in + (size_t)c * M, *dy = dout + (size_t)c * M;
+        const R *o = out ? out + (size_t)c * M : NULL;
+        R mu = mean[c], is = invstd[c];
+        double sdy = 0, sdyx = 0; /* sum dy, sum dy * (x - mu) */
+        if (o)
+            for (int j = 0; j < M; j++) {
+                R g = o[j] > 0 ? dy[j] : 0;
+                sdy += g;
+                sdyx += g * (x[j] - mu);
+            }
+        else
+            for (int j = 0; j < M; j++) {
+                sdy += dy[j];
+                sdyx += dy[j] * (x[j] - mu);
+            }
+        sdyx *= is;
+        if (dgamma)
+            dgamma[c] += (R)sdyx;
+        if (dbeta)
+            dbeta[c] += (R)sdy;
+        if (!dinp)
+            continue;
+        /* dx = gamma * is * (dy - mean(dy) - xhat * mean(dy * xhat)) */
+        R k = gamma[c] * is;
+        R a = -k * (R)(sdy / M) + k * mu * is * (R)(sdyx / M), b = -k * is * (R)(sdyx / M);
+        R *dx = dinp + (size_t)c * M;
+        /* dx = k dy + a + b x */
+        if (o && accumulate)
+            for (int j = 0; j < M; j++)
+                dx[j] += k * (o[j] > 0 ? dy[j] : 0) + a + b * x[j];
+        else if (o)
+            for (int j = 0; j < M; j++)
+                dx[j] = k * (o[j] > 0 ? dy[j] : 0) + a + b * x[j];
+        else if (accumulate)
+            for (int j = 0; j < M; j++)
+                dx[j] += k * dy[j] + a + b * x[j];
+        else
+            for (int j = 0; j < M; j++)
+                dx[j] = k * dy[j] + a + b * x[j];
     }
 }
 
 void F(batchnorm_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *in,
                            const R *gamma, const R *mean, const R *invstd, int C, int M)
 {
-    for (int c = 0; c < C; c++) {
-        const R *x = in + (size_t)c * M, *dy = dout + (size_t)c * M;
-        R mu = mean[c], is = invstd[c];
-        double sdy = 0, sdyx = 0; /* sum dy, sum dy * xhat */
-        for (int j = 0; j < M; j++) {
-            sdy += dy[j];
-            sdyx += dy[j] * (x[j] - mu);
-        }
-        sdyx *= is;
-        if (dgamma)
-            dgamma[c] += (R)sdyx;
-        if (dbeta)
-            dbeta[c] += (R)sdy;
-        if (dinp) {
-            /* dx = gamma * is * (dy - mean(dy) - xhat * mean(dy * xhat)) */
-            R k = gamma[c] * is;
-            R mdy = (R)(sdy / M), mdyx = (R)(sdyx / M);
-            R *dx = dinp + (size_t)c * M;
-            for (int j = 0; j < M; j++)
-                dx[j] += k * (dy[j] - mdy - (x[j] - mu) * is * mdyx);
-        }
-    }
+    F(bn_act_backward)(dinp, dgamma, dbeta, dout, NULL, in, gamma, mean, invstd, C, M, 1);
 }
 
 void F(relu_forward)(R *out, const R *in, size_t n)

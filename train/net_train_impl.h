@@ -170,24 +170,27 @@ static void F(mask_taps)(const nn_layout *L, R *flat)
 
 /* BN layer `slot` over (Cc, M): training or eval mode; out may alias in. */
 static void F(bn_fwd)(TN *t, R *params, nn_bn_ix b, int slot, R *out, const R *in,
-                   int Cc, int M, train_mode mode)
+                   const R *skip, int relu, int Cc, int M, train_mode mode)
 {
     R *gam = F(W)(t, params, b.gamma), *bet = F(W)(t, params, b.beta);
     R *rm = F(W)(t, params, b.mean), *rv = F(W)(t, params, b.var);
     if (mode == TRAIN_MODE_TRAIN)
-        F(batchnorm_forward_train)(out, t->bn_mean + (size_t)slot * t->maxc,
-                                t->bn_invstd + (size_t)slot * t->maxc, in, gam, bet, rm, rv, Cc, M,
-                                NN_BN_EPS);
+        F(bn_act_forward_train)(out, t->bn_mean + (size_t)slot * t->maxc,
+                                t->bn_invstd + (size_t)slot * t->maxc, in, gam, bet, rm, rv, skip,
+                                relu, Cc, M, NN_BN_EPS);
     else
-        F(batchnorm_forward_eval)(out, in, gam, bet, rm, rv, Cc, M, NN_BN_EPS);
+        F(bn_act_forward_eval)(out, in, gam, bet, rm, rv, skip, relu, Cc, M, NN_BN_EPS);
 }
 
+/* BN backward; relu_out (the ReLU's output after this BN, or NULL) masks dout; dinp is
+ * overwritten. */
 static void F(bn_bwd)(TN *t, const R *params, R *grads, nn_bn_ix b, int slot,
-                   R *dinp, const R *dout, const R *in, int Cc, int M)
+                   R *dinp, const R *dout, const R *relu_out, const R *in, int Cc, int M)
 {
-    F(batchnorm_backward)(dinp, grads + t->L.t[b.gamma].offset, grads + t->L.t[b.beta].offset, dout,
-                       in, params + t->L.t[b.gamma].offset, t->bn_mean + (size_t)slot * t->maxc,
-                       t->bn_invstd + (size_t)slot * t->maxc, Cc, M);
+    F(bn_act_backward)(dinp, grads + t->L.t[b.gamma].offset, grads + t->L.t[b.beta].offset, dout,
+                       relu_out, in, params + t->L.t[b.gamma].offset,
+                       t->bn_mean + (size_t)slot * t->maxc, t->bn_invstd + (size_t)slot * t->maxc,
+                       Cc, M, 0);
 }
 
 /* The trunk's output: the last block's, or the stem's. */
@@ -214,31 +217,24 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
                    sizeof(R) * (size_t)HW);
     conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
     conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
-    size_t cm = (size_t)C * M;
     F(conv3x3_forward)(t->stem_c, t->x0, F(W)(t, params, L->stem_conv), ds, t->scratch);
-    F(bn_fwd)(t, params, L->stem_bn, 0, t->stem_a, t->stem_c, C, M, mode);
-    F(relu_forward)(t->stem_a, t->stem_a, cm);
+    F(bn_fwd)(t, params, L->stem_bn, 0, t->stem_a, t->stem_c, NULL, 1, C, M, mode);
     const R *x = t->stem_a;
     for (int k = 0; k < t->blocks; k++) {
         const nn_block_ix *B = &L->block[k];
         R *c1 = F(blk_buf)(t, k, 0), *a1 = F(blk_buf)(t, k, 1), *c2 = F(blk_buf)(t, k, 2);
         R *out = F(blk_buf)(t, k, 3);
         F(conv3x3_forward)(c1, x, F(W)(t, params, B->conv1), db, t->scratch);
-        F(bn_fwd)(t, params, B->bn1, 1 + 2 * k, a1, c1, C, M, mode);
-        F(relu_forward)(a1, a1, cm);
+        F(bn_fwd)(t, params, B->bn1, 1 + 2 * k, a1, c1, NULL, 1, C, M, mode);
         F(conv3x3_forward)(c2, a1, F(W)(t, params, B->conv2), db, t->scratch);
-        F(bn_fwd)(t, params, B->bn2, 2 + 2 * k, out, c2, C, M, mode);
-        if (t->residual)
-            F(residual_forward)(out, out, x, cm);
-        F(relu_forward)(out, out, cm);
+        F(bn_fwd)(t, params, B->bn2, 2 + 2 * k, out, c2, t->residual ? x : NULL, 1, C, M, mode);
         x = out;
     }
     int slot_p = 1 + 2 * t->blocks, slot_v = slot_p + 1;
     /* policy head */
     conv_dims dh = {n, C, Hc, t->rows, t->cols, 0};
     F(conv1x1_forward)(t->p_c, x, F(W)(t, params, L->pol_conv), NULL, dh);
-    F(bn_fwd)(t, params, L->pol_bn, slot_p, t->p_a, t->p_c, Hc, M, mode);
-    F(relu_forward)(t->p_a, t->p_a, (size_t)Hc * M);
+    F(bn_fwd)(t, params, L->pol_bn, slot_p, t->p_a, t->p_c, NULL, 1, Hc, M, mode);
     if (!t->dense_policy) {
         conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
         F(conv1x1_forward)(t->logits, t->p_a, F(W)(t, params, L->pol_out_w), F(W)(t, params, L->pol_out_b), d1);
@@ -249,8 +245,7 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     }
     /* value head */
     F(conv1x1_forward)(t->v_c, x, F(W)(t, params, L->val_conv), NULL, dh);
-    F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, Hc, M, mode);
-    F(relu_forward)(t->v_a, t->v_a, (size_t)Hc * M);
+    F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, NULL, 1, Hc, M, mode);
     F(avgpool_forward)(t->pooled, t->v_a, n, Hc, HW);
     F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, Hc, t->V);
     F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
@@ -318,9 +313,7 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
                        F(W)(t, P, L->pol_out_w), n, Hc * HW, t->A);
         F(cnhw_to_nchw_backward)(t->gh1, t->dpflat, n, Hc, HW);
     }
-    F(relu_backward)(t->gh1, t->gh1, t->p_a, hm);
-    F(zero)(t->gh2, hm);
-    F(bn_bwd)(t, P, grads, L->pol_bn, slot_p, t->gh2, t->gh1, t->p_c, Hc, M);
+    F(bn_bwd)(t, P, grads, L->pol_bn, slot_p, t->gh2, t->gh1, t->p_a, t->p_c, Hc, M);
     F(conv1x1_backward)(t->g, G(L->pol_conv), NULL, t->gh2, x, F(W)(t, P, L->pol_conv), dh);
 
     /* value head */
@@ -339,9 +332,7 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
                    F(W)(t, P, L->val_fc1_w), n, Hc, t->V);
     F(zero)(t->gh1, hm);
     F(avgpool_backward)(t->gh1, t->dpooled, n, Hc, HW);
-    F(relu_backward)(t->gh1, t->gh1, t->v_a, hm);
-    F(zero)(t->gh2, hm);
-    F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_c, Hc, M);
+    F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_a, t->v_c, Hc, M);
     F(conv1x1_backward)(t->g, G(L->val_conv), NULL, t->gh2, x, F(W)(t, P, L->val_conv), dh);
 
     /* trunk, last block first; t->g holds d(block output) */
@@ -351,22 +342,18 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
         const R *xin = k > 0 ? F(blk_buf)(t, k - 1, 3) : t->stem_a;
         R *c1 = F(blk_buf)(t, k, 0), *a1 = F(blk_buf)(t, k, 1), *c2 = F(blk_buf)(t, k, 2);
         R *out = F(blk_buf)(t, k, 3);
-        F(relu_backward)(t->g, t->g, out, cm);
-        F(zero)(t->t1, cm);
-        F(bn_bwd)(t, P, grads, B->bn2, 2 + 2 * k, t->t1, t->g, c2, C, M);
-        if (!t->residual)
-            F(zero)(t->g, cm); /* no skip: the block input's gradient comes from conv1 only */
-        F(zero)(t->t2, cm);
-        F(conv3x3_backward)(t->t2, G(B->conv2), t->t1, a1, F(W)(t, P, B->conv2), db, t->scratch);
-        F(relu_backward)(t->t2, t->t2, a1, cm);
-        F(zero)(t->t1, cm);
-        F(bn_bwd)(t, P, grads, B->bn1, 1 + 2 * k, t->t1, t->t2, c1, C, M);
-        F(conv3x3_backward)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, t->scratch);
+        F(relu_backward)(t->g, t->g, out, cm); /* in place: the skip needs it too */
+        F(bn_bwd)(t, P, grads, B->bn2, 2 + 2 * k, t->t1, t->g, NULL, c2, C, M);
+        F(conv3x3_backward_set)(t->t2, G(B->conv2), t->t1, a1, F(W)(t, P, B->conv2), db, t->scratch);
+        F(bn_bwd)(t, P, grads, B->bn1, 1 + 2 * k, t->t1, t->t2, a1, c1, C, M);
+        /* the block input's gradient: the skip's (already in g) + conv1's; no skip: conv1's */
+        if (t->residual)
+            F(conv3x3_backward)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, t->scratch);
+        else
+            F(conv3x3_backward_set)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, t->scratch);
     }
     /* stem */
-    F(relu_backward)(t->g, t->g, t->stem_a, cm);
-    F(zero)(t->t1, cm);
-    F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_c, C, M);
+    F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_a, t->stem_c, C, M);
     conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
     F(conv3x3_backward)(NULL, G(L->stem_conv), t->t1, t->x0, F(W)(t, P, L->stem_conv), ds, t->scratch);
 

@@ -1,0 +1,226 @@
+/* gridzero bench train: samples/s of a full training step (forward in training mode,
+ * losses, backward, SGD step) at several batch sizes, on synthetic batches. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "engine/game.h"
+#include "nn/params.h"
+#include "train/trainer.h"
+
+#define MAX_BATCHES 16
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gridzero bench train [--net A|B | -c CONFIG [--set KEY=VALUE]...]\n"
+            "                            [--batches 64,256] [--repeats R] [--seconds S] [--json]\n\n"
+            "Times full training steps (training-mode forward, policy CE + value MSE + L2,\n"
+            "backward, SGD with momentum 0.9, weight decay 1e-4) on random synthetic batches.\n"
+            "Net A (default): 5 planes, 15x15 square, 6 blocks x 64 channels, 2 players; net B:\n"
+            "7 planes, 32x32 hex, 6 x 64, 3 players (the nets of shared/bench/torch_ref.py);\n"
+            "-c CONFIG: the config's game and net. Prints the median over R repeats (default 3)\n"
+            "of at least S seconds (default 1) each, after a warm-up step: samples/s, ms per\n"
+            "step, GFLOP/s (3x the forward FLOPs); --json prints one JSON object.\n");
+}
+
+static nn_spec net_preset(int b)
+{
+    nn_spec s;
+    memset(&s, 0, sizeof s);
+    s.planes = b ? 7 : 5;
+    s.rows = s.cols = b ? 32 : 15;
+    s.lattice = b ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
+    s.players = b ? 3 : 2;
+    s.actions = s.rows * s.cols;
+    s.blocks = 6;
+    s.channels = 64;
+    s.head_channels = 32;
+    s.value_hidden = 64;
+    s.policy = NN_POLICY_CONV;
+    s.trunk = NN_TRUNK_RESIDUAL;
+    return s;
+}
+
+int cmd_bench_train(int argc, char **argv)
+{
+    const char *cfg_path = NULL, *net = NULL, *blist = "64,256";
+    int nsets = 0, json = 0, repeats = 3, nb = 0, batches[MAX_BATCHES];
+    double min_s = 1.0;
+    char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int rc = EXIT_USAGE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            rc = EXIT_OK;
+            goto out;
+        } else if (!strcmp(a, "-c") && v) {
+            cfg_path = v, i++;
+        } else if (!strcmp(a, "--set") && v) {
+            sets[nsets++] = argv[++i];
+        } else if (!strcmp(a, "--net") && v) {
+            net = v, i++;
+            if (strcmp(net, "A") && strcmp(net, "B")) {
+                cli_error("bench train: --net: expected A or B, got \"%s\"", net);
+                goto out;
+            }
+        } else if (!strcmp(a, "--batches") && v) {
+            blist = v, i++;
+        } else if (!strcmp(a, "--repeats") && v) {
+            repeats = atoi(v), i++;
+            if (repeats < 1 || repeats > 100) {
+                cli_error("bench train: --repeats: expected 1..100, got \"%s\"", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--seconds") && v) {
+            min_s = atof(v), i++;
+            if (!(min_s > 0 && min_s <= 600)) {
+                cli_error("bench train: --seconds: expected a number in (0, 600], got \"%s\"", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else {
+            cli_error("bench train: unexpected argument \"%s\" (see gridzero bench train --help)", a);
+            goto out;
+        }
+    }
+    for (const char *q = blist; *q;) {
+        char *end;
+        long b = strtol(q, &end, 10);
+        if (end == q || b < 1 || b > 8192 || nb == MAX_BATCHES || (*end && *end != ',')) {
+            cli_error("bench train: --batches: expected up to %d comma-separated sizes in 1..8192, "
+                      "got \"%s\"", MAX_BATCHES, blist);
+            goto out;
+        }
+        batches[nb++] = (int)b;
+        q = *end ? end + 1 : end;
+    }
+    gz_config c;
+    if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
+        goto out;
+    rc = EXIT_USAGE;
+    char err[512];
+    nn_spec s;
+    const char *label = net ? net : "A";
+    if (cfg_path && !net) {
+        game *g = game_new(&c.game, err, sizeof err);
+        int ok = g && nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0;
+        game_free(g);
+        if (!ok) {
+            cli_error("%s: %s", cfg_path, err);
+            goto out;
+        }
+        label = "config";
+    } else {
+        s = net_preset(net && !strcmp(net, "B"));
+    }
+    rc = EXIT_FAIL;
+    cfg_train tc = c.train;
+    snprintf(tc.optimizer, sizeof tc.optimizer, "sgd");
+    snprintf(tc.schedule, sizeof tc.schedule, "constant");
+    tc.lr = 0.01;
+    tc.momentum = 0.9;
+    tc.weight_decay = 1e-4;
+    tc.warmup_steps = 0;
+    tc.value_weight = 1.0;
+    double flops = 3 * nn_spec_flops(&s, s.rows, s.cols);
+    size_t hw = (size_t)s.rows * s.cols;
+    if (json)
+        printf("{\"net\":\"%s\",\"planes\":%d,\"rows\":%d,\"cols\":%d,\"lattice\":\"%s\",\"blocks\":%d,"
+               "\"channels\":%d,\"players\":%d,\"flops_per_sample\":%.0f,\"batches\":[",
+               label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
+               s.players, flops);
+    else
+        printf("bench train: net %s (%d planes, %dx%d %s, %d blocks x %d channels, %d players), "
+               "SGD, median of %d x %.1f s\n",
+               label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
+               s.players, repeats, min_s);
+    for (int bi = 0; bi < nb; bi++) {
+        int B = batches[bi];
+        tc.batch_size = B;
+        nn_params *p = nn_params_new(&s, err, sizeof err);
+        if (!p) {
+            cli_error("%s", err);
+            goto out;
+        }
+        nn_params_init_he(p, c.seed);
+        trainer *t = trainer_new(p, &tc, 1000000, c.seed, err, sizeof err);
+        float *x = malloc(sizeof(float) * (size_t)B * s.planes * hw);
+        float *pi = malloc(sizeof(float) * (size_t)B * s.actions);
+        float *z = malloc(sizeof(float) * (size_t)B * s.players);
+        uint8_t *legal = malloc((size_t)B * s.actions);
+        if (!t || !x || !pi || !z || !legal) {
+            cli_error("bench train: batch %d: %s", B, t ? "out of memory" : err);
+            trainer_free(t);
+            free(x), free(pi), free(z), free(legal);
+            goto out;
+        }
+        rng r;
+        rng_seed(&r, c.seed);
+        for (size_t i = 0; i < (size_t)B * s.planes * hw; i++)
+            x[i] = (float)rng_below(&r, 2);
+        for (int n = 0; n < B; n++) {
+            double sum = 0;
+            for (int a = 0; a < s.actions; a++) {
+                size_t k = (size_t)n * s.actions + a;
+                legal[k] = rng_below(&r, 5) != 0 || a == 0;
+                pi[k] = legal[k] ? (float)rng_uniform(&r) : 0.0f;
+                sum += pi[k];
+            }
+            for (int a = 0; a < s.actions; a++)
+                pi[(size_t)n * s.actions + a] /= (float)sum;
+            for (int q = 0; q < s.players; q++)
+                z[n * s.players + q] = rng_below(&r, 2) ? 1.0f : -1.0f;
+        }
+        double rates[100];
+        int fail_step = trainer_step_batch(t, B, x, pi, legal, z, NULL, NULL, err, sizeof err);
+        for (int k = 0; k < repeats && fail_step == 0; k++) {
+            int steps = 0;
+            double t0 = now_s(), el;
+            do {
+                fail_step = trainer_step_batch(t, B, x, pi, legal, z, NULL, NULL, err, sizeof err);
+                steps++;
+                el = now_s() - t0;
+            } while (fail_step == 0 && el < min_s);
+            rates[k] = steps * B / el;
+        }
+        trainer_free(t);
+        free(x), free(pi), free(z), free(legal);
+        if (fail_step) {
+            cli_error("bench train: %s", err);
+            goto out;
+        }
+        qsort(rates, (size_t)repeats, sizeof rates[0], cmp_double);
+        double med = rates[repeats / 2];
+        if (json)
+            printf("%s{\"batch\":%d,\"samples_per_s\":%.1f,\"min\":%.1f,\"max\":%.1f,\"ms_per_step\":%.2f,"
+                   "\"gflops\":%.1f}",
+                   bi ? "," : "", B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9);
+        else
+            printf("batch %4d: %8.1f samples/s (min %.1f, max %.1f), %.1f ms/step, ~%.1f GFLOP/s\n", B,
+                   med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9);
+        fflush(stdout);
+    }
+    if (json)
+        printf("]}\n");
+    rc = EXIT_OK;
+out:
+    free(sets);
+    return rc;
+}

@@ -1,0 +1,240 @@
+/* gridzero train: trains a model on sample files (DESIGN.md §6). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "engine/game.h"
+#include "nn/checkpoint.h"
+#include "train/dataset.h"
+#include "train/trainer.h"
+
+#define MAX_DATA 256
+#define VAL_SAMPLES 4096 /* validation samples evaluated at each log line */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gridzero train [-c CONFIG] [--set KEY=VALUE]... --data FILE_OR_DIR [--data ...]\n"
+            "                      [--from MODEL] -o MODEL [--steps N] [--metrics FILE]\n"
+            "                      [--generation G]\n\n"
+            "Trains the network of CONFIG (train and net sections) on sample files (a file, or\n"
+            "every *.h5 of a directory; files of another game or shape are refused by name),\n"
+            "keeping the newest train.window generations, with a random symmetry per sample and\n"
+            "train.validation_fraction of the games held out. Starts from MODEL (--from) or from\n"
+            "random He weights (seed from the config). When MODEL holds the optimizer state of an\n"
+            "unfinished run (same optimizer), that run resumes exactly: its schedule, momentum\n"
+            "and sampling rng continue. --steps (default train.steps) counts the steps of this\n"
+            "invocation. Every train.log_every steps prints policy CE, value MSE, L2, total,\n"
+            "policy entropy, value sign accuracy, lr, samples/s and the validation losses\n"
+            "(JSON lines to --metrics FILE, appended). A NaN/Inf loss stops training naming the\n"
+            "step, and nothing is written (the last good checkpoint stays). The model is written\n"
+            "with its optimizer state (temp file + rename) as generation G (default: the newest\n"
+            "sample generation + 1).\n");
+}
+
+static void log_line(FILE *mf, int64_t step, int64_t steps, const train_losses *l, double lr,
+                     double sps, const train_losses *v, int64_t nval)
+{
+    printf("step %lld/%lld  policy %.4f  value %.4f  l2 %.4f  total %.4f  entropy %.3f  vacc %.3f  "
+           "lr %.5g  %.0f samples/s",
+           (long long)step, (long long)steps, l->policy, l->value, l->l2, l->total, l->entropy,
+           l->value_acc, lr, sps);
+    if (nval)
+        printf("  | val policy %.4f value %.4f vacc %.3f", v->policy, v->value, v->value_acc);
+    printf("\n");
+    fflush(stdout);
+    if (mf) {
+        fprintf(mf,
+                "{\"event\":\"train\",\"step\":%lld,\"steps\":%lld,\"policy_ce\":%.6g,\"value_mse\":%.6g,"
+                "\"l2\":%.6g,\"total\":%.6g,\"policy_entropy\":%.6g,\"value_acc\":%.6g,\"lr\":%.6g,"
+                "\"samples_per_s\":%.6g",
+                (long long)step, (long long)steps, l->policy, l->value, l->l2, l->total, l->entropy,
+                l->value_acc, lr, sps);
+        if (nval)
+            fprintf(mf, ",\"val_samples\":%lld,\"val_policy_ce\":%.6g,\"val_value_mse\":%.6g,"
+                        "\"val_total\":%.6g,\"val_value_acc\":%.6g",
+                    (long long)nval, v->policy, v->value, v->total, v->value_acc);
+        fprintf(mf, "}\n");
+        fflush(mf);
+    }
+}
+
+int cmd_train(int argc, char **argv)
+{
+    const char *cfg_path = NULL, *from = NULL, *out = NULL, *metrics = NULL;
+    const char *data[MAX_DATA];
+    int ndata = 0, nsets = 0;
+    long long steps_arg = -1, gen_arg = -1;
+    char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int rc = EXIT_USAGE;
+    game *g = NULL;
+    dataset *d = NULL;
+    trainer *t = NULL;
+    FILE *mf = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            rc = EXIT_OK;
+            goto out;
+        } else if (!strcmp(a, "-c") && v) {
+            cfg_path = v, i++;
+        } else if (!strcmp(a, "--set") && v) {
+            sets[nsets++] = argv[++i];
+        } else if (!strcmp(a, "--data") && v) {
+            if (ndata == MAX_DATA) {
+                cli_error("train: at most %d --data arguments", MAX_DATA);
+                goto out;
+            }
+            data[ndata++] = v, i++;
+        } else if (!strcmp(a, "--from") && v) {
+            from = v, i++;
+        } else if (!strcmp(a, "-o") && v) {
+            out = v, i++;
+        } else if (!strcmp(a, "--metrics") && v) {
+            metrics = v, i++;
+        } else if ((!strcmp(a, "--steps") || !strcmp(a, "--generation")) && v) {
+            char *end;
+            long long n = strtoll(v, &end, 10);
+            if (*end || n < (a[2] == 's' ? 1 : 0)) {
+                cli_error("train: %s: expected a %s integer, got \"%s\"", a,
+                          a[2] == 's' ? "positive" : "non-negative", v);
+                goto out;
+            }
+            if (a[2] == 's')
+                steps_arg = n;
+            else
+                gen_arg = n;
+            i++;
+        } else {
+            cli_error("train: unexpected argument \"%s\" (see gridzero train --help)", a);
+            goto out;
+        }
+    }
+    if (!ndata || !out) {
+        cli_error("train: %s is required (see gridzero train --help)", !ndata ? "--data" : "-o MODEL");
+        goto out;
+    }
+    gz_config c;
+    if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
+        goto out;
+    rc = EXIT_USAGE;
+    char err[1024];
+    g = game_new(&c.game, err, sizeof err);
+    if (!g) {
+        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
+        goto out;
+    }
+    d = dataset_new(g, c.train.validation_fraction, err, sizeof err);
+    if (!d) {
+        cli_error("%s", err);
+        goto out;
+    }
+    for (int i = 0; i < ndata; i++)
+        if (dataset_add_path(d, data[i], err, sizeof err) < 0) {
+            cli_error("%s", err);
+            goto out;
+        }
+    dataset_apply_window(d, c.train.window);
+    if (dataset_train_count(d) == 0) {
+        cli_error("train: no training samples in the data given");
+        goto out;
+    }
+    nn_ckpt_meta from_meta = {0};
+    nn_params *p = NULL;
+    if (from) {
+        p = nn_ckpt_load(from, g, &from_meta, err, sizeof err);
+    } else {
+        nn_spec s;
+        if (nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0 &&
+            (p = nn_params_new(&s, err, sizeof err)) != NULL)
+            nn_params_init_he(p, c.seed);
+    }
+    if (!p) {
+        cli_error("%s", err);
+        goto out;
+    }
+    int64_t steps = steps_arg > 0 ? steps_arg : c.train.steps;
+    t = trainer_new(p, &c.train, steps, rng_derive(c.seed, 0x747261696e), err, sizeof err);
+    if (!t) {
+        cli_error("%s", err);
+        rc = EXIT_FAIL;
+        goto out;
+    }
+    const char *resumed = "";
+    if (from) {
+        int r = trainer_resume(t, from, err, sizeof err);
+        if (r < 0) {
+            cli_error("%s", err);
+            goto out;
+        }
+        if (r == 0)
+            resumed = " (resuming its optimizer run)";
+    }
+    if (metrics && !(mf = fopen(metrics, "a"))) {
+        cli_error("%s: cannot open for appending", metrics);
+        goto out;
+    }
+    printf("train: %lld training + %lld validation samples from %d file(s), generations up to %lld; "
+           "%s%s; %lld steps of batch %d, %s\n",
+           (long long)dataset_train_count(d), (long long)dataset_val_count(d), dataset_files(d),
+           (long long)dataset_newest_generation(d), from ? from : "random init", resumed,
+           (long long)steps, c.train.batch_size, c.train.optimizer);
+    rc = EXIT_FAIL;
+    train_losses sum = {0}, l, v = {0};
+    int nsum = 0;
+    double lr = 0, t_start = now_s(), t_log = t_start;
+    int64_t nval = 0;
+    for (int64_t k = 1; k <= steps; k++) {
+        if (trainer_step(t, d, &l, &lr, err, sizeof err) < 0) {
+            cli_error("train: %s; %s not written (the last good checkpoint stays%s%s)", err, out,
+                      from ? ": " : "", from ? from : "");
+            goto out;
+        }
+        sum.policy += l.policy, sum.value += l.value, sum.l2 += l.l2, sum.total += l.total;
+        sum.entropy += l.entropy, sum.value_acc += l.value_acc;
+        nsum++;
+        if (k % c.train.log_every == 0 || k == steps) {
+            double tn = now_s();
+            double sps = (double)nsum * c.train.batch_size / (tn - t_log);
+            train_losses avg = {sum.policy / nsum, sum.value / nsum, sum.l2 / nsum, sum.total / nsum,
+                                sum.entropy / nsum, sum.value_acc / nsum};
+            nval = trainer_validate(t, d, VAL_SAMPLES, &v);
+            log_line(mf, k, steps, &avg, lr, sps, &v, nval);
+            memset(&sum, 0, sizeof sum);
+            nsum = 0;
+            t_log = now_s();
+        }
+    }
+    nn_ckpt_meta meta = {0};
+    meta.generation = gen_arg >= 0 ? gen_arg : dataset_newest_generation(d) + 1;
+    meta.step = from_meta.step + steps;
+    snprintf(meta.parent, sizeof meta.parent, "%s", from ? from : "");
+    if (trainer_save(t, out, &meta, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        goto out;
+    }
+    double el = now_s() - t_start;
+    printf("train: %lld steps in %.1f s (%.0f samples/s); final loss %.4f (val %.4f); wrote %s "
+           "(generation %lld, step %lld)\n",
+           (long long)steps, el, (double)steps * c.train.batch_size / el, l.total, nval ? v.total : NAN,
+           out, (long long)meta.generation, (long long)meta.step);
+    rc = EXIT_OK;
+out:
+    if (mf)
+        fclose(mf);
+    trainer_free(t);
+    dataset_free(d);
+    game_free(g);
+    free(sets);
+    return rc;
+}
