@@ -225,7 +225,7 @@ typedef struct sp_prog {
 static void sp_progress(void *ctx, const sp_stats *st, int total)
 {
     sp_prog *x = ctx;
-    if (!cli_progress_due(&x->r->prog, st->games == total))
+    if (st->games == total || !cli_progress_due(&x->r->prog, 0)) /* the stage sums up */
         return;
     double dt = cli_now() - x->r->prog.start;
     fprintf(stderr, "gen %d selfplay: %d/%d games, %lld positions, %.0f positions/s%s", x->gen,
@@ -384,7 +384,7 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
             cJSON_AddNumberToObject(m, "samples_per_s",
                                     nacc * r->c.train.batch_size / (now - tlog + 1e-9));
             metric(r, m);
-            if (cli_progress_due(&r->prog, s == steps))
+            if (s < steps && cli_progress_due(&r->prog, 0))
                 fprintf(stderr, "gen %d train: step %d/%d  loss %.3f (policy %.3f value %.3f)  "
                         "%.0f samples/s%s", gen, s, steps, mean.total, mean.policy, mean.value,
                         nacc * r->c.train.batch_size / (now - tlog + 1e-9), r->prog.tty ? "   " : "\n");
@@ -427,7 +427,7 @@ static void arena_progress(void *ctx, int done, int total, const arena_tally *t,
 {
     (void)np;
     arena_prog *x = ctx;
-    if (!cli_progress_due(&x->r->prog, done == total))
+    if (done == total || !cli_progress_due(&x->r->prog, 0)) /* the stage sums up */
         return;
     fprintf(stderr, "gen %d arena vs %s: %d/%d games, %d-%d-%d%s", x->gen, x->opp, done, total,
             t[0].wins, t[0].draws, t[0].losses, x->r->prog.tty ? "   " : "\n");
