@@ -141,7 +141,8 @@ const char cfg_default_json[] =
     "  \"net\": {\"blocks\": 2, \"channels\": 32, \"head_channels\": 16, \"value_hidden\": 32},\n"
     "  \"selfplay\": {\"games\": 200, \"parallel_games\": 32, \"bootstrap_simulations\": 200},\n"
     "  \"train\": {\"batch_size\": 128, \"steps\": 300, \"lr\": 0.05, \"window\": 3},\n"
-    "  \"arena\": {\"games\": 40, \"simulations\": 50, \"baselines\": [\"random\", \"perfect\"]},\n"
+    "  \"arena\": {\"games\": 40, \"simulations\": 50, \"opening_moves\": 1,\n"
+    "            \"baselines\": [\"random\", \"perfect\"]},\n"
     "  \"loop\": {\"generations\": 6}\n"
     "}\n";
 
