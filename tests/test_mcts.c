@@ -1082,6 +1082,47 @@ START_TEST(tree_invariants_through_games)
 }
 END_TEST
 
+/* Small arenas, odd batch sizes, with and without virtual loss and solver, whole games
+ * with reuse: the books stay right and every move is legal, full arena or not. */
+START_TEST(small_arenas_through_games)
+{
+    game *g = make(5, 5, 4);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    const int32_t nodes[] = {2, 3, 5, 17, 64, 0};
+    const int64_t edges[] = {0, 30, 40, 100, 0, 200};
+    int fulls = 0;
+    for (int v = 0; v < 6 * 4; v++) {
+        mcts_params p = params(60);
+        p.max_nodes = nodes[v % 6];
+        p.max_edges = edges[v % 6];
+        p.batch = 1 + (v % 4) * 3;
+        p.virtual_loss = (v & 1) ? 1.0f : 0.0f;
+        p.solver = (v / 6) % 2 == 0;
+        p.temperature_moves = 3;
+        char err[256];
+        mcts *t = mcts_new(g, &p, (uint64_t)v, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        while (!game_terminal(g, mcts_root_state(t))) {
+            mcts_result res;
+            float pi[25];
+            ck_assert_int_eq(mcts_search(t, &e, pi, &res, err, sizeof err), 0);
+            fulls += res.stats.arena_full;
+            uint8_t mask[25];
+            game_legal(g, mcts_root_state(t), mask);
+            REQUIRE(mask[res.action], "variant %d: illegal move %d", v, res.action);
+            REQUIRE(pi[res.action] > 0, "variant %d: chosen move has pi 0", v);
+            check_tree(t, g, mcts_root_state(t), MCTS_ROOT, mcts_root_visits(t), res.proven);
+            ck_assert_int_eq(mcts_play(t, res.action), 0);
+        }
+        mcts_free(t);
+    }
+    ck_assert_int_gt(fulls, 0);
+    game_free(g);
+}
+END_TEST
+
 /* ---- noise, temperature, evaluators ---------------------------------------------------- */
 
 START_TEST(temperature_and_noise)
@@ -1183,6 +1224,7 @@ int main(void)
     tcase_add_test(tc, evaluator_error_is_reported);
     tcase_add_test(tc, tree_reuse_keeps_child);
     tcase_add_test(tc, tree_invariants_through_games);
+    tcase_add_test(tc, small_arenas_through_games);
     tcase_add_test(tc, temperature_and_noise);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
