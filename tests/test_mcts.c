@@ -1128,7 +1128,14 @@ END_TEST
  * This test binary interposes malloc/calloc/realloc (forwarding to glibc's allocator) so
  * it can count the calls made while searching. Not under AddressSanitizer, which owns
  * malloc itself. */
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+    __has_feature(memory_sanitizer)
+#define GZ_SANITIZER_OWNS_MALLOC 1
+#endif
+#endif
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) &&         \
+    !defined(GZ_SANITIZER_OWNS_MALLOC)
 #define COUNT_ALLOCS 1
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t size);
