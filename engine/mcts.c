@@ -29,7 +29,7 @@
  * immediate win is proven (losing for its mover) as soon as its node is created. A node
  * x with mover m becomes proven when
  *   - one of its children is proven with pz[m] == 1 (the best outcome there is; the
- *     first such child in action order gives x its pz), or
+ *     first such child to be proven gives x its pz and its move), or
  *   - all of its children are proven: x takes the proven child best for m (largest
  *     pz[m]; ties: first in action order). For two players that is "all children lose
  *     => lost" and "a draw is the best => draw"; for three players it is max-n.
@@ -83,9 +83,13 @@ typedef struct medge {
     uint16_t prior;  /* edge_prior() / edge_set_prior() */
 } medge;
 
+_Static_assert(sizeof(medge) == 8, "edges are 8 bytes");
+_Static_assert(sizeof(mnode) == 48, "nodes are 48 bytes");
+
+/* p is clamped to [0, 1] (NaN gives 0). */
 static inline void edge_set_prior(medge *e, float p)
 {
-    assert(p >= 0.0f && p <= 1.0f);
+    p = p > 0.0f ? (p < 1.0f ? p : 1.0f) : 0.0f;
     int32_t bits;
     memcpy(&bits, &p, sizeof bits);
     bits += (1 << 11) - (3 << 28); /* round, and move the exponent range down */
@@ -487,7 +491,7 @@ static void apply_noise(mcts *t)
         sum = 1;
     float eps = t->p.dirichlet_eps;
     for (int i = 0; i < R->nedges; i++)
-        edge_set_prior(&e[i], fminf(1.0f, (1.0f - eps) * edge_prior(&e[i]) + eps * (float)(t->noise[i] / sum)));
+        edge_set_prior(&e[i], (1.0f - eps) * edge_prior(&e[i]) + eps * (float)(t->noise[i] / sum));
     t->root_noised = true;
 }
 
@@ -682,8 +686,7 @@ static void expand_leaf(mcts_batch *b, int i)
     /* the evaluator promises a distribution over the legal moves; guard anyway */
     for (int k = 0; k < X->nedges; k++) {
         float p = pr[e[k].action];
-        edge_set_prior(&e[k], sum > 0.0f ? fminf(1.0f, (p > 0.0f ? p : 0.0f) / sum)
-                                         : 1.0f / (float)X->nedges);
+        edge_set_prior(&e[k], sum > 0.0f ? p / sum : 1.0f / (float)X->nedges);
     }
     X->status = NODE_EXPANDED;
     if (x == 0 && t->p.noise)

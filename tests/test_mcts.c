@@ -1,6 +1,7 @@
 /* Search tests: immediate wins and forced blocks in Gomoku, the MCTS-solver, pure MCTS
  * against perfect tic-tac-toe play, the 3-player backup on a fake game, a full arena,
- * many trees stepped together, tree reuse, and the basic evaluators. Fixed seeds. */
+ * many trees stepped together, tree reuse, no allocation while searching (malloc
+ * interposed and counted), and the basic evaluators. Fixed seeds. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1082,6 +1083,155 @@ START_TEST(tree_invariants_through_games)
 }
 END_TEST
 
+/* Small arenas, odd batch sizes, with and without virtual loss and solver, whole games
+ * with reuse: the books stay right and every move is legal, full arena or not. */
+START_TEST(small_arenas_through_games)
+{
+    game *g = make(5, 5, 4);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    const int32_t nodes[] = {2, 3, 5, 17, 64, 0};
+    const int64_t edges[] = {0, 30, 40, 100, 0, 200};
+    int fulls = 0;
+    for (int v = 0; v < 6 * 4; v++) {
+        mcts_params p = params(60);
+        p.max_nodes = nodes[v % 6];
+        p.max_edges = edges[v % 6];
+        p.batch = 1 + (v % 4) * 3;
+        p.virtual_loss = (v & 1) ? 1.0f : 0.0f;
+        p.solver = (v / 6) % 2 == 0;
+        p.temperature_moves = 3;
+        char err[256];
+        mcts *t = mcts_new(g, &p, (uint64_t)v, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        while (!game_terminal(g, mcts_root_state(t))) {
+            mcts_result res;
+            float pi[25];
+            ck_assert_int_eq(mcts_search(t, &e, pi, &res, err, sizeof err), 0);
+            fulls += res.stats.arena_full;
+            uint8_t mask[25];
+            game_legal(g, mcts_root_state(t), mask);
+            REQUIRE(mask[res.action], "variant %d: illegal move %d", v, res.action);
+            REQUIRE(pi[res.action] > 0, "variant %d: chosen move has pi 0", v);
+            check_tree(t, g, mcts_root_state(t), MCTS_ROOT, mcts_root_visits(t), res.proven);
+            ck_assert_int_eq(mcts_play(t, res.action), 0);
+        }
+        mcts_free(t);
+    }
+    ck_assert_int_gt(fulls, 0);
+    game_free(g);
+}
+END_TEST
+
+/* ---- no allocation in the search -------------------------------------------------------
+ * This test binary interposes malloc/calloc/realloc (forwarding to glibc's allocator) so
+ * it can count the calls made while searching. Not under AddressSanitizer, which owns
+ * malloc itself. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+    __has_feature(memory_sanitizer)
+#define GZ_SANITIZER_OWNS_MALLOC 1
+#endif
+#endif
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) &&         \
+    !defined(GZ_SANITIZER_OWNS_MALLOC)
+#define COUNT_ALLOCS 1
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+static long alloc_calls;
+static bool alloc_counting;
+void *malloc(size_t n)
+{
+    alloc_calls += alloc_counting;
+    return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t size)
+{
+    alloc_calls += alloc_counting;
+    return __libc_calloc(n, size);
+}
+void *realloc(void *p, size_t n)
+{
+    alloc_calls += alloc_counting;
+    return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+    __libc_free(p);
+}
+
+START_TEST(no_allocation_while_searching)
+{
+    /* the counter works */
+    alloc_counting = true;
+    char *volatile probe = malloc(16);
+    alloc_counting = false;
+    free(probe);
+    ck_assert_int_eq(alloc_calls, 1);
+    alloc_calls = 0;
+
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    evaluator *ro = eval_rollout_new(g, 2, 1);
+    game_state *start = game_state_new(g, NULL);
+    enum { NT = 3 };
+    mcts_params p = params(200);
+    p.noise = true;
+    p.temperature_moves = 4;
+    char err[256];
+    mcts *t[NT];
+    for (int i = 0; i < NT; i++)
+        t[i] = mcts_new(g, &p, (uint64_t)i, err, sizeof err);
+    mcts_batch *b = mcts_batch_new(g, NT * p.batch);
+    float pi[81];
+    mcts_child_info ci[81];
+    int moves = 0, failures = 0;
+
+    alloc_counting = true;
+    /* one tree at a time, both evaluators, with reuse */
+    for (int m = 0; m < 12; m++) {
+        mcts_result res;
+        failures += mcts_search(t[0], m % 2 ? ro : &e, pi, &res, err, sizeof err) != 0;
+        failures += mcts_children(t[0], MCTS_ROOT, ci, 81) == 0;
+        failures += mcts_play(t[0], res.action) != 0;
+        moves++;
+    }
+    /* many trees stepped together, games restarted when they end */
+    for (int i = 0; i < NT; i++)
+        mcts_begin(t[i]);
+    while (moves < 12 + 60) {
+        failures += mcts_step_many(t, NT, b, &e, err, sizeof err) < 0;
+        for (int i = 0; i < NT; i++) {
+            if (!mcts_done(t[i]))
+                continue;
+            mcts_result res;
+            mcts_finish(t[i], pi, &res);
+            failures += mcts_play(t[i], res.action) != 0;
+            if (game_terminal(g, mcts_root_state(t[i])))
+                mcts_set_root(t[i], start);
+            mcts_begin(t[i]);
+            moves++;
+        }
+    }
+    alloc_counting = false;
+
+    ck_assert_int_eq(failures, 0);
+    ck_assert_int_eq(alloc_calls, 0);
+    for (int i = 0; i < NT; i++)
+        mcts_free(t[i]);
+    mcts_batch_free(b);
+    evaluator_free(ro);
+    free(start);
+    game_free(g);
+}
+END_TEST
+#endif
+
 /* ---- noise, temperature, evaluators ---------------------------------------------------- */
 
 START_TEST(temperature_and_noise)
@@ -1183,6 +1333,10 @@ int main(void)
     tcase_add_test(tc, evaluator_error_is_reported);
     tcase_add_test(tc, tree_reuse_keeps_child);
     tcase_add_test(tc, tree_invariants_through_games);
+    tcase_add_test(tc, small_arenas_through_games);
+#ifdef COUNT_ALLOCS
+    tcase_add_test(tc, no_allocation_while_searching);
+#endif
     tcase_add_test(tc, temperature_and_noise);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
