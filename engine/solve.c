@@ -73,11 +73,17 @@ static int solve_rec(solver *sv, int depth, uint32_t idx)
         for (int a = 0; a < sv->cells; a++) {
             if (!mask[a])
                 continue;
-            game_copy(g, child, s);
-            int rc = game_play(g, child, a);
-            assert(rc == 0);
-            (void)rc;
-            int cv = -solve_rec(sv, depth + 1, idx + sv->pow3[a] * (uint32_t)(me + 1));
+            uint32_t cidx = idx + sv->pow3[a] * (uint32_t)(me + 1);
+            int cv, ccode = table_get(sv, cidx);
+            if (ccode) { /* a transposition: no need to play the move */
+                cv = -(ccode - 2);
+            } else {
+                game_copy(g, child, s);
+                int rc = game_play(g, child, a);
+                assert(rc == 0);
+                (void)rc;
+                cv = -solve_rec(sv, depth + 1, cidx);
+            }
             if (cv > v)
                 v = cv;
         }
