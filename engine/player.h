@@ -123,6 +123,13 @@ player *player_mcts_new(const game *g, const gz_config *cfg, evaluator *e, int s
                         uint64_t seed, const char *name, const char *kind, char *err,
                         size_t errlen);
 
+struct mcts_params;
+/* The same with search settings given whole (p is copied; e.g. mcts_params_pure for
+ * uniform-prior evaluators). Same ownership of e and same errors. */
+player *player_mcts_new_params(const game *g, const struct mcts_params *p, evaluator *e,
+                               uint64_t seed, const char *name, const char *kind, char *err,
+                               size_t errlen);
+
 /* Writes one line per kind ("  random  uniform among legal moves") into f. */
 void player_print_kinds(FILE *f, const player_ext *ext);
 

@@ -1,6 +1,8 @@
 /* mcts.c (player) — a player that searches with PUCT MCTS (engine/mcts.h): "mcts:N" is
- * pure MCTS, uniform priors and random-rollout values (seed 003), N simulations a move;
- * player_mcts_new is the same player over any evaluator (the network player uses it).
+ * pure MCTS, uniform priors and random-rollout values (seed 003), N simulations a move,
+ * with the search's pure-MCTS settings (mcts_params_pure: absolute FPU, every move tried
+ * once first); player_mcts_new is the same player over any evaluator with the config's
+ * settings (the network player uses it).
  *
  * The tree follows the game through notify_move (mcts_play: the chosen child's subtree
  * is reused). choose() compares the tree's root with the position it is asked about
@@ -83,9 +85,9 @@ static void mp_destroy(player *p)
     p->ctx = NULL;
 }
 
-player *player_mcts_new(const game *g, const gz_config *cfg, evaluator *e, int simulations,
-                        uint64_t seed, const char *name, const char *kind, char *err,
-                        size_t errlen)
+player *player_mcts_new_params(const game *g, const mcts_params *mp, evaluator *e,
+                               uint64_t seed, const char *name, const char *kind, char *err,
+                               size_t errlen)
 {
     player *p = player_alloc(name, kind, g);
     mcts_player *m = calloc(1, sizeof *m);
@@ -103,12 +105,7 @@ player *player_mcts_new(const game *g, const gz_config *cfg, evaluator *e, int s
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    mcts_params mp;
-    mcts_params_from_config(&mp, &cfg->mcts);
-    mp.simulations = simulations;
-    mp.noise = false;
-    mp.temperature_moves = 0;
-    m->t = mcts_new(g, &mp, seed, err, errlen);
+    m->t = mcts_new(g, mp, seed, err, errlen);
     if (!m->t)
         goto fail;
     p->choose = mp_choose;
@@ -123,6 +120,24 @@ fail:
         evaluator_free(e);
     }
     return NULL;
+}
+
+/* The arena's and play's settings: the config's search without noise, temperature 0. */
+static void player_params(mcts_params *mp, const gz_config *cfg, int simulations)
+{
+    mcts_params_from_config(mp, &cfg->mcts);
+    mp->simulations = simulations;
+    mp->noise = false;
+    mp->temperature_moves = 0;
+}
+
+player *player_mcts_new(const game *g, const gz_config *cfg, evaluator *e, int simulations,
+                        uint64_t seed, const char *name, const char *kind, char *err,
+                        size_t errlen)
+{
+    mcts_params mp;
+    player_params(&mp, cfg, simulations);
+    return player_mcts_new_params(g, &mp, e, seed, name, kind, err, errlen);
 }
 
 /* "mcts:N" — pure MCTS with the rollout evaluator (mcts.rollouts playouts a leaf). */
@@ -140,7 +155,10 @@ static int mcts_kind_create(player *p, const char *arg, const game *g, const gz_
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    player *inner = player_mcts_new(g, cfg, e, sims, seed, p->name, "mcts", err, errlen);
+    mcts_params mp;
+    player_params(&mp, cfg, sims);
+    mcts_params_pure(&mp); /* uniform priors: try every move once first (UCT-like) */
+    player *inner = player_mcts_new_params(g, &mp, e, seed, p->name, "mcts", err, errlen);
     if (!inner)
         return -1;
     /* Move the inner player's table into p (p is what player_new hands out). */
