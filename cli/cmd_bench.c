@@ -286,8 +286,9 @@ static int bench_nn(int argc, char **argv)
         free(txt);
         cJSON_Delete(o);
     } else {
-        printf("network: %s, %d %s blocks x %d channels, %dx%d %s, %d players; %.1f MFLOP/position\n",
-               model ? model : "random weights", s->blocks, nn_trunk_name(s->trunk), s->channels,
+        printf("network: %s, %d %s block%s x %d channels, %dx%d %s, %d players; %.1f MFLOP/position\n",
+               model ? model : "random weights", s->blocks, nn_trunk_name(s->trunk),
+               s->blocks == 1 ? "" : "s", s->channels,
                g->rows, g->cols, nn_lattice_name(s->lattice), s->players, flops / 1e6);
         printf("oneDNN %s, %d threads (median of %d repeats)\n", nn_precision_name(prec),
                eff_threads, reps);
