@@ -34,8 +34,9 @@
 void nn_masked_softmax(int actions, const float *logits, const uint8_t *legal, float *out);
 
 /* The reference forward of p on a rows x cols board (see above). logits (may be NULL)
- * receives the raw policy logits[n][actions] and pre-tanh value outputs are not
- * exposed. Returns 0, or -1 with a message (board size not allowed, out of memory). */
+ * also receives the raw policy logits[n][actions] (before masking), for comparing
+ * with a trainer's forward. Returns 0, or -1 with a message (a dense-policy net on
+ * another board, out of memory). */
 int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *input,
                    const uint8_t *legal, float *policy, float *values, float *logits, char *err,
                    size_t errlen);
@@ -43,7 +44,7 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
 typedef enum { NN_PREC_FP32 = 0, NN_PREC_BF16 = 1 } nn_precision;
 
 /* Whether this CPU runs oneDNN's bf16 convolutions natively (avx512_bf16 or AMX),
- * checked at run time. */
+ * checked at run time through oneDNN's effective ISA (so DNNL_MAX_CPU_ISA caps it). */
 int nn_cpu_has_bf16(void);
 /* "auto" | "fp32" | "bf16" (config net.precision) to a precision: auto = bf16 where the
  * CPU has it. Returns 0, or -1 on an unknown word. */
