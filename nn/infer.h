@@ -55,7 +55,8 @@ typedef struct nn_infer nn_infer;
 
 /* A oneDNN context for the weights p (borrowed only during the call: the context keeps
  * its own folded copy) on a rows x cols board, with `threads` OpenMP threads (0 = the
- * runtime's default). Returns the context (free with nn_infer_free) or NULL with a
+ * calling thread's current OpenMP setting: OMP_NUM_THREADS, else the cores; the count is
+ * set for the calling thread before every oneDNN call). Returns the context (free with nn_infer_free) or NULL with a
  * message. */
 nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec, int threads,
                        char *err, size_t errlen);
