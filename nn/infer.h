@@ -34,8 +34,9 @@
 void nn_masked_softmax(int actions, const float *logits, const uint8_t *legal, float *out);
 
 /* The reference forward of p on a rows x cols board (see above). logits (may be NULL)
- * receives the raw policy logits[n][actions] and pre-tanh value outputs are not
- * exposed. Returns 0, or -1 with a message (board size not allowed, out of memory). */
+ * also receives the raw policy logits[n][actions] (before masking), for comparing
+ * with a trainer's forward. Returns 0, or -1 with a message (a dense-policy net on
+ * another board, out of memory). */
 int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *input,
                    const uint8_t *legal, float *policy, float *values, float *logits, char *err,
                    size_t errlen);
@@ -43,7 +44,7 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
 typedef enum { NN_PREC_FP32 = 0, NN_PREC_BF16 = 1 } nn_precision;
 
 /* Whether this CPU runs oneDNN's bf16 convolutions natively (avx512_bf16 or AMX),
- * checked at run time. */
+ * checked at run time through oneDNN's effective ISA (so DNNL_MAX_CPU_ISA caps it). */
 int nn_cpu_has_bf16(void);
 /* "auto" | "fp32" | "bf16" (config net.precision) to a precision: auto = bf16 where the
  * CPU has it. Returns 0, or -1 on an unknown word. */
@@ -54,7 +55,8 @@ typedef struct nn_infer nn_infer;
 
 /* A oneDNN context for the weights p (borrowed only during the call: the context keeps
  * its own folded copy) on a rows x cols board, with `threads` OpenMP threads (0 = the
- * runtime's default). Returns the context (free with nn_infer_free) or NULL with a
+ * calling thread's current OpenMP setting: OMP_NUM_THREADS, else the cores; the count is
+ * set for the calling thread before every oneDNN call). Returns the context (free with nn_infer_free) or NULL with a
  * message. */
 nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec, int threads,
                        char *err, size_t errlen);

@@ -1,6 +1,7 @@
 /* oneDNN inference against the reference forward (the oracle), the hex mask in
  * inference, and the network evaluator. */
 #include <check.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -579,6 +580,74 @@ START_TEST(evaluator_cache_and_chunks)
 }
 END_TEST
 
+typedef struct thread_job {
+    evaluator *e;
+    int n;
+    const game_state **ptr;
+    const uint64_t *keys;
+    const uint8_t *legal;
+    float pri[10 * 16], val[10 * 3];
+    int rc;
+} thread_job;
+
+static void *thread_run(void *arg)
+{
+    thread_job *j = arg;
+    char err[256];
+    j->rc = 0;
+    for (int rep = 0; rep < 20 && j->rc == 0; rep++)
+        j->rc = evaluator_run(j->e, j->n, j->ptr, j->keys, j->legal, j->pri, j->val, err, sizeof err);
+    return NULL;
+}
+
+START_TEST(evaluators_on_threads_share_a_cache)
+{
+    game g = toy_game();
+    nn_params *p = toy_params(&g, 34);
+    char err[256];
+    enum { N = 10 };
+    toy_state st[N];
+    const game_state *ptr[N];
+    uint64_t keys[N];
+    uint8_t legal[N * 16];
+    toy_positions(&g, N, st, ptr, keys, legal);
+    nn_cache *cache = nn_cache_new(4096, 16, 3);
+    ck_assert_ptr_nonnull(cache);
+    thread_job jobs[2];
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++) {
+        net_eval_opts o = toy_opts(NET_SYM_NONE, 4, 0);
+        o.cache = cache;
+        o.threads = 1;
+        jobs[k].e = net_eval_new(&g, p, &o, err, sizeof err);
+        ck_assert_msg(jobs[k].e != NULL, "%s", err);
+        jobs[k].n = N, jobs[k].ptr = ptr, jobs[k].keys = keys, jobs[k].legal = legal;
+        ck_assert_int_eq(pthread_create(&th[k], NULL, thread_run, &jobs[k]), 0);
+    }
+    for (int k = 0; k < 2; k++)
+        pthread_join(th[k], NULL);
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(jobs[k].rc, 0);
+    /* every answer agrees with a fresh evaluator's, and most came from the cache */
+    net_eval_opts o = toy_opts(NET_SYM_NONE, 16, 0);
+    evaluator *ref = net_eval_new(&g, p, &o, err, sizeof err);
+    float pr[N * 16], vr[N * 3];
+    ck_assert(evaluator_run(ref, N, ptr, keys, legal, pr, vr, err, sizeof err) == 0);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < N * 16; i++)
+            ck_assert_float_eq_tol(jobs[k].pri[i], pr[i], 1e-4);
+        for (int i = 0; i < N * 3; i++)
+            ck_assert_float_eq_tol(jobs[k].val[i], vr[i], 1e-5);
+    }
+    ck_assert_uint_ge(jobs[0].e->cache_hits + jobs[1].e->cache_hits, 2 * N * 20 - 2 * N * 2);
+    for (int k = 0; k < 2; k++)
+        jobs[k].e->destroy(jobs[k].e);
+    ref->destroy(ref);
+    nn_cache_free(cache);
+    nn_params_free(p);
+}
+END_TEST
+
 static Suite *infer_suite(void)
 {
     Suite *s = suite_create("infer");
@@ -595,6 +664,7 @@ static Suite *infer_suite(void)
     tcase_add_test(ev, evaluator_matches_reference_and_rotates_values);
     tcase_add_test(ev, evaluator_symmetries);
     tcase_add_test(ev, evaluator_cache_and_chunks);
+    tcase_add_test(ev, evaluators_on_threads_share_a_cache);
     suite_add_tcase(s, ev);
     return s;
 }

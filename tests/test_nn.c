@@ -295,6 +295,13 @@ START_TEST(checkpoint_errors_by_name)
     g4[2] = NAN;
     poke(nan, "/policy/bn/gamma", g4);
     expect_load_error(nan, NULL, "/policy/bn/gamma: non-finite value at index 2");
+    /* a changed finite value: only the checksum sees it */
+    const char *flip = strdup(tmp_path("flip.h5"));
+    copy_file(good, flip, -1);
+    g4[2] = 0.123f;
+    poke(flip, "/policy/bn/gamma", g4);
+    expect_load_error(flip, NULL, "checksum");
+    free((void *)flip);
     /* saving a net with a garbage tap is refused */
     nn_tensor_ptr(L, p->data, L->stem_conv)[8] = 1.0f;
     ck_assert_int_eq(nn_ckpt_save(tmp_path("refused.h5"), p, NULL, NULL, 0, err, sizeof err), -1);
