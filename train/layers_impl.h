@@ -10,25 +10,29 @@ static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, int 
     for (int c = 0; c < C; c++) {
         for (int t = 0; t < T; t++) {
             int dy = taps[t] / 3 - 1, dx = taps[t] % 3 - 1;
-            int xs = dx < 0 ? 1 : 0, xe = dx > 0 ? W - 1 : W;
+            /* rows y in [ys, ye) read row y + dy; in flat indices the shifted plane is one
+             * contiguous copy dst[i] = src[i + dy*W + dx] over [i0, i1), after which the
+             * column that wrapped around (x = 0 for dx = -1, x = W-1 for dx = +1) and the
+             * rows outside the board are zeroed. */
+            int ys = dy < 0 ? 1 : 0, ye = dy > 0 ? H - 1 : H;
+            size_t i0 = (size_t)ys * W + (dx < 0 ? 1 : 0), i1 = (size_t)ye * W - (dx > 0 ? 1 : 0);
+            ptrdiff_t off = (ptrdiff_t)dy * W + dx;
             R *row = col + ((size_t)c * T + t) * cols;
             for (int n = 0; n < nb; n++) {
                 const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
                 R *dst = row + (size_t)n * hw;
-                for (int y = 0; y < H; y++) {
-                    int yy = y + dy;
-                    R *d = dst + (size_t)y * W;
-                    if (yy < 0 || yy >= H) {
-                        memset(d, 0, sizeof(R) * (size_t)W);
-                        continue;
-                    }
-                    const R *s = src + (size_t)yy * W;
-                    if (xs)
-                        d[0] = 0;
-                    memcpy(d + xs, s + xs + dx, sizeof(R) * (size_t)(xe - xs));
-                    if (xe < W)
-                        d[W - 1] = 0;
-                }
+                if (ys)
+                    memset(dst, 0, sizeof(R) * (size_t)W);
+                if (ye < H)
+                    memset(dst + (size_t)(H - 1) * W, 0, sizeof(R) * (size_t)W);
+                if (i1 > i0)
+                    memcpy(dst + i0, src + (ptrdiff_t)i0 + off, sizeof(R) * (i1 - i0));
+                if (dx < 0)
+                    for (int y = ys; y < ye; y++)
+                        dst[(size_t)y * W] = 0;
+                else if (dx > 0)
+                    for (int y = ys; y < ye; y++)
+                        dst[(size_t)y * W + W - 1] = 0;
             }
         }
     }
@@ -164,10 +168,18 @@ void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *g
         /* one pass: sum and sum of squares around a shift (the first element) in double,
          * which keeps E[x^2] - E[x]^2 accurate */
         double k = x[0], s = 0, s2 = 0;
-        for (int j = 0; j < M; j++) {
-            double e = x[j] - k;
-            s += e;
-            s2 += e * e;
+        R kr = (R)k;
+        for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
+            int j1 = M - j0 < 1024 ? M : j0 + 1024;
+            R a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
+            for (int j = j0; j < j1; j++) {
+                R e = x[j] - kr;
+                a += e;
+                b += e * e;
+            }
+            s += a;
+            s2 += b;
         }
         double mu = k + s / M;
         double v = s2 - s * s / M; /* sum of squared deviations */
@@ -242,17 +254,26 @@ void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *ou
         const R *o = out ? out + (size_t)c * M : NULL;
         R mu = mean[c], is = invstd[c];
         double sdy = 0, sdyx = 0; /* sum dy, sum dy * (x - mu) */
-        if (o)
-            for (int j = 0; j < M; j++) {
-                R g = o[j] > 0 ? dy[j] : 0;
-                sdy += g;
-                sdyx += g * (x[j] - mu);
+        for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
+            int j1 = M - j0 < 1024 ? M : j0 + 1024;
+            R a = 0, b = 0;
+            if (o) {
+#pragma omp simd reduction(+ : a, b)
+                for (int j = j0; j < j1; j++) {
+                    R g = o[j] > 0 ? dy[j] : 0;
+                    a += g;
+                    b += g * (x[j] - mu);
+                }
+            } else {
+#pragma omp simd reduction(+ : a, b)
+                for (int j = j0; j < j1; j++) {
+                    a += dy[j];
+                    b += dy[j] * (x[j] - mu);
+                }
             }
-        else
-            for (int j = 0; j < M; j++) {
-                sdy += dy[j];
-                sdyx += dy[j] * (x[j] - mu);
-            }
+            sdy += a;
+            sdyx += b;
+        }
         sdyx *= is;
         if (dgamma)
             dgamma[c] += (R)sdyx;
