@@ -3,7 +3,7 @@
 
 /* im2col of samples n0 .. n0+nb-1 of in (C, Ntot*H*W) into col (C*T, nb*H*W): row
  * c*T + t holds channel c shifted by live tap t (zero outside the board). */
-static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, int H, int W,
+HOT static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, int H, int W,
                       const int *taps, int T)
 {
     size_t hw = (size_t)H * W, cols = (size_t)nb * hw, ltot = (size_t)Ntot * hw;
@@ -159,7 +159,7 @@ void F(conv1x1_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, cons
         GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, d.IC, M, d.OC, 1, w, d.IC, dout, M, 1, dinp, M);
 }
 
-void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
+HOT void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
                              const R *beta, R *run_mean, R *run_var, const R *skip, int relu,
                              int C, int M, R eps)
 {
@@ -216,7 +216,7 @@ void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *g
     }
 }
 
-void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
+HOT void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
                             const R *run_mean, const R *run_var, const R *skip, int relu, int C,
                             int M, R eps)
 {
@@ -245,13 +245,13 @@ void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *bet
     F(bn_act_forward_eval)(out, in, gamma, beta, run_mean, run_var, NULL, 0, C, M, eps);
 }
 
-void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *out, const R *in,
+HOT void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *out, const R *in,
                         const R *gamma, const R *mean, const R *invstd, int C, int M,
                         int accumulate)
 {
     for (int c = 0; c < C; c++) {
-        const R *x = in + (size_t)c * M, *dy = dout + (size_t)c * M;
-        const R *o = out ? out + (size_t)c * M : NULL;
+        const R *restrict x = in + (size_t)c * M, *restrict dy = dout + (size_t)c * M;
+        const R *restrict o = out ? out + (size_t)c * M : NULL;
         R mu = mean[c], is = invstd[c];
         double sdy = 0, sdyx = 0; /* sum dy, sum dy * (x - mu) */
         for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
@@ -284,7 +284,7 @@ void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *ou
         /* dx = gamma * is * (dy - mean(dy) - xhat * mean(dy * xhat)) */
         R k = gamma[c] * is;
         R a = -k * (R)(sdy / M) + k * mu * is * (R)(sdyx / M), b = -k * is * (R)(sdyx / M);
-        R *dx = dinp + (size_t)c * M;
+        R *restrict dx = dinp + (size_t)c * M; /* never aliases dout, out or in */
         /* dx = k dy + a + b x */
         if (o && accumulate)
             for (int j = 0; j < M; j++)
@@ -307,13 +307,13 @@ void F(batchnorm_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R 
     F(bn_act_backward)(dinp, dgamma, dbeta, dout, NULL, in, gamma, mean, invstd, C, M, 1);
 }
 
-void F(relu_forward)(R *out, const R *in, size_t n)
+HOT void F(relu_forward)(R *out, const R *in, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = in[i] > 0 ? in[i] : 0;
 }
 
-void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n)
+HOT void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n)
 {
     if (dinp == dout) {
         for (size_t i = 0; i < n; i++)
@@ -324,13 +324,13 @@ void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n)
         dinp[i] += out[i] > 0 ? dout[i] : 0;
 }
 
-void F(residual_forward)(R *out, const R *a, const R *b, size_t n)
+HOT void F(residual_forward)(R *out, const R *a, const R *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = a[i] + b[i];
 }
 
-void F(residual_backward)(R *da, R *db, const R *dout, size_t n)
+HOT void F(residual_backward)(R *da, R *db, const R *dout, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         da[i] += dout[i];
