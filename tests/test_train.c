@@ -712,8 +712,39 @@ START_TEST(cli_train_end_to_end)
 }
 END_TEST
 
+#ifdef GZ_TRAIN_SLOW
+/* The slow suite (test_train_slow.c includes this file): the same oracles on larger
+ * nets, where im2col runs in several chunks and every layer has realistic widths. */
+START_TEST(slow_grad_bigger)
+{
+    grad_case(tiny_spec(GAME_LATTICE_HEX, 7, 7, 2, 6, 3, NN_POLICY_DENSE, NN_TRUNK_RESIDUAL), 101);
+    grad_case(tiny_spec(GAME_LATTICE_SQUARE, 6, 5, 2, 6, 2, NN_POLICY_CONV, NN_TRUNK_PLAIN), 102);
+}
+END_TEST
+
+START_TEST(slow_eval_reference_large)
+{
+    nn_spec a = tiny_spec(GAME_LATTICE_SQUARE, 15, 15, 2, 32, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+    a.planes = 5;
+    ref_case(a, 111);
+    nn_spec b = tiny_spec(GAME_LATTICE_HEX, 32, 32, 1, 16, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+    b.planes = 7;
+    ref_case(b, 112);
+}
+END_TEST
+#endif
+
 static Suite *train_suite(void)
 {
+#ifdef GZ_TRAIN_SLOW
+    Suite *slow = suite_create("train_slow");
+    TCase *ts = tcase_create("large");
+    tcase_set_timeout(ts, 1200);
+    tcase_add_test(ts, slow_grad_bigger);
+    tcase_add_test(ts, slow_eval_reference_large);
+    suite_add_tcase(slow, ts);
+    return slow;
+#endif
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("net");
     tcase_set_timeout(tc, 120);
