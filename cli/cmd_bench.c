@@ -22,6 +22,13 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -39,13 +46,17 @@ static void bench_nn_usage(FILE *f)
             "each, after a warm-up) and the plain-C reference forward (batches 1 and 8 only: it\n"
             "is slow and its speed does not depend on the batch). Inputs are encodings of random\n"
             "positions of the config's game. Prints positions/s, ms per batch and GFLOP/s (from\n"
-            "the FLOP count of `gridzero info`); --json prints one JSON object. --save writes\n"
+            "the FLOP count of `gridzero info`) and the process CPU time per batch (on a shared\n"
+            "machine, wall time over CPU time shows the share of the cores the run got);\n"
+            "--json prints one JSON object. --save writes\n"
             "the random model to FILE (a checkpoint of generation 0).\n");
 }
 
 typedef struct bench_row {
     int batch;
     double ms, pps, gflops;
+    double cpu_ms; /* process CPU time per batch (all threads): on a shared machine,
+                      wall time / CPU time shows how much of the cores we actually got */
 } bench_row;
 
 /* Times fn over `reps` repeats; each repeat runs enough iterations for >= min_s. */
@@ -78,17 +89,21 @@ static int time_batch(runner *r, int n, int reps, double min_s, double flops, be
     int iters = one > 0 ? (int)(min_s / one) + 1 : 1000;
     if (iters > 100000)
         iters = 100000;
-    double ms[64];
+    double ms[64], cms[64];
     if (reps > 64)
         reps = 64;
     for (int k = 0; k < reps; k++) {
         t0 = now_s();
+        double c0 = cpu_s();
         for (int i = 0; i < iters; i++)
             if (run_once(r, n, err, errlen) < 0)
                 return -1;
         ms[k] = (now_s() - t0) * 1e3 / iters;
+        cms[k] = (cpu_s() - c0) * 1e3 / iters;
     }
     qsort(ms, (size_t)reps, sizeof(double), cmp_double);
+    qsort(cms, (size_t)reps, sizeof(double), cmp_double);
+    row->cpu_ms = reps % 2 ? cms[reps / 2] : 0.5 * (cms[reps / 2 - 1] + cms[reps / 2]);
     row->batch = n;
     row->ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
     row->pps = n * 1e3 / row->ms;
@@ -105,6 +120,7 @@ static cJSON *rows_json(const bench_row *rows, int n)
         cJSON_AddNumberToObject(o, "positions_per_s", rows[i].pps);
         cJSON_AddNumberToObject(o, "ms_per_batch", rows[i].ms);
         cJSON_AddNumberToObject(o, "gflops", rows[i].gflops);
+        cJSON_AddNumberToObject(o, "cpu_ms_per_batch", rows[i].cpu_ms);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -277,27 +293,31 @@ static int bench_nn(int argc, char **argv)
         cJSON_AddNumberToObject(o, "threads", eff_threads);
         cJSON_AddNumberToObject(o, "flops_per_position", flops);
         cJSON_AddItemToObject(o, "batches", rows_json(rows, nb));
-        if (ref)
-            cJSON_AddItemToObject(o, "reference", rows_json(rrows, nref));
+        if (ref) {
+            cJSON *ro = cJSON_AddObjectToObject(o, "reference");
+            cJSON_AddItemToObject(ro, "batches", rows_json(rrows, nref));
+        }
         char *txt = cJSON_PrintUnformatted(o);
         printf("%s\n", txt);
         free(txt);
         cJSON_Delete(o);
     } else {
-        printf("network: %s, %d %s blocks x %d channels, %dx%d %s, %d players; %.1f MFLOP/position\n",
-               model ? model : "random weights", s->blocks, nn_trunk_name(s->trunk), s->channels,
+        printf("network: %s, %d %s block%s x %d channels, %dx%d %s, %d players; %.1f MFLOP/position\n",
+               model ? model : "random weights", s->blocks, nn_trunk_name(s->trunk),
+               s->blocks == 1 ? "" : "s", s->channels,
                g->rows, g->cols, nn_lattice_name(s->lattice), s->players, flops / 1e6);
         printf("oneDNN %s, %d threads (median of %d repeats)\n", nn_precision_name(prec),
                eff_threads, reps);
-        printf("  %6s %14s %12s %10s\n", "batch", "positions/s", "ms/batch", "GFLOP/s");
+        printf("  %6s %14s %12s %10s %16s\n", "batch", "positions/s", "ms/batch", "GFLOP/s",
+               "CPU ms/batch");
         for (int i = 0; i < nb; i++)
-            printf("  %6d %14.1f %12.3f %10.1f\n", rows[i].batch, rows[i].pps, rows[i].ms,
-                   rows[i].gflops);
+            printf("  %6d %14.1f %12.3f %10.1f %16.3f\n", rows[i].batch, rows[i].pps, rows[i].ms,
+                   rows[i].gflops, rows[i].cpu_ms);
         if (ref) {
             printf("reference forward (plain C, one thread)\n");
             for (int i = 0; i < nref; i++)
-                printf("  %6d %14.1f %12.3f %10.1f\n", rrows[i].batch, rrows[i].pps, rrows[i].ms,
-                       rrows[i].gflops);
+                printf("  %6d %14.1f %12.3f %10.1f %16.3f\n", rrows[i].batch, rrows[i].pps,
+                       rrows[i].ms, rrows[i].gflops, rrows[i].cpu_ms);
         }
     }
     rc = EXIT_OK;

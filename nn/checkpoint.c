@@ -22,6 +22,18 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+/* FNV-1a over the parameters' bytes in layout order: /meta "checksum" catches silent
+ * corruption of the raw data, which HDF5 itself does not check. */
+static uint64_t params_checksum(const nn_params *p)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *b = (const unsigned char *)p->data;
+    size_t n = p->layout.count * sizeof(float);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
 static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 /* "block03.conv1.weight" -> "/block03/conv1/weight" */
@@ -172,7 +184,8 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     }
     if (attr_str(mg, "format", NN_CKPT_FORMAT) || attr_i64(mg, "version", NN_CKPT_VERSION) ||
         attr_str(mg, "spec", spec) || attr_i64(mg, "generation", meta->generation) ||
-        attr_i64(mg, "step", meta->step) || attr_str(mg, "parent", meta->parent)) {
+        attr_i64(mg, "step", meta->step) || attr_str(mg, "parent", meta->parent) ||
+        attr_i64(mg, "checksum", (int64_t)params_checksum(p))) {
         fail(err, errlen, "%s: cannot write the /meta attributes", path);
         goto out;
     }
@@ -364,6 +377,18 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
         fail(err, errlen, "%s: dataset %s: non-zero masked hex tap ((0,0) or (2,2)): the hex lattice "
              "keeps them zero", path, dp);
         goto bad;
+    }
+    int64_t sum;
+    if (H5Aexists(mg, "checksum") > 0) {
+        if (read_attr_i64(mg, "checksum", &sum) < 0) {
+            fail(err, errlen, "%s: attribute /meta checksum: not an integer", path);
+            goto bad;
+        }
+        if ((uint64_t)sum != params_checksum(p)) {
+            fail(err, errlen, "%s: the parameters do not match attribute /meta checksum (corrupt "
+                 "file?)", path);
+            goto bad;
+        }
     }
     if (meta)
         *meta = m;

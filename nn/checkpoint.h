@@ -3,7 +3,9 @@
  * Layout of a file:
  *   /meta            group; attributes: format "gridzero-model" (string), version (int),
  *                    spec (the nn_spec as JSON text), generation (int64), step (int64),
- *                    parent (string, "" for none)
+ *                    parent (string, "" for none), checksum (int64: FNV-1a of the
+ *                    parameters' float32 bytes in layout order; verified when present:
+ *                    a tool that edits the weights must update or delete it)
  *   /<tensor path>   one float32 dataset per tensor of the layout (params.h), named by
  *                    its name with '.' -> '/': /stem/conv/weight (C, P, 3, 3) OIHW,
  *                    /block03/bn1/gamma (C), /value/fc1/weight (V, H), ...

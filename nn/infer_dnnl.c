@@ -99,8 +99,9 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 
 int nn_cpu_has_bf16(void)
 {
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+    /* ISA values are supersets by bits: avx512_core_amx contains avx512_core_bf16 */
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
 int nn_precision_parse(const char *word, nn_precision *out)
@@ -370,6 +371,18 @@ out:
     return rc;
 }
 
+/* OpenMP's thread count is per calling thread, and oneDNN sizes a primitive's work split
+ * when the primitive is created: set it before creating or running anything. */
+static void set_threads(const nn_infer *ctx)
+{
+#ifdef _OPENMP
+    if (ctx->threads > 0)
+        omp_set_num_threads(ctx->threads);
+#else
+    (void)ctx;
+#endif
+}
+
 static int bucket_of(int n)
 {
     for (int i = 0; i < NN_NBUCKETS; i++)
@@ -383,6 +396,7 @@ static plan *get_plan(nn_infer *ctx, int bi, char *err, size_t errlen)
 {
     if (ctx->plans[bi])
         return ctx->plans[bi];
+    set_threads(ctx);
     int n = buckets[bi], nl = ctx->nl;
     plan *pl = calloc(1, sizeof *pl);
     dnnl_primitive_desc_t pds[NN_MAX_LAYERS] = {0};
@@ -541,10 +555,7 @@ int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
     size_t in_floats = (size_t)ctx->spec.planes * ctx->hw;
     if (input != in)
         memcpy(in, input, sizeof(float) * in_floats * (size_t)n);
-#ifdef _OPENMP
-    if (ctx->threads > 0)
-        omp_set_num_threads(ctx->threads);
-#endif
+    set_threads(ctx);
     if (pl->in_reorder) {
         dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, pl->in_user}, {DNNL_ARG_TO, pl->in_conv}};
         DN(dnnl_primitive_execute(pl->in_reorder, ctx->stream, 2, a));

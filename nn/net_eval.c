@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "engine/rng.h"
 #include "engine/symmetry.h"
 
@@ -233,7 +234,10 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
         return -1;
     }
     o->threads = c->net.threads;
-    o->max_batch = c->mcts.batch < NN_MAX_BATCH ? c->mcts.batch : NN_MAX_BATCH;
+    /* a self-play worker gathers up to parallel_games * batch leaves per call */
+    long mb = (long)c->mcts.batch * c->selfplay.parallel_games;
+    o->max_batch = mb < NN_MAX_BATCH ? (int)mb : NN_MAX_BATCH;
+    o->first_batch = c->mcts.batch < o->max_batch ? c->mcts.batch : o->max_batch;
     o->symmetry = NET_SYM_RANDOM;
     o->seed = rng_derive(c->seed, 0x6e6574);
     o->cache_entries = c->net.cache;
@@ -307,9 +311,24 @@ evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *
         return NULL;
     }
     /* build the plan of the usual batch now, not in the first search step */
-    if (!nn_infer_input(ne->inf, o->max_batch, err, errlen)) {
+    int first = o->first_batch >= 1 && o->first_batch <= o->max_batch ? o->first_batch : o->max_batch;
+    if (!nn_infer_input(ne->inf, first, err, errlen)) {
         net_eval_destroy(e);
         return NULL;
     }
+    return e;
+}
+
+evaluator *net_eval_load(const game *g, const gz_config *c, const char *path, char *err,
+                         size_t errlen)
+{
+    net_eval_opts o;
+    if (net_eval_opts_from_config(&o, c, err, errlen) < 0)
+        return NULL;
+    nn_params *p = nn_ckpt_load(path, g, NULL, err, errlen);
+    if (!p)
+        return NULL;
+    evaluator *e = net_eval_new(g, p, &o, err, errlen);
+    nn_params_free(p);
     return e;
 }

@@ -38,6 +38,8 @@ typedef struct net_eval_opts {
     nn_precision precision;
     int threads;   /* oneDNN threads of this evaluator's context; 0 = default */
     int max_batch; /* largest chunk sent to the network (1..NN_MAX_BATCH) */
+    int first_batch; /* batch whose oneDNN plan is built at creation (0: max_batch);
+                        other sizes are built on first use */
     int symmetry;  /* NET_SYM_NONE, NET_SYM_RANDOM (a random element of g->sym per
                       position), or a fixed index into g->sym (tests) */
     uint64_t seed; /* of the random symmetries */
@@ -45,8 +47,10 @@ typedef struct net_eval_opts {
     nn_cache *cache;   /* a shared cache (borrowed, outlives the evaluator), or NULL */
 } net_eval_opts;
 
-/* Options from the config: net.precision, net.threads, net.cache, mcts.batch, random
- * symmetry on, seed from the config's seed. Returns 0 or -1 (bad precision word). */
+/* Options from the config: net.precision, net.threads, net.cache; max_batch =
+ * mcts.batch * selfplay.parallel_games (at most NN_MAX_BATCH), first_batch = mcts.batch;
+ * random symmetry on, seed derived from the config's seed. Returns 0 or -1 (bad
+ * precision word). */
 int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, size_t errlen);
 
 /* An evaluator for game g with weights p (checked against g: nn_spec_check_game; the
@@ -54,5 +58,12 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
  * evaluator (free with evaluator_free) or NULL with a message. One thread at a time. */
 evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *o, char *err,
                         size_t errlen);
+
+/* The usual way to get a network evaluator: loads the model at path (validated against
+ * g), options from the config (net_eval_opts_from_config), and frees the loaded
+ * parameters again (the evaluator keeps its folded copy). Returns the evaluator (free
+ * with evaluator_free or e->destroy) or NULL with a message naming the file. */
+evaluator *net_eval_load(const game *g, const gz_config *c, const char *path, char *err,
+                         size_t errlen);
 
 #endif

@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/rng.h"
 #include "engine/config.h"
 #include "engine/symmetry.h"
+#include "nn/checkpoint.h"
 #include "nn/infer.h"
 #include "nn/net_eval.h"
 #include "nn/params.h"
@@ -61,7 +63,7 @@ static void random_batch(rng *r, int n, int planes, int hw, int actions, float *
 }
 
 /* Runs ref and oneDNN fp32 on a batch; returns the max abs difference. */
-static double compare(const nn_params *p, int rows, int cols, int n, uint64_t seed)
+static double compare_prec(const nn_params *p, int rows, int cols, int n, uint64_t seed, nn_precision prec, double *vdiff)
 {
     const nn_spec *s = &p->layout.spec;
     int hw = rows * cols, A = s->policy == NN_POLICY_CONV ? hw : s->actions;
@@ -75,17 +77,21 @@ static double compare(const nn_params *p, int rows, int cols, int n, uint64_t se
     char err[256];
     ck_assert_msg(nn_ref_forward(p, rows, cols, n, in, legal, p1, v1, NULL, err, sizeof err) == 0,
                   "%s", err);
-    nn_infer *ctx = nn_infer_new(p, rows, cols, NN_PREC_FP32, 0, err, sizeof err);
+    nn_infer *ctx = nn_infer_new(p, rows, cols, prec, 0, err, sizeof err);
     ck_assert_msg(ctx != NULL, "%s", err);
     ck_assert_msg(nn_infer_run(ctx, n, in, legal, p2, v2, err, sizeof err) == 0, "%s", err);
-    double md = 0;
+    double md = 0, vd = 0;
     for (int i = 0; i < n * A; i++) {
         if (!legal[i])
             ck_assert_float_eq(p2[i], 0.0f);
         md = fmax(md, fabs((double)p1[i] - p2[i]));
     }
     for (int i = 0; i < n * s->players; i++)
-        md = fmax(md, fabs((double)v1[i] - v2[i]));
+        vd = fmax(vd, fabs((double)v1[i] - v2[i]));
+    if (vdiff)
+        *vdiff = vd;
+    else
+        md = fmax(md, vd);
     /* the same context again, through its own input buffer, gives the same answer */
     float *buf = nn_infer_input(ctx, n, err, sizeof err);
     ck_assert_ptr_nonnull(buf);
@@ -96,6 +102,11 @@ static double compare(const nn_params *p, int rows, int cols, int n, uint64_t se
     nn_infer_free(ctx);
     free(in), free(legal), free(p1), free(p2), free(p3);
     return md;
+}
+
+static double compare(const nn_params *p, int rows, int cols, int n, uint64_t seed)
+{
+    return compare_prec(p, rows, cols, n, seed, NN_PREC_FP32, NULL);
 }
 
 static const int batches[3] = {1, 7, 64};
@@ -193,6 +204,54 @@ START_TEST(masked_taps_garbage_then_mask_is_identical)
     nn_infer_free(cb);
     nn_params_free(p);
     nn_params_free(q);
+}
+END_TEST
+
+/* A well-scaled random net, as training leaves one: He weights, neutral BN, the second
+ * BN of each block at gamma 0.25 so the residual stream does not grow with depth (with
+ * random BN statistics the logits get so large that the softmax is one-hot and any
+ * rounding flips it, which says nothing about bf16 on real nets). */
+static nn_params *scaled_params(nn_spec s, uint64_t seed)
+{
+    char err[128];
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    nn_params_init_he(p, seed);
+    for (int b = 0; b < s.blocks; b++)
+        for (int c = 0; c < s.channels; c++)
+            nn_tensor_ptr(&p->layout, p->data, p->layout.block[b].bn2.gamma)[c] = 0.25f;
+    return p;
+}
+
+/* bf16 against the fp32 reference. Stated tolerances: policy probabilities within 5e-3
+ * and values within 1e-2 (max abs); measured on this CPU: about 5e-4 and 2e-3. */
+START_TEST(bf16_close_to_reference)
+{
+    nn_precision auto_p;
+    ck_assert_int_eq(nn_precision_parse("auto", &auto_p), 0);
+    ck_assert_int_eq(auto_p, nn_cpu_has_bf16() ? NN_PREC_BF16 : NN_PREC_FP32);
+    if (!nn_cpu_has_bf16()) {
+        char err[128];
+        nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 1, NN_POLICY_CONV, 5, 5);
+        nn_params *p = scaled_params(s, 1);
+        ck_assert_ptr_null(nn_infer_new(p, 5, 5, NN_PREC_BF16, 0, err, sizeof err));
+        nn_params_free(p);
+        return;
+    }
+    nn_spec sq = spec_make(GAME_LATTICE_SQUARE, 2, 2, NN_POLICY_CONV, 7, 7);
+    nn_spec hx = spec_make(GAME_LATTICE_HEX, 3, 3, NN_POLICY_CONV, 9, 9);
+    hx.channels = 32;
+    nn_spec specs[2] = {sq, hx};
+    for (int k = 0; k < 2; k++) {
+        nn_params *p = scaled_params(specs[k], 60 + k);
+        for (int b = 0; b < 3; b++) {
+            double vd, pd = compare_prec(p, specs[k].rows, specs[k].cols, batches[b], 70 + b,
+                                         NN_PREC_BF16, &vd);
+            ck_assert_msg(pd <= 5e-3 && vd <= 1e-2, "%s batch %d: policy %g value %g",
+                          k ? "hex" : "square", batches[b], pd, vd);
+        }
+        nn_params_free(p);
+    }
 }
 END_TEST
 
@@ -481,6 +540,40 @@ START_TEST(evaluator_cache_and_chunks)
     net_eval_opts o = toy_opts(NET_SYM_NONE, 4, 0);
     ck_assert_ptr_null(net_eval_new(mnk, p, &o, err, sizeof err));
     ck_assert_msg(strstr(err, "planes") != NULL || strstr(err, "players") != NULL, "%s", err);
+    /* load from a file: same answers as from memory */
+    char path[] = "/tmp/gz_test_infer_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    nn_spec ms;
+    ck_assert(nn_spec_from_config(&ms, &c.net, mnk, err, sizeof err) == 0);
+    ms.blocks = 1, ms.channels = 8;
+    nn_params *mp = random_params(&ms, 5);
+    ck_assert_msg(nn_ckpt_save(path, mp, NULL, NULL, 0, err, sizeof err) == 0, "%s", err);
+    c.mcts.batch = 4;
+    snprintf(c.net.precision, sizeof c.net.precision, "fp32");
+    evaluator *el = net_eval_load(mnk, &c, path, err, sizeof err);
+    ck_assert_msg(el != NULL, "%s", err);
+    game_state *s0 = game_state_new(mnk, NULL);
+    const game_state *sp[1] = {s0};
+    uint64_t k0 = game_hash(mnk, s0);
+    uint8_t *lg = malloc((size_t)mnk->actions);
+    game_legal(mnk, s0, lg);
+    float *pe = malloc(sizeof(float) * (size_t)mnk->actions), ve[2];
+    float *pr = malloc(sizeof(float) * (size_t)mnk->actions), vr[2];
+    ck_assert(evaluator_run(el, 1, sp, &k0, lg, pe, ve, err, sizeof err) == 0);
+    float *in = malloc(sizeof(float) * (size_t)(mnk->planes * mnk->actions));
+    game_encode(mnk, s0, in);
+    ck_assert(nn_ref_forward(mp, mnk->rows, mnk->cols, 1, in, lg, pr, vr, NULL, err, sizeof err) == 0);
+    /* the empty board is symmetric: whatever random symmetry was drawn, the values agree */
+    ck_assert_float_eq_tol(ve[0], vr[0], 1e-4);
+    ck_assert_float_eq_tol(ve[1], vr[1], 1e-4);
+    el->destroy(el);
+    unlink(path);
+    ck_assert_ptr_null(net_eval_load(mnk, &c, path, err, sizeof err));
+    ck_assert_msg(strstr(err, path) != NULL, "%s", err);
+    free(s0), free(lg), free(pe), free(pr), free(in);
+    nn_params_free(mp);
     game_free(mnk);
     nn_params_free(p);
 }
@@ -496,6 +589,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, dnnl_matches_reference_other_shapes);
     tcase_add_test(t, masked_taps_garbage_then_mask_is_identical);
     tcase_add_test(t, batch_out_of_range);
+    tcase_add_test(t, bf16_close_to_reference);
     suite_add_tcase(s, t);
     TCase *ev = tcase_create("evaluator");
     tcase_add_test(ev, evaluator_matches_reference_and_rotates_values);

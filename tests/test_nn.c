@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/config.h"
@@ -294,6 +295,13 @@ START_TEST(checkpoint_errors_by_name)
     g4[2] = NAN;
     poke(nan, "/policy/bn/gamma", g4);
     expect_load_error(nan, NULL, "/policy/bn/gamma: non-finite value at index 2");
+    /* a changed finite value: only the checksum sees it */
+    const char *flip = strdup(tmp_path("flip.h5"));
+    copy_file(good, flip, -1);
+    g4[2] = 0.123f;
+    poke(flip, "/policy/bn/gamma", g4);
+    expect_load_error(flip, NULL, "checksum");
+    free((void *)flip);
     /* saving a net with a garbage tap is refused */
     nn_tensor_ptr(L, p->data, L->stem_conv)[8] = 1.0f;
     ck_assert_int_eq(nn_ckpt_save(tmp_path("refused.h5"), p, NULL, NULL, 0, err, sizeof err), -1);
@@ -339,7 +347,47 @@ START_TEST(checkpoint_errors_by_name)
     nn_params_free(p);
     nn_params_free(p2);
     free((void *)good), free((void *)txt), free((void *)trunc), free((void *)masked);
-    free((void *)nan), free((void *)shape);
+    free((void *)nan), free((void *)shape), free(w);
+}
+END_TEST
+
+/* Runs a shell command, returns its exit status and up to len bytes of its stdout. */
+static int run_cmd(const char *cmd, char *out, size_t len)
+{
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = 0;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(cli_bench_save_and_info)
+{
+    const char *bin = getenv("GZ_BIN");
+    if (!bin)
+        return; /* run by meson, which sets it */
+    char cmd[1024], out[8192];
+    const char *model = strdup(tmp_path("cli.h5"));
+    snprintf(cmd, sizeof cmd,
+             "%s bench nn --set net.blocks=1 --set net.channels=8 --batches 1,3 --repeats 1 "
+             "--precision fp32 --json --save %s",
+             bin, model);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"batches\":[{\"batch\":1,") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\"positions_per_s\"") && strstr(out, "\"reference\""), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s info %s", bin, model);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "gridzero model") && strstr(out, "parameters") &&
+                      strstr(out, "1 residual block x 8 channels"),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "%s info %s 2>&1", bin, tmp_path("nothing.h5"));
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "nothing.h5") != NULL, "%s", out);
+    snprintf(cmd, sizeof cmd, "%s bench nn --batches 0 2>&1", bin);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "--batches") != NULL, "%s", out);
+    free((void *)model);
 }
 END_TEST
 
@@ -356,6 +404,10 @@ static Suite *nn_suite(void)
     tcase_add_test(ck, checkpoint_round_trip_with_optim);
     tcase_add_test(ck, checkpoint_errors_by_name);
     suite_add_tcase(s, ck);
+    TCase *cl = tcase_create("cli");
+    tcase_set_timeout(cl, 60);
+    tcase_add_test(cl, cli_bench_save_and_info);
+    suite_add_tcase(s, cl);
     return s;
 }
 
