@@ -691,6 +691,14 @@ START_TEST(cli_train_end_to_end)
     ck_assert_int_eq(meta.step, 35);
     ck_assert_str_eq(meta.parent, model);
     nn_params_free(p);
+    /* gridzero info describes a sample file */
+    snprintf(cmd, sizeof cmd, "%s info %s/gen1.h5 > %s/info.txt 2>&1", bin, data, tmpdir);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    snprintf(path, sizeof path, "%s/info.txt", tmpdir);
+    f = fopen(path, "r");
+    ck_assert(fgets(line, sizeof line, f) != NULL);
+    fclose(f);
+    ck_assert_msg(strstr(line, "gridzero samples"), "%s", line);
     /* a file of another board: refused by name, exit 2, nothing written */
     game *g5 = gen_mnk(5, 5, 4);
     snprintf(path, sizeof path, "%s/other.h5", data);
