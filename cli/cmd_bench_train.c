@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "engine/game.h"
 #include "nn/params.h"
+#include "train/blas_tune.h"
 #include "train/trainer.h"
 
 #define MAX_BATCHES 16
@@ -15,6 +16,13 @@ static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -35,7 +43,9 @@ static void usage(FILE *f)
             "7 planes, 32x32 hex, 6 x 64, 3 players (the nets of shared/bench/torch_ref.py);\n"
             "-c CONFIG: the config's game and net. Prints the median over R repeats (default 3)\n"
             "of at least S seconds (default 1) each, after a warm-up step: samples/s, ms per\n"
-            "step, GFLOP/s (3x the forward FLOPs); --json prints one JSON object.\n");
+            "step, GFLOP/s (3x the forward FLOPs), and samples per CPU-second (all threads'\n"
+            "CPU time: on a shared machine the figure that load changes least); --json prints\n"
+            "one JSON object. Threads: OPENBLAS_NUM_THREADS (default: every core).\n");
 }
 
 static nn_spec net_preset(int b)
@@ -143,14 +153,14 @@ int cmd_bench_train(int argc, char **argv)
     size_t hw = (size_t)s.rows * s.cols;
     if (json)
         printf("{\"net\":\"%s\",\"planes\":%d,\"rows\":%d,\"cols\":%d,\"lattice\":\"%s\",\"blocks\":%d,"
-               "\"channels\":%d,\"players\":%d,\"flops_per_sample\":%.0f,\"batches\":[",
+               "\"channels\":%d,\"players\":%d,\"flops_per_sample\":%.0f,\"blas_core\":\"%s\",\"batches\":[",
                label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
-               s.players, flops);
+               s.players, flops, blas_core_name());
     else
         printf("bench train: net %s (%d planes, %dx%d %s, %d blocks x %d channels, %d players), "
-               "SGD, median of %d x %.1f s\n",
+               "SGD, median of %d x %.1f s, OpenBLAS %s kernels\n",
                label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
-               s.players, repeats, min_s);
+               s.players, repeats, min_s, blas_core_name());
     for (int bi = 0; bi < nb; bi++) {
         int B = batches[bi];
         tc.batch_size = B;
@@ -188,17 +198,18 @@ int cmd_bench_train(int argc, char **argv)
             for (int q = 0; q < s.players; q++)
                 z[n * s.players + q] = rng_below(&r, 2) ? 1.0f : -1.0f;
         }
-        double rates[100];
+        double rates[100], cpu_rates[100];
         int fail_step = trainer_step_batch(t, B, x, pi, legal, z, NULL, NULL, err, sizeof err);
         for (int k = 0; k < repeats && fail_step == 0; k++) {
             int steps = 0;
-            double t0 = now_s(), el;
+            double t0 = now_s(), c0 = cpu_s(), el;
             do {
                 fail_step = trainer_step_batch(t, B, x, pi, legal, z, NULL, NULL, err, sizeof err);
                 steps++;
                 el = now_s() - t0;
             } while (fail_step == 0 && el < min_s);
             rates[k] = steps * B / el;
+            cpu_rates[k] = steps * B / (cpu_s() - c0);
         }
         trainer_free(t);
         free(x), free(pi), free(z), free(legal);
@@ -207,14 +218,17 @@ int cmd_bench_train(int argc, char **argv)
             goto out;
         }
         qsort(rates, (size_t)repeats, sizeof rates[0], cmp_double);
-        double med = rates[repeats / 2];
+        qsort(cpu_rates, (size_t)repeats, sizeof cpu_rates[0], cmp_double);
+        double med = rates[repeats / 2], cmed = cpu_rates[repeats / 2];
         if (json)
             printf("%s{\"batch\":%d,\"samples_per_s\":%.1f,\"min\":%.1f,\"max\":%.1f,\"ms_per_step\":%.2f,"
-                   "\"gflops\":%.1f}",
-                   bi ? "," : "", B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9);
+                   "\"gflops\":%.1f,\"samples_per_cpu_s\":%.1f}",
+                   bi ? "," : "", B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9,
+                   cmed);
         else
-            printf("batch %4d: %8.1f samples/s (min %.1f, max %.1f), %.1f ms/step, ~%.1f GFLOP/s\n", B,
-                   med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9);
+            printf("batch %4d: %8.1f samples/s (min %.1f, max %.1f), %.1f ms/step, ~%.1f GFLOP/s; "
+                   "%.1f samples per CPU-second\n",
+                   B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9, cmed);
         fflush(stdout);
     }
     if (json)

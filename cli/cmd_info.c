@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "nn/checkpoint.h"
 #include "nn/params.h"
+#include "selfplay/samples.h"
 
 static int info_model(const char *path)
 {
@@ -47,6 +48,7 @@ typedef struct info_kind {
 
 static const info_kind kinds[] = {
     {NN_CKPT_FORMAT, info_model},
+    {SP_FORMAT, info_samples},
 };
 
 int cmd_info(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "train/blas_tune.h"
 
 static const cli_command commands[] = {
     {"config", cmd_config, "check a config file and print the effective config; list the keys"},
@@ -68,6 +69,10 @@ int main(int argc, char **argv)
         printf("gridzero %s\n", GZ_VERSION);
         return EXIT_OK;
     }
+    /* The trainer's GEMMs: pick OpenBLAS's AVX-512 kernels where it misdetects the CPU
+     * (may re-execute the process once; see train/blas_tune.h). */
+    if (!strcmp(argv[1], "train") || !strcmp(argv[1], "bench"))
+        blas_tune_reexec(argv);
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/rng.h"
@@ -634,8 +636,123 @@ START_TEST(dataset_refuses_mismatch)
 }
 END_TEST
 
+/* gridzero train end to end: sample files -> a model the reference forward loads and
+ * runs; metrics JSON lines; a second invocation --from the model; a mismatched data
+ * file refused by name with exit status 2 and no model written. */
+START_TEST(cli_train_end_to_end)
+{
+    const char *bin = getenv("GZ_BIN");
+    if (!bin)
+        return; /* run by meson, which sets it */
+    mk_tmpdir();
+    game *g = gen_mnk(3, 3, 3);
+    char data[300], path[700], model[300], model2[300], metrics[300], cmd[2048], err[512];
+    snprintf(data, sizeof data, "%s/data", tmpdir);
+    ck_assert_int_eq(mkdir(data, 0755), 0);
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/gen%d.h5", data, k);
+        gen_random_games(g, path, 60, 80 + k, k);
+    }
+    snprintf(model, sizeof model, "%s/m1.h5", tmpdir);
+    snprintf(model2, sizeof model2, "%s/m2.h5", tmpdir);
+    snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", tmpdir);
+    snprintf(cmd, sizeof cmd,
+             "%s train --set train.batch_size=32 --set train.log_every=10 --data %s -o %s --steps 30 "
+             "--metrics %s > %s/out.txt 2>&1",
+             bin, data, model, metrics, tmpdir);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    nn_ckpt_meta meta;
+    nn_params *p = nn_ckpt_load(model, g, &meta, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    ck_assert_int_eq(meta.generation, 2);
+    ck_assert_int_eq(meta.step, 30);
+    float x[45] = {0}, pol[9], val[2];
+    for (int i = 27; i < 36; i++)
+        x[i] = 1; /* the on-board plane */
+    ck_assert(nn_ref_forward(p, 3, 3, 1, x, NULL, pol, val, NULL, err, sizeof err) == 0);
+    ck_assert(isfinite(val[0]) && isfinite(pol[4]));
+    nn_params_free(p);
+    FILE *f = fopen(metrics, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[2048];
+    int lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        ck_assert(strstr(line, "\"policy_ce\"") && strstr(line, "\"val_value_mse\"") &&
+                  strstr(line, "\"samples_per_s\""));
+        lines++;
+    }
+    fclose(f);
+    ck_assert_int_eq(lines, 3);
+    snprintf(cmd, sizeof cmd, "%s train --set train.batch_size=32 --data %s --from %s -o %s --steps 5 > /dev/null 2>&1",
+             bin, data, model, model2);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    p = nn_ckpt_load(model2, g, &meta, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    ck_assert_int_eq(meta.step, 35);
+    ck_assert_str_eq(meta.parent, model);
+    nn_params_free(p);
+    /* gridzero info describes a sample file */
+    snprintf(cmd, sizeof cmd, "%s info %s/gen1.h5 > %s/info.txt 2>&1", bin, data, tmpdir);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    snprintf(path, sizeof path, "%s/info.txt", tmpdir);
+    f = fopen(path, "r");
+    ck_assert(fgets(line, sizeof line, f) != NULL);
+    fclose(f);
+    ck_assert_msg(strstr(line, "gridzero samples"), "%s", line);
+    /* a file of another board: refused by name, exit 2, nothing written */
+    game *g5 = gen_mnk(5, 5, 4);
+    snprintf(path, sizeof path, "%s/other.h5", data);
+    gen_random_games(g5, path, 2, 1, 0);
+    char model3[300];
+    snprintf(model3, sizeof model3, "%s/m3.h5", tmpdir);
+    snprintf(cmd, sizeof cmd, "%s train --data %s -o %s --steps 5 > %s/out3.txt 2>&1", bin, data, model3, tmpdir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    ck_assert(access(model3, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/out3.txt", tmpdir);
+    f = fopen(path, "r");
+    ck_assert(fgets(line, sizeof line, f) != NULL);
+    fclose(f);
+    ck_assert_msg(strstr(line, "other.h5") && strstr(line, "rows is 5, expected 3"), "%s", line);
+    game_free(g5);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
+#ifdef GZ_TRAIN_SLOW
+/* The slow suite (test_train_slow.c includes this file): the same oracles on larger
+ * nets, where im2col runs in several chunks and every layer has realistic widths. */
+START_TEST(slow_grad_bigger)
+{
+    grad_case(tiny_spec(GAME_LATTICE_HEX, 7, 7, 2, 6, 3, NN_POLICY_DENSE, NN_TRUNK_RESIDUAL), 101);
+    grad_case(tiny_spec(GAME_LATTICE_SQUARE, 6, 5, 2, 6, 2, NN_POLICY_CONV, NN_TRUNK_PLAIN), 102);
+}
+END_TEST
+
+START_TEST(slow_eval_reference_large)
+{
+    nn_spec a = tiny_spec(GAME_LATTICE_SQUARE, 15, 15, 2, 32, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+    a.planes = 5;
+    ref_case(a, 111);
+    nn_spec b = tiny_spec(GAME_LATTICE_HEX, 32, 32, 1, 16, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+    b.planes = 7;
+    ref_case(b, 112);
+}
+END_TEST
+#endif
+
 static Suite *train_suite(void)
 {
+#ifdef GZ_TRAIN_SLOW
+    Suite *slow = suite_create("train_slow");
+    TCase *ts = tcase_create("large");
+    tcase_set_timeout(ts, 1200);
+    tcase_add_test(ts, slow_grad_bigger);
+    tcase_add_test(ts, slow_eval_reference_large);
+    suite_add_tcase(slow, ts);
+    return slow;
+#endif
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("net");
     tcase_set_timeout(tc, 120);
@@ -655,6 +772,7 @@ static Suite *train_suite(void)
     tcase_add_test(tl, resume_adam);
     tcase_add_test(tl, hex_mask_and_nan);
     tcase_add_test(tl, dataset_refuses_mismatch);
+    tcase_add_test(tl, cli_train_end_to_end);
     suite_add_tcase(s, tl);
     return s;
 }

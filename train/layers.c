@@ -5,6 +5,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <cblas.h>
@@ -19,6 +20,14 @@
  * index k -> 8-k, maps each set onto itself, which the input-gradient conv relies on. */
 static const int taps_square[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
 static const int taps_hex[7] = {1, 2, 3, 4, 5, 6, 7};
+
+/* The memory-bound element-wise passes get AVX2 and AVX-512 clones chosen at load time
+ * (the binary still runs on any x86-64: no -march needed). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HOT
+#endif
 
 static int conv_chunk(conv_dims d)
 {

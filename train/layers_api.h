@@ -48,7 +48,7 @@ void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
                             int M, R eps);
 /* Backward of batch norm whose output went through a ReLU: dy = dout * (out > 0) with
  * out the ReLU's output (out NULL: dy = dout, no ReLU). accumulate != 0: dinp += ...;
- * 0: dinp = ... . dgamma, dbeta always +=. */
+ * 0: dinp = ... . dgamma, dbeta always +=. dinp must not overlap dout, out or in. */
 void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *out, const R *in,
                         const R *gamma, const R *mean, const R *invstd, int C, int M,
                         int accumulate);

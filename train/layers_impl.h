@@ -3,32 +3,36 @@
 
 /* im2col of samples n0 .. n0+nb-1 of in (C, Ntot*H*W) into col (C*T, nb*H*W): row
  * c*T + t holds channel c shifted by live tap t (zero outside the board). */
-static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, int H, int W,
+HOT static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, int H, int W,
                       const int *taps, int T)
 {
     size_t hw = (size_t)H * W, cols = (size_t)nb * hw, ltot = (size_t)Ntot * hw;
     for (int c = 0; c < C; c++) {
         for (int t = 0; t < T; t++) {
             int dy = taps[t] / 3 - 1, dx = taps[t] % 3 - 1;
-            int xs = dx < 0 ? 1 : 0, xe = dx > 0 ? W - 1 : W;
+            /* rows y in [ys, ye) read row y + dy; in flat indices the shifted plane is one
+             * contiguous copy dst[i] = src[i + dy*W + dx] over [i0, i1), after which the
+             * column that wrapped around (x = 0 for dx = -1, x = W-1 for dx = +1) and the
+             * rows outside the board are zeroed. */
+            int ys = dy < 0 ? 1 : 0, ye = dy > 0 ? H - 1 : H;
+            size_t i0 = (size_t)ys * W + (dx < 0 ? 1 : 0), i1 = (size_t)ye * W - (dx > 0 ? 1 : 0);
+            ptrdiff_t off = (ptrdiff_t)dy * W + dx;
             R *row = col + ((size_t)c * T + t) * cols;
             for (int n = 0; n < nb; n++) {
                 const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
                 R *dst = row + (size_t)n * hw;
-                for (int y = 0; y < H; y++) {
-                    int yy = y + dy;
-                    R *d = dst + (size_t)y * W;
-                    if (yy < 0 || yy >= H) {
-                        memset(d, 0, sizeof(R) * (size_t)W);
-                        continue;
-                    }
-                    const R *s = src + (size_t)yy * W;
-                    if (xs)
-                        d[0] = 0;
-                    memcpy(d + xs, s + xs + dx, sizeof(R) * (size_t)(xe - xs));
-                    if (xe < W)
-                        d[W - 1] = 0;
-                }
+                if (ys)
+                    memset(dst, 0, sizeof(R) * (size_t)W);
+                if (ye < H)
+                    memset(dst + (size_t)(H - 1) * W, 0, sizeof(R) * (size_t)W);
+                if (i1 > i0)
+                    memcpy(dst + i0, src + (ptrdiff_t)i0 + off, sizeof(R) * (i1 - i0));
+                if (dx < 0)
+                    for (int y = ys; y < ye; y++)
+                        dst[(size_t)y * W] = 0;
+                else if (dx > 0)
+                    for (int y = ys; y < ye; y++)
+                        dst[(size_t)y * W + W - 1] = 0;
             }
         }
     }
@@ -155,7 +159,7 @@ void F(conv1x1_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, cons
         GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, d.IC, M, d.OC, 1, w, d.IC, dout, M, 1, dinp, M);
 }
 
-void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
+HOT void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
                              const R *beta, R *run_mean, R *run_var, const R *skip, int relu,
                              int C, int M, R eps)
 {
@@ -164,10 +168,18 @@ void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *g
         /* one pass: sum and sum of squares around a shift (the first element) in double,
          * which keeps E[x^2] - E[x]^2 accurate */
         double k = x[0], s = 0, s2 = 0;
-        for (int j = 0; j < M; j++) {
-            double e = x[j] - k;
-            s += e;
-            s2 += e * e;
+        R kr = (R)k;
+        for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
+            int j1 = M - j0 < 1024 ? M : j0 + 1024;
+            R a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
+            for (int j = j0; j < j1; j++) {
+                R e = x[j] - kr;
+                a += e;
+                b += e * e;
+            }
+            s += a;
+            s2 += b;
         }
         double mu = k + s / M;
         double v = s2 - s * s / M; /* sum of squared deviations */
@@ -204,7 +216,7 @@ void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *g
     }
 }
 
-void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
+HOT void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
                             const R *run_mean, const R *run_var, const R *skip, int relu, int C,
                             int M, R eps)
 {
@@ -233,26 +245,35 @@ void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *bet
     F(bn_act_forward_eval)(out, in, gamma, beta, run_mean, run_var, NULL, 0, C, M, eps);
 }
 
-void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *out, const R *in,
+HOT void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *out, const R *in,
                         const R *gamma, const R *mean, const R *invstd, int C, int M,
                         int accumulate)
 {
     for (int c = 0; c < C; c++) {
-        const R *x = in + (size_t)c * M, *dy = dout + (size_t)c * M;
-        const R *o = out ? out + (size_t)c * M : NULL;
+        const R *restrict x = in + (size_t)c * M, *restrict dy = dout + (size_t)c * M;
+        const R *restrict o = out ? out + (size_t)c * M : NULL;
         R mu = mean[c], is = invstd[c];
         double sdy = 0, sdyx = 0; /* sum dy, sum dy * (x - mu) */
-        if (o)
-            for (int j = 0; j < M; j++) {
-                R g = o[j] > 0 ? dy[j] : 0;
-                sdy += g;
-                sdyx += g * (x[j] - mu);
+        for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
+            int j1 = M - j0 < 1024 ? M : j0 + 1024;
+            R a = 0, b = 0;
+            if (o) {
+#pragma omp simd reduction(+ : a, b)
+                for (int j = j0; j < j1; j++) {
+                    R g = o[j] > 0 ? dy[j] : 0;
+                    a += g;
+                    b += g * (x[j] - mu);
+                }
+            } else {
+#pragma omp simd reduction(+ : a, b)
+                for (int j = j0; j < j1; j++) {
+                    a += dy[j];
+                    b += dy[j] * (x[j] - mu);
+                }
             }
-        else
-            for (int j = 0; j < M; j++) {
-                sdy += dy[j];
-                sdyx += dy[j] * (x[j] - mu);
-            }
+            sdy += a;
+            sdyx += b;
+        }
         sdyx *= is;
         if (dgamma)
             dgamma[c] += (R)sdyx;
@@ -263,7 +284,7 @@ void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *ou
         /* dx = gamma * is * (dy - mean(dy) - xhat * mean(dy * xhat)) */
         R k = gamma[c] * is;
         R a = -k * (R)(sdy / M) + k * mu * is * (R)(sdyx / M), b = -k * is * (R)(sdyx / M);
-        R *dx = dinp + (size_t)c * M;
+        R *restrict dx = dinp + (size_t)c * M; /* never aliases dout, out or in */
         /* dx = k dy + a + b x */
         if (o && accumulate)
             for (int j = 0; j < M; j++)
@@ -286,13 +307,13 @@ void F(batchnorm_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R 
     F(bn_act_backward)(dinp, dgamma, dbeta, dout, NULL, in, gamma, mean, invstd, C, M, 1);
 }
 
-void F(relu_forward)(R *out, const R *in, size_t n)
+HOT void F(relu_forward)(R *out, const R *in, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = in[i] > 0 ? in[i] : 0;
 }
 
-void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n)
+HOT void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n)
 {
     if (dinp == dout) {
         for (size_t i = 0; i < n; i++)
@@ -303,13 +324,13 @@ void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n)
         dinp[i] += out[i] > 0 ? dout[i] : 0;
 }
 
-void F(residual_forward)(R *out, const R *a, const R *b, size_t n)
+HOT void F(residual_forward)(R *out, const R *a, const R *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = a[i] + b[i];
 }
 
-void F(residual_backward)(R *da, R *db, const R *dout, size_t n)
+HOT void F(residual_backward)(R *da, R *db, const R *dout, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         da[i] += dout[i];

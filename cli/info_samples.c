@@ -1,0 +1,45 @@
+/* gridzero info on a sample file (a row of cmd_info.c's table). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "selfplay/samples.h"
+
+int info_samples(const char *path)
+{
+    char err[512];
+    sp_file *f = sp_file_read(path, NULL, err, sizeof err);
+    if (!f) {
+        cli_error("%s", err);
+        return EXIT_USAGE;
+    }
+    int64_t games = 0, last = -1, maxply = 0;
+    double zsum = 0, ent = 0;
+    for (int64_t i = 0; i < f->n; i++) {
+        if (f->gameix[i] != last) {
+            games++;
+            last = f->gameix[i];
+        }
+        maxply = f->ply[i] > maxply ? f->ply[i] : maxply;
+        zsum += f->z[i * f->players];
+        for (int a = 0; a < f->actions; a++) {
+            double p = f->pi[i * f->actions + a];
+            if (p > 0)
+                ent -= p * log(p);
+        }
+    }
+    printf("%s: gridzero samples (format %s, version %d)\n", path, SP_FORMAT, SP_VERSION);
+    printf("  game        %s %s\n", f->game, f->game_config);
+    printf("  board       %dx%d %s lattice, %d planes, %d actions, %d players\n", f->rows, f->cols,
+           f->lattice == GAME_LATTICE_HEX ? "hex" : "square", f->planes, f->actions, f->players);
+    printf("  generation  %lld\n  model       %s\n", (long long)f->meta.generation,
+           f->meta.model[0] ? f->meta.model : "(none)");
+    printf("  samples     %lld from %lld games (longest ply %lld)\n", (long long)f->n, (long long)games,
+           (long long)maxply);
+    if (f->n)
+        printf("  mean z      %+.3f for the player to move; mean pi entropy %.3f nats\n", zsum / f->n,
+               ent / f->n);
+    sp_file_free(f);
+    return EXIT_OK;
+}
