@@ -671,6 +671,15 @@ START_TEST(cli_train_end_to_end)
         x[i] = 1; /* the on-board plane */
     ck_assert(nn_ref_forward(p, 3, 3, 1, x, NULL, pol, val, NULL, err, sizeof err) == 0);
     ck_assert(isfinite(val[0]) && isfinite(pol[4]));
+    /* the oneDNN inference (what the network evaluator plays with) loads it and agrees */
+    nn_infer *inf = nn_infer_new(p, 3, 3, NN_PREC_FP32, 1, err, sizeof err);
+    ck_assert_msg(inf != NULL, "%s", err);
+    float pol2[9], val2[2];
+    ck_assert_msg(nn_infer_run(inf, 1, x, NULL, pol2, val2, err, sizeof err) == 0, "%s", err);
+    for (int a = 0; a < 9; a++)
+        ck_assert(fabsf(pol[a] - pol2[a]) < 1e-3f);
+    ck_assert(fabsf(val[0] - val2[0]) < 1e-3f && fabsf(val[1] - val2[1]) < 1e-3f);
+    nn_infer_free(inf);
     nn_params_free(p);
     FILE *f = fopen(metrics, "r");
     ck_assert_ptr_nonnull(f);
