@@ -664,6 +664,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, bf16_close_to_reference);
     suite_add_tcase(s, t);
     TCase *ev = tcase_create("evaluator");
+    tcase_set_timeout(ev, 120);
     tcase_add_test(ev, evaluator_matches_reference_and_rotates_values);
     tcase_add_test(ev, evaluator_symmetries);
     tcase_add_test(ev, evaluator_cache_and_chunks);
