@@ -267,6 +267,9 @@ START_TEST(batch_out_of_range)
     ck_assert_msg(strstr(err, "batch 513") != NULL, "%s", err);
     ck_assert_ptr_null(nn_infer_input(c, 0, err, sizeof err));
     nn_infer_free(c);
+    /* the largest buckets: 300 runs padded to 384, and 512 */
+    ck_assert(compare(p, 5, 5, 300, 600) <= 1e-4);
+    ck_assert(compare(p, 5, 5, 512, 601) <= 1e-4);
     nn_params_free(p);
 }
 END_TEST
@@ -661,6 +664,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, bf16_close_to_reference);
     suite_add_tcase(s, t);
     TCase *ev = tcase_create("evaluator");
+    tcase_set_timeout(ev, 120);
     tcase_add_test(ev, evaluator_matches_reference_and_rotates_values);
     tcase_add_test(ev, evaluator_symmetries);
     tcase_add_test(ev, evaluator_cache_and_chunks);

@@ -394,18 +394,21 @@ END_TEST
 static Suite *nn_suite(void)
 {
     Suite *s = suite_create("nn");
+    /* generous timeouts: the machine may be shared and the build sanitized */
     TCase *t = tcase_create("spec_params");
+    tcase_set_timeout(t, 60);
     tcase_add_test(t, spec_from_config_and_json_round_trip);
     tcase_add_test(t, layout_order_offsets_and_count);
     tcase_add_test(t, he_init_deterministic_and_masked);
     tcase_add_test(t, bad_spec_rejected_by_name);
     suite_add_tcase(s, t);
     TCase *ck = tcase_create("checkpoint");
+    tcase_set_timeout(ck, 60);
     tcase_add_test(ck, checkpoint_round_trip_with_optim);
     tcase_add_test(ck, checkpoint_errors_by_name);
     suite_add_tcase(s, ck);
     TCase *cl = tcase_create("cli");
-    tcase_set_timeout(cl, 60);
+    tcase_set_timeout(cl, 120);
     tcase_add_test(cl, cli_bench_save_and_info);
     suite_add_tcase(s, cl);
     return s;
