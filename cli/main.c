@@ -8,15 +8,15 @@
 #include "train/blas_tune.h"
 
 static const cli_command commands[] = {
-    {"config", cmd_config, "check a config file and print the effective config; list the keys"},
-    {"info", cmd_info, "describe a gridzero file (a model: network, size, generation)"},
-    {"train", cmd_train, "train a model on self-play sample files"},
-    {"bench", cmd_bench, "measure throughput (nn: the network's forward pass)"},
     {"run", cmd_run, "the generation loop: self-play, train, arena, promote, Elo (the main job)"},
     {"selfplay", cmd_selfplay, "play games of the search against itself and write samples (HDF5)"},
-    {"arena", cmd_arena, "play a match between players (random, mcts:N, alphabeta, perfect, ...)"},
+    {"train", cmd_train, "train a model on self-play sample files"},
+    {"arena", cmd_arena, "play a match between players (random, mcts:N, alphabeta, perfect, model:FILE)"},
     {"elo", cmd_elo, "maximum-likelihood Elo ratings with 95% intervals from arena results files"},
     {"play", cmd_play, "play against one or more players in the terminal"},
+    {"bench", cmd_bench, "measure throughput (nn: inference; train: training steps)"},
+    {"info", cmd_info, "describe a gridzero file (a model or a sample file)"},
+    {"config", cmd_config, "check a config file and print the effective config; list the keys"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
