@@ -16,6 +16,8 @@ static const cli_command commands[] = {
     {"arena", cmd_arena, "play a match between players (random, mcts:N, alphabeta, perfect, ...)"},
     {"elo", cmd_elo, "maximum-likelihood Elo ratings with 95% intervals from arena results files"},
     {"play", cmd_play, "play against one or more players in the terminal"},
+    {"pbrain", cmd_pbrain, "the Gomocup brain protocol on stdin/stdout (Gomoku managers)"},
+    {"gtp", cmd_gtp, "the Go Text Protocol (v2) on stdin/stdout, for every game (GTP tools)"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
