@@ -68,6 +68,49 @@ static void brain_clear(brain *b)
     b->g = NULL;
 }
 
+/* Runs the network once at every batch size the search can send (1..batch), so that
+ * oneDNN creates its primitives now and not inside a move's time budget. The keys are
+ * made up (distinct, so no cache hit hides a size); the cache keeps those entries but
+ * no real position will ever ask for them. */
+static int brain_warm_up(brain *b, int batch, char *err, size_t errlen)
+{
+    const game *g = b->g;
+    size_t na = (size_t)g->actions, np = (size_t)g->players, nb = (size_t)batch;
+    game_state *s = game_state_new(g, NULL);
+    const game_state **states = malloc(sizeof *states * nb);
+    uint64_t *keys = malloc(sizeof *keys * nb);
+    uint8_t *legal = malloc(na * nb);
+    float *priors = malloc(sizeof(float) * na * nb), *values = malloc(sizeof(float) * np * nb);
+    int rc = -1;
+    if (!s || !states || !keys || !legal || !priors || !values) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    uint64_t h = game_hash(g, s);
+    for (size_t i = 0; i < nb; i++) {
+        states[i] = s;
+        game_legal(g, s, legal + i * na);
+    }
+    char why[512];
+    for (int n = 1; n <= batch; n++) {
+        for (int i = 0; i < n; i++)
+            keys[i] = rng_derive(h, (uint64_t)(n * (batch + 1) + i) + 0x7761726dULL);
+        if (evaluator_run(b->e, n, states, keys, legal, priors, values, why, sizeof why) < 0) {
+            snprintf(err, errlen, "player \"%s\": %s", b->spec, why);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(s);
+    free(states);
+    free(keys);
+    free(legal);
+    free(priors);
+    free(values);
+    return rc;
+}
+
 int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
 {
     brain_clear(b);
@@ -124,6 +167,10 @@ int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
         return -1;
     }
     b->g = g;
+    if (b->model[0] && brain_warm_up(b, mp.batch, err, errlen) < 0) {
+        brain_clear(b);
+        return -1;
+    }
     return 0;
 }
 
@@ -232,12 +279,18 @@ int brain_choose(brain *b, const game_state *s, double budget, brain_move *out, 
         mcts_set_root(b->t, s);
     int cap = b->cap > 0 ? b->cap : budget < 0 ? b->cfg.mcts.simulations : BRAIN_SIMS_UNLIMITED;
     mcts_set_simulations(b->t, cap);
-    double deadline = t0 + budget;
+    /* A step (one evaluator call) cannot be interrupted: do not start one that would
+     * likely end after the deadline (the last step's duration as the estimate). The
+     * first step is always made, so there is a move. */
+    double deadline = t0 + budget, step = 0, now = t0;
     mcts_begin(b->t);
     do {
+        double before = now;
         if (mcts_step_many(&b->t, 1, b->batch, b->e, err, errlen) < 0)
             return -1;
-    } while (!mcts_done(b->t) && (budget < 0 || brain_now() < deadline));
+        now = brain_now();
+        step = now - before;
+    } while (!mcts_done(b->t) && (budget < 0 || now + step < deadline));
     mcts_result res;
     mcts_finish(b->t, NULL, &res);
     int mover = game_current_player(b->g, s);

@@ -8,6 +8,11 @@
  *   both search until the move's time budget is used, the simulation cap is reached
  *   (N, or brain_opts.sims, which wins), the root is proven, or the tree's memory is
  *   full. Without a clock (budget < 0) and without a cap they stop at mcts.simulations.
+ *   A search step (one evaluator call of up to mcts.batch leaves) cannot be cut short,
+ *   so a step is not started when the last one's duration would carry it past the
+ *   budget; the first step is always made. A model brain runs the network once at every
+ *   batch size 1..mcts.batch when it is made for a game (oneDNN creates its primitives
+ *   per batch size on first use: that cost must not land inside a move's budget).
  * - any other player spec (random, alphabeta[:D], perfect): the player just chooses; the
  *   budget is ignored (alphabeta:Ts has its own clock).
  * The search tree follows the game through brain_notify (subtree reuse) and starts
