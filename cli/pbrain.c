@@ -250,6 +250,23 @@ static bool pb_need_game(pbrain *pb, FILE *out, const char *cmd)
     return false;
 }
 
+/* An empty board for the current settings (size, rule, memory): the same game and
+ * engine when they still match them (no model reload), else new ones. Returns 0, or
+ * -1 with a message (no game then: started is cleared). */
+static int pb_fresh(pbrain *pb, char *err, size_t errlen)
+{
+    if (pb->g && pb->g->rows == pb->cfg.game.rows && pb->g->cols == pb->cfg.game.cols &&
+        pb->made_exact == pb->cfg.game.exact && pb->memory_mb == pb_memory_mb(pb)) {
+        pb_clear(pb);
+        return 0;
+    }
+    if (pb_new_game(pb, err, errlen) < 0) {
+        pb->started = false;
+        return -1;
+    }
+    return 0;
+}
+
 /* START n / RECTSTART w,h. */
 static void pb_start(pbrain *pb, int w, int h, FILE *out)
 {
@@ -261,11 +278,7 @@ static void pb_start(pbrain *pb, int w, int h, FILE *out)
     pb->cfg.game.cols = w;
     pb->cfg.game.rows = h;
     char err[512];
-    if (pb->g && pb->g->rows == h && pb->g->cols == w && pb->made_exact == pb->cfg.game.exact &&
-        pb->memory_mb == pb_memory_mb(pb)) {
-        pb_clear(pb); /* the same game again: keep the engine (no model reload) */
-    } else if (pb_new_game(pb, err, sizeof err) < 0) {
-        pb->started = false;
+    if (pb_fresh(pb, err, sizeof err) < 0) {
         say(out, "ERROR %s", err);
         return;
     }
@@ -315,13 +328,12 @@ static void pb_info(pbrain *pb, char *arg, FILE *out)
         bool exact = (v & PB_RULE_EXACT) != 0;
         if (exact != pb->cfg.game.exact) {
             pb->cfg.game.exact = exact;
-            /* On an empty board the rule applies at once; otherwise from the next game. */
+            /* On an empty board the rule applies at once; otherwise from the next
+             * RESTART, START or BOARD. */
             if (pb->started && pb->nmoves == 0) {
                 char err[512];
-                if (pb_new_game(pb, err, sizeof err) < 0) {
-                    pb->started = false;
+                if (pb_fresh(pb, err, sizeof err) < 0)
                     say(out, "ERROR INFO rule: %s", err);
-                }
             }
         }
     }
@@ -397,7 +409,11 @@ static void pb_board_done(pbrain *pb, FILE *out)
         int color = (pb->board_field[i] == 1) == black ? 0 : 1;
         order[color][n[color]++] = pb->board_action[i];
     }
-    pb_clear(pb);
+    char err[512];
+    if (pb_fresh(pb, err, sizeof err) < 0) {
+        say(out, "ERROR %s", err);
+        return;
+    }
     for (int i = 0; i < pb->nboard; i++) {
         int color = i & 1;
         if (pb_play(pb, order[color][i / 2]) < 0) {
@@ -405,6 +421,12 @@ static void pb_board_done(pbrain *pb, FILE *out)
             say(out, "ERROR BOARD: the position is already decided (a five on the board)");
             return;
         }
+    }
+    if (game_terminal(pb->g, pb_state(pb, pb->nmoves))) {
+        bool full = pb->nmoves >= pb->g->actions;
+        pb_clear(pb);
+        say(out, "ERROR BOARD: the position is already decided (%s)", full ? "a full board" : "a five on the board");
+        return;
     }
     pb_move(pb, out);
 }
@@ -462,8 +484,10 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
             pb_start(pb, x, y, out);
     } else if (!strcasecmp(cmd, "RESTART")) {
         if (pb_need_game(pb, out, "RESTART")) {
-            pb_clear(pb);
-            say(out, "OK");
+            if (pb_fresh(pb, err, sizeof err) < 0)
+                say(out, "ERROR %s", err);
+            else
+                say(out, "OK");
         }
     } else if (!strcasecmp(cmd, "BEGIN")) {
         if (!pb_need_game(pb, out, "BEGIN"))

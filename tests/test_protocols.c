@@ -186,6 +186,29 @@ START_TEST(pbrain_session)
         PB_EXPECT(s, l, "");
     }
     PB_PREFIX(s, "DONE", "ERROR BOARD: the position is already decided");
+    /* The rule: white (the opponent) has six in a row (its stones given in play order,
+     * the sixth last). Freestyle: decided. Exact five (INFO rule 1, applied from the
+     * next RESTART as stones are on the board): an overline does not win, play on. */
+    for (int exact = 0; exact < 2; exact++) {
+        PB_EXPECT(s, exact ? "INFO rule 1" : "INFO rule 0", "");
+        PB_EXPECT(s, "RESTART", "OK\n");
+        PB_EXPECT(s, "BOARD", "");
+        const char *opp[] = {"0,7,2", "1,7,2", "2,7,2", "3,7,2", "5,7,2", "4,7,2"};
+        for (int i = 0; i < 6; i++) {
+            char l[32];
+            snprintf(l, sizeof l, "%d,0,1", 2 * i);
+            PB_EXPECT(s, l, "");
+            PB_EXPECT(s, opp[i], "");
+        }
+        if (exact) {
+            out = pb(s, "DONE", NULL);
+            ck_assert_msg(read_xy(out, &x, &y), "%s", out);
+            free(out);
+        } else {
+            PB_PREFIX(s, "DONE", "ERROR BOARD: the position is already decided");
+        }
+    }
+    PB_EXPECT(s, "INFO rule 0", "");
     /* Other sizes, and RECTSTART. */
     PB_EXPECT(s, "START 20", "OK\n");
     PB_EXPECT(s, "BEGIN", "10,10\n");
