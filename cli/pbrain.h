@@ -17,8 +17,9 @@
  * possible: one search step), timeout_match (0 = no limit) and time_left. The budget
  * of a move is brain_budget(timeout_turn, time_left if the match is limited, moves
  * left) with moves left estimated as the empty points / 2, clamped to 8..30.
- * max_memory (bytes, 0 = no limit) caps the search tree at half of it from the next
- * START on.
+ * max_memory (bytes, 0 = no limit) caps the search tree at half of it (at most 256 MB).
+ * A rule or max_memory change applies at once on an empty board, otherwise from the
+ * next START, RESTART or BOARD (which start from an empty board).
  */
 #ifndef GZ_CLI_PBRAIN_H
 #define GZ_CLI_PBRAIN_H

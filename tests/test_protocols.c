@@ -451,9 +451,26 @@ START_TEST(gtp_session_search_and_sanling)
     out = gt(s, "genmove b", NULL);
     ck_assert_msg(out[0] == '=' && out[1] == ' ', "%s", out);
     free(out);
+    gtp_free(s);
+    /* Pure MCTS without a cap: only the clock stops it. 3 s of absolute time for about
+     * 30 moves -> 0.1 s a move less the margins; time_left in byo-yomi: 1 s for 2
+     * stones -> 0.4 s. */
+    brain_opts open_ended = {.spec = "mcts"};
+    s = gtp_new(&c, &open_ended, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    GTP_EXPECT(s, "time_settings 3 0 0", "=\n\n");
+    double t0 = brain_now();
+    GTP_PREFIX(s, "genmove b", "= ");
+    double dt = brain_now() - t0;
+    ck_assert_msg(dt < 0.3, "genmove took %.3f s of a 0.04 s budget", dt);
+    GTP_EXPECT(s, "time_left w 1 2", "=\n\n");
+    t0 = brain_now();
+    GTP_PREFIX(s, "genmove w", "= ");
+    dt = brain_now() - t0;
+    ck_assert_msg(dt > 0.2 && dt < 0.5, "genmove took %.3f s of a 0.4 s budget", dt);
     /* byo-yomi time with no stones means no limit. */
     GTP_EXPECT(s, "time_settings 0 1 0", "=\n\n");
-    GTP_PREFIX(s, "genmove w", "= ");
+    GTP_PREFIX(s, "genmove b", "= ");
     gtp_free(s);
 
     /* Three-player Sanling: colors 1 2 3, strict turn order, its own notation. */
