@@ -72,6 +72,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_arena(int argc, char **argv);
 int cmd_elo(int argc, char **argv);
 int cmd_play(int argc, char **argv);
+int cmd_pbrain(int argc, char **argv);
+int cmd_gtp(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_train(int argc, char **argv);

@@ -17,6 +17,8 @@ static const cli_command commands[] = {
     {"bench", cmd_bench, "measure throughput (nn: inference; train: training steps)"},
     {"info", cmd_info, "describe a gridzero file (a model or a sample file)"},
     {"config", cmd_config, "check a config file and print the effective config; list the keys"},
+    {"pbrain", cmd_pbrain, "the Gomocup brain protocol on stdin/stdout (Gomoku managers)"},
+    {"gtp", cmd_gtp, "the Go Text Protocol (v2) on stdin/stdout, for every game (GTP tools)"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

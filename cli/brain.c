@@ -1,0 +1,313 @@
+/* brain.c — see brain.h. */
+#include "brain.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/mcts.h"
+#include "engine/player.h"
+#include "nn/net_eval.h"
+#include "nn/net_player.h"
+
+/* A cap large enough to mean "until the clock stops it" (the arena bounds memory). */
+#define BRAIN_SIMS_UNLIMITED (INT_MAX / 4)
+
+struct brain {
+    /* immutable after brain_new */
+    gz_config cfg;
+    char spec[PLAYER_NAME_LEN];
+    char model[1024];    /* model file of a "model:" spec, "" otherwise */
+    bool search;         /* a tree search (model or mcts), else a plain player */
+    int cap;             /* simulation cap; 0 = none */
+    double memory_mb;
+    /* rebuilt by brain_set_game */
+    const game *g;       /* borrowed */
+    player *p;           /* plain players; owned */
+    mcts *t;             /* searches; owned */
+    evaluator *e;        /* owned */
+    mcts_batch *batch;   /* owned */
+    mcts_child_info *kids; /* (actions) scratch */
+    rng r;
+};
+
+double brain_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double brain_budget(double turn, double left, int moves_left)
+{
+    if (turn < 0 && left < 0)
+        return -1;
+    double b = turn;
+    if (left >= 0) {
+        double share = left / (moves_left > 1 ? moves_left : 1);
+        if (b < 0 || share < b)
+            b = share;
+    }
+    b = b * 0.9 - 0.05;
+    return b > 0 ? b : 0;
+}
+
+static void brain_clear(brain *b)
+{
+    player_free(b->p);
+    mcts_free(b->t);
+    evaluator_free(b->e);
+    mcts_batch_free(b->batch);
+    free(b->kids);
+    b->p = NULL;
+    b->t = NULL;
+    b->e = NULL;
+    b->batch = NULL;
+    b->kids = NULL;
+    b->g = NULL;
+}
+
+/* Runs the network once at every batch size the search can send (1..batch), so that
+ * oneDNN creates its primitives now and not inside a move's time budget. The keys are
+ * made up (distinct, so no cache hit hides a size); the cache keeps those entries but
+ * no real position will ever ask for them. */
+static int brain_warm_up(brain *b, int batch, char *err, size_t errlen)
+{
+    const game *g = b->g;
+    size_t na = (size_t)g->actions, np = (size_t)g->players, nb = (size_t)batch;
+    game_state *s = game_state_new(g, NULL);
+    const game_state **states = malloc(sizeof *states * nb);
+    uint64_t *keys = malloc(sizeof *keys * nb);
+    uint8_t *legal = malloc(na * nb);
+    float *priors = malloc(sizeof(float) * na * nb), *values = malloc(sizeof(float) * np * nb);
+    int rc = -1;
+    if (!s || !states || !keys || !legal || !priors || !values) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    uint64_t h = game_hash(g, s);
+    for (size_t i = 0; i < nb; i++) {
+        states[i] = s;
+        game_legal(g, s, legal + i * na);
+    }
+    char why[512];
+    for (int n = 1; n <= batch; n++) {
+        for (int i = 0; i < n; i++)
+            keys[i] = rng_derive(h, (uint64_t)(n * (batch + 1) + i) + 0x7761726dULL);
+        if (evaluator_run(b->e, n, states, keys, legal, priors, values, why, sizeof why) < 0) {
+            snprintf(err, errlen, "player \"%s\": %s", b->spec, why);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(s);
+    free(states);
+    free(keys);
+    free(legal);
+    free(priors);
+    free(values);
+    return rc;
+}
+
+int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
+{
+    brain_clear(b);
+    char why[512];
+    if (!b->search) {
+        b->p = player_new(b->spec, g, &b->cfg, net_player_ext(), err, errlen);
+        if (!b->p)
+            return -1;
+        player_reset(b->p);
+        b->g = g;
+        return 0;
+    }
+    uint64_t seed = rng_derive(b->cfg.seed, 0x627261696eULL);
+    if (b->model[0]) {
+        b->e = net_eval_load(g, &b->cfg, b->model, why, sizeof why);
+        if (!b->e) {
+            snprintf(err, errlen, "player \"%s\": %s", b->spec, why);
+            return -1;
+        }
+    } else {
+        b->e = eval_rollout_new(g, b->cfg.mcts.rollouts, rng_derive(seed, 1));
+    }
+    mcts_params mp;
+    mcts_params_from_config(&mp, &b->cfg.mcts);
+    if (!b->model[0])
+        mcts_params_pure(&mp);
+    mp.noise = false;
+    mp.temperature_moves = 0;
+    mp.simulations = b->cap > 0 ? b->cap : BRAIN_SIMS_UNLIMITED;
+    /* Arena: what the memory cap allows (a node is 48 bytes plus its edges, about one
+     * per legal move), and never more than the simulation cap needs. */
+    int per_node_edges = g->actions < 256 ? g->actions : 256;
+    double node_bytes = 48.0 + 8.0 * per_node_edges;
+    double nodes = b->memory_mb * 1024.0 * 1024.0 / node_bytes;
+    if (b->cap > 0 && nodes > 2.0 * (b->cap + mp.batch) + 64)
+        nodes = 2.0 * (b->cap + mp.batch) + 64;
+    if (nodes < 1024)
+        nodes = 1024;
+    if (nodes > (double)(INT32_MAX / 2))
+        nodes = (double)(INT32_MAX / 2);
+    mp.max_nodes = (int32_t)nodes;
+    mp.max_edges = (int64_t)mp.max_nodes * per_node_edges;
+    b->batch = mcts_batch_new(g, mp.batch);
+    b->kids = malloc(sizeof *b->kids * (size_t)g->actions);
+    if (!b->e || !b->batch || !b->kids) {
+        snprintf(err, errlen, "player \"%s\": out of memory", b->spec);
+        brain_clear(b);
+        return -1;
+    }
+    b->t = mcts_new(g, &mp, seed, why, sizeof why);
+    if (!b->t) {
+        snprintf(err, errlen, "player \"%s\": %s", b->spec, why);
+        brain_clear(b);
+        return -1;
+    }
+    b->g = g;
+    if (b->model[0] && brain_warm_up(b, mp.batch, err, errlen) < 0) {
+        brain_clear(b);
+        return -1;
+    }
+    return 0;
+}
+
+brain *brain_new(const game *g, const gz_config *cfg, const brain_opts *o, char *err,
+                 size_t errlen)
+{
+    brain *b = calloc(1, sizeof *b);
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    b->cfg = *cfg;
+    const char *spec = o->spec && *o->spec ? o->spec : "mcts";
+    if (strlen(spec) >= sizeof b->spec) {
+        snprintf(err, errlen, "player \"%.40s...\": spec too long", spec);
+        free(b);
+        return NULL;
+    }
+    snprintf(b->spec, sizeof b->spec, "%s", spec);
+    b->memory_mb = o->memory_mb > 0 ? o->memory_mb : 256;
+    rng_seed(&b->r, rng_derive(cfg->seed, 0x70726f746fULL));
+    char why[512];
+    if (!strncmp(spec, "model:", 6)) {
+        int sims;
+        if (net_player_parse(spec + 6, b->model, sizeof b->model, &sims, why, sizeof why) < 0) {
+            snprintf(err, errlen, "player \"%s\": %s", spec, why);
+            free(b);
+            return NULL;
+        }
+        b->search = true;
+        b->cap = sims;
+    } else if (!strcmp(spec, "mcts") || !strncmp(spec, "mcts:", 5)) {
+        b->search = true;
+        if (spec[4] == ':' && player_parse_count(spec + 5, &b->cap) < 0) {
+            snprintf(err, errlen, "player \"%s\": expected mcts:N with N simulations >= 1", spec);
+            free(b);
+            return NULL;
+        }
+    }
+    if (o->sims > 0)
+        b->cap = o->sims;
+    if (brain_set_game(b, g, err, errlen) < 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void brain_free(brain *b)
+{
+    if (!b)
+        return;
+    brain_clear(b);
+    free(b);
+}
+
+bool brain_searches(const brain *b) { return b->search; }
+const char *brain_name(const brain *b) { return b->spec; }
+
+void brain_reset(brain *b)
+{
+    if (b->p)
+        player_reset(b->p);
+    /* A tree whose root differs from the next position asked about is dropped then. */
+}
+
+void brain_notify(brain *b, const game_state *s_before, int action)
+{
+    if (b->p)
+        player_notify_move(b->p, s_before, action);
+    if (b->t && memcmp(mcts_root_state(b->t), s_before, b->g->state_size) == 0)
+        (void)mcts_play(b->t, action);
+}
+
+static int cmp_kids(const void *x, const void *y)
+{
+    const mcts_child_info *a = x, *c = y;
+    if (a->visits != c->visits)
+        return a->visits > c->visits ? -1 : 1;
+    if (a->prior != c->prior)
+        return a->prior > c->prior ? -1 : 1;
+    return a->action - c->action;
+}
+
+int brain_choose(brain *b, const game_state *s, double budget, brain_move *out, char *err,
+                 size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->action = -1;
+    if (!b->g) {
+        snprintf(err, errlen, "no engine (the last board change failed)");
+        return -1;
+    }
+    if (game_terminal(b->g, s)) {
+        snprintf(err, errlen, "the game is over");
+        return -1;
+    }
+    double t0 = brain_now();
+    if (!b->search) {
+        int a = player_choose(b->p, s, &b->r, NULL, err, errlen);
+        out->action = a;
+        out->seconds = brain_now() - t0;
+        return a;
+    }
+    if (memcmp(mcts_root_state(b->t), s, b->g->state_size) != 0)
+        mcts_set_root(b->t, s);
+    int cap = b->cap > 0 ? b->cap : budget < 0 ? b->cfg.mcts.simulations : BRAIN_SIMS_UNLIMITED;
+    mcts_set_simulations(b->t, cap);
+    /* A step (one evaluator call) cannot be interrupted: do not start one that would
+     * likely end after the deadline (the last step's duration as the estimate). The
+     * first step is always made, so there is a move. */
+    double deadline = t0 + budget, step = 0, now = t0;
+    mcts_begin(b->t);
+    do {
+        double before = now;
+        if (mcts_step_many(&b->t, 1, b->batch, b->e, err, errlen) < 0)
+            return -1;
+        now = brain_now();
+        step = now - before;
+    } while (!mcts_done(b->t) && (budget < 0 || now + step < deadline));
+    mcts_result res;
+    mcts_finish(b->t, NULL, &res);
+    int mover = game_current_player(b->g, s);
+    out->action = res.action;
+    out->searched = true;
+    out->sims = res.stats.simulations;
+    out->proven = res.proven;
+    out->value = res.value[mover];
+    int n = mcts_children(b->t, MCTS_ROOT, b->kids, b->g->actions);
+    qsort(b->kids, (size_t)n, sizeof *b->kids, cmp_kids);
+    for (int i = 0; i < n && out->ntop < BRAIN_TOP; i++) {
+        out->top[out->ntop].action = b->kids[i].action;
+        out->top[out->ntop].visits = b->kids[i].visits;
+        out->top[out->ntop].prior = b->kids[i].prior;
+        out->top[out->ntop].value = b->kids[i].visits ? b->kids[i].value[mover] : 0;
+        out->ntop++;
+    }
+    out->seconds = brain_now() - t0;
+    return res.action;
+}

@@ -1,0 +1,46 @@
+/* pbrain.h — the Gomocup ("pbrain") protocol, one input line at a time, so that tests
+ * can drive a whole session without processes: `gridzero pbrain` (cmd_pbrain.c) only
+ * feeds stdin's lines to pbrain_line and stops after END or at end of input.
+ *
+ * Commands (case-insensitive): START n, RECTSTART w,h, RESTART, BEGIN, TURN x,y,
+ * BOARD (then lines x,y,field up to DONE; field 1 = own stone, 2 = opponent's; 3, a
+ * continuous-game winning line, is refused), TAKEBACK x,y, INFO key value, ABOUT, END.
+ * Coordinates are 0-based, x the column and y the row from the top. Answers: "x,y"
+ * (the brain's move), OK, ERROR message (bad input of any kind: the session goes on),
+ * UNKNOWN message (unknown commands), DEBUG lines with search statistics when asked.
+ *
+ * The game is the config's m,n,k game (k and `exact` from it; INFO rule 1 selects
+ * exact five, 0 freestyle; renju 4, continuous 2 and caro 8 are refused with ERROR),
+ * made at every START for the size asked (k..25 a side).
+ *
+ * Time (milliseconds, from INFO): timeout_turn (default 5000; 0 = as fast as
+ * possible: one search step), timeout_match (0 = no limit) and time_left. The budget
+ * of a move is brain_budget(timeout_turn, time_left if the match is limited, moves
+ * left) with moves left estimated as the empty points / 2, clamped to 8..30.
+ * max_memory (bytes, 0 = no limit) caps the search tree at half of it (at most 256 MB).
+ * A rule or max_memory change applies at once on an empty board, otherwise from the
+ * next START, RESTART or BOARD (which start from an empty board).
+ */
+#ifndef GZ_CLI_PBRAIN_H
+#define GZ_CLI_PBRAIN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "brain.h"
+
+typedef struct pbrain pbrain;
+
+/* A session with settings from cfg (copied; its game must be mnk) and the engine bo
+ * (copied). debug: write DEBUG lines with search statistics before each move. Returns
+ * a new session (free with pbrain_free) or NULL with a message in err. */
+pbrain *pbrain_new(const gz_config *cfg, const brain_opts *bo, bool debug, char *err,
+                   size_t errlen);
+void pbrain_free(pbrain *pb); /* accepts NULL */
+
+/* Handles one input line (any length and bytes; the line end may be included) and
+ * writes its answer lines to out, flushed. Returns 1 after END (the session is over),
+ * else 0. Never fails: errors are answered on out. */
+int pbrain_line(pbrain *pb, const char *line, FILE *out);
+
+#endif
