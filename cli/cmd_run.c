@@ -31,6 +31,7 @@
 #include "engine/arena.h"
 #include "engine/elo.h"
 #include "nn/checkpoint.h"
+#include "nn/net_eval.h"
 #include "nn/params.h"
 #include "selfplay/samples.h"
 #include "selfplay/selfplay.h"
@@ -442,14 +443,32 @@ static player *make_player(run_ctx *r, const char *spec, const char *name, char 
     return p;
 }
 
-/* One match of the candidate against opp (and a third copy of opp for 3-player games). */
-static int match(run_ctx *r, int gen, player *cand, const char *opp_spec, const char *opp_name,
-                 const char *results, arena_tally *tally, char *err, size_t errlen)
+/* The run's model rel (relative to the run directory) as a player named name, searching
+ * arena.simulations per move. Made here rather than through a "model:PATH" spec, which
+ * would hold the whole run directory path and outgrow PLAYER_NAME_LEN in a deep one. */
+static player *make_model_player(run_ctx *r, const char *rel, const char *name, char *err,
+                                 size_t errlen)
+{
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/%s", r->dir, rel);
+    evaluator *e = net_eval_load(r->g, &r->c, path, err, errlen);
+    if (!e)
+        return NULL;
+    uint64_t seed = rng_derive(r->c.seed, 0x706c6179 ^ (uint64_t)strlen(name));
+    return player_mcts_new(r->g, &r->c, e, r->c.arena.simulations, seed, name, "model", err, errlen);
+}
+
+/* One match of the candidate against opp (and a third copy of opp for 3-player games):
+ * opp_model (relative to the run directory) when not NULL, else the player opp_spec. */
+static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const char *opp_spec,
+                 const char *opp_name, const char *results, arena_tally *tally, char *err,
+                 size_t errlen)
 {
     player *ps[GAME_MAX_PLAYERS] = {cand, NULL, NULL};
     int rc = 0;
     for (int k = 1; k < r->g->players && rc == 0; k++) {
-        ps[k] = make_player(r, opp_spec, opp_name, err, errlen);
+        ps[k] = opp_model ? make_model_player(r, opp_model, opp_name, err, errlen)
+                          : make_player(r, opp_spec, opp_name, err, errlen);
         if (!ps[k])
             rc = -1;
     }
@@ -472,34 +491,27 @@ static int match(run_ctx *r, int gen, player *cand, const char *opp_spec, const 
     return rc;
 }
 
-static void model_spec(char *out, size_t len, const run_ctx *r, const char *rel)
-{
-    snprintf(out, len, "model:%s/%s:%d", r->dir, rel, r->c.arena.simulations);
-}
-
 static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
 {
-    char out[PATH_LEN], tmp[PATH_LEN + 8], spec[PATH_LEN + 64], name[32], rel[64];
+    char out[PATH_LEN], tmp[PATH_LEN + 8], name[32], rel[64];
     join(out, r, "arena/gen_%04d.jsonl", gen);
     if (path_exists(out))
         return 0;
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
     unlink(tmp); /* a killed arena's partial games are played again */
     snprintf(rel, sizeof rel, "models/gen_%04d.h5", gen);
-    model_spec(spec, sizeof spec, r, rel);
     snprintf(name, sizeof name, "gen_%04d", gen);
-    player *cand = make_player(r, spec, name, err, errlen);
+    player *cand = make_model_player(r, rel, name, err, errlen);
     if (!cand)
         return -1;
     int rc = 0;
     cJSON *m = event("arena", gen);
     if (r->c.arena.games > 0) {
         /* against the best model */
-        char bspec[PATH_LEN + 64], bname[32];
-        model_spec(bspec, sizeof bspec, r, r->best);
+        char bname[32];
         snprintf(bname, sizeof bname, "gen_%04d", r->best_gen);
         arena_tally t[GAME_MAX_PLAYERS];
-        rc = match(r, gen, cand, bspec, bname, tmp, t, err, errlen);
+        rc = match(r, gen, cand, r->best, NULL, bname, tmp, t, err, errlen);
         if (rc == 0) {
             cJSON *o = cJSON_AddObjectToObject(m, bname);
             cJSON_AddNumberToObject(o, "wins", t[0].wins);
@@ -511,7 +523,7 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
         }
         for (int b = 0; rc == 0 && b < r->c.arena.nbaselines; b++) {
             const char *bl = r->c.arena.baselines[b];
-            rc = match(r, gen, cand, bl, bl, tmp, t, err, errlen);
+            rc = match(r, gen, cand, NULL, bl, bl, tmp, t, err, errlen);
             if (rc == 0) {
                 cJSON *o = cJSON_AddObjectToObject(m, bl);
                 cJSON_AddNumberToObject(o, "wins", t[0].wins);
