@@ -57,6 +57,7 @@ typedef struct run_ctx {
     FILE *metrics;      /* metrics.jsonl, appended */
     char best[PATH_LEN]; /* relative to dir: "models/gen_0003.h5" */
     int best_gen;
+    int done_upto;      /* generations state.json recorded as done at the start */
     const char *crash_after; /* test hook: "GEN:STAGE" -> SIGKILL after that stage */
     cli_progress prog;
 } run_ctx;
@@ -861,30 +862,52 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     return 0;
 }
 
+/* The last generation state.json records as done (0 when none or no state.json). */
+static int generations_done(const run_ctx *r)
+{
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/state.json", r->dir);
+    char *text = read_text(path);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
+    int done = 0;
+    if (cJSON_IsNumber(g) && cJSON_IsString(st))
+        done = !strcmp(st->valuestring, "done") ? g->valueint : g->valueint - 1;
+    cJSON_Delete(o);
+    return done > 0 ? done : 0;
+}
+
 /* One generation's stages; each is skipped when its file exists. Returns 0, 1 when
  * interrupted, -1 with a message. */
 static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
 {
     int st;
+    /* A generation state.json already records as done is only walked through: its files
+     * exist, state.json must not step back, its promote event is not logged again, and
+     * only the last such generation rewrites the ladder (in case a kill came between
+     * state.json and ratings.csv). */
+    bool replay = gen <= r->done_upto;
     replay_promotions(r, gen - 1, false);
     if ((st = stage_selfplay(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "selfplay");
-    if (write_state(r, gen, "selfplay", err, errlen) < 0)
+    if (!replay && write_state(r, gen, "selfplay", err, errlen) < 0)
         return -1;
     if ((st = stage_train(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "train");
-    if (write_state(r, gen, "train", err, errlen) < 0)
+    if (!replay && write_state(r, gen, "train", err, errlen) < 0)
         return -1;
-    char ap[PATH_LEN];
-    join(ap, r, "arena/gen_%04d.jsonl", gen);
-    bool fresh_arena = !path_exists(ap);
     if ((st = stage_arena(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "arena");
-    replay_promotions(r, gen, fresh_arena);
-    if (write_state(r, gen, "done", err, errlen) < 0 || write_ladder(r, gen, err, errlen) < 0)
+    replay_promotions(r, gen, !replay);
+    if (replay && gen < r->done_upto)
+        return 0;
+    if ((!replay && write_state(r, gen, "done", err, errlen) < 0) ||
+        write_ladder(r, gen, err, errlen) < 0)
         return -1;
     write_plots(r);
     maybe_crash(r, gen, "promote");
@@ -956,6 +979,7 @@ int cmd_run(int argc, char **argv)
         cli_error("run: %s", err);
         goto done;
     }
+    r.done_upto = generations_done(&r);
     signal(SIGINT, on_sigint);
     signal(SIGTERM, on_sigint);
     rc = EXIT_FAIL;
