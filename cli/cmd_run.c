@@ -552,10 +552,12 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
             rc = -1;
         }
     }
-    if (rc == 0)
+    if (rc == 0) {
         metric(r, m);
-    else
+    } else {
         cJSON_Delete(m);
+        unlink(tmp); /* interrupted or failed: its games are played again next time */
+    }
     return rc;
 }
 
