@@ -49,12 +49,12 @@ static const char *const tiny[] = {
 #define MAXARGS 64
 
 /* Runs `gridzero run -o rundir [--generations gens] [base...] [extra...]` with
- * GZ_RUN_CRASH_AFTER=crash (NULL: unset), output to rundir.log.N. kill_ms > 0: SIGKILL
- * after that many milliseconds if still running. Returns the exit status, or 128+signal.
+ * GZ_RUN_CRASH_AFTER=crash (NULL: unset), output to rundir.log.N. kill_ms > 0: signal
+ * sig after that many milliseconds if still running. Returns the exit status, or 128+signal.
  * The output is copied into out (may be NULL). */
-static inline int gz_run_base(const char *rundir, int gens, const char *crash,
-                              const char *const *base, const char *const *extra, int kill_ms,
-                              char *out, size_t outlen)
+static inline int gz_run_sig(const char *rundir, int gens, const char *crash,
+                             const char *const *base, const char *const *extra, int kill_ms,
+                             int sig, char *out, size_t outlen)
 {
     const char *bin = getenv("GZ_BIN");
     ck_assert_msg(bin != NULL, "GZ_BIN is not set (run through meson test)");
@@ -97,7 +97,7 @@ static inline int gz_run_base(const char *rundir, int gens, const char *crash,
     if (kill_ms > 0) {
         struct timespec ts = {kill_ms / 1000, (long)(kill_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
-        kill(pid, SIGKILL);
+        kill(pid, sig);
     }
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
     if (out) {
@@ -108,6 +108,14 @@ static inline int gz_run_base(const char *rundir, int gens, const char *crash,
             fclose(f);
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* gz_run_sig with SIGKILL. */
+static inline int gz_run_base(const char *rundir, int gens, const char *crash,
+                              const char *const *base, const char *const *extra, int kill_ms,
+                              char *out, size_t outlen)
+{
+    return gz_run_sig(rundir, gens, crash, base, extra, kill_ms, SIGKILL, out, outlen);
 }
 
 /* gz_run_base with the tiny settings. */

@@ -44,6 +44,32 @@ START_TEST(resume_after_kill)
 }
 END_TEST
 
+/* Ctrl-C (SIGINT) stops the run cleanly: exit 1 and a message when it was still
+ * running, no temporary file left, and the same command then finishes the run with
+ * the uninterrupted ladder. */
+START_TEST(interrupt_then_resume)
+{
+    char ref[300], rd[300], out[16384];
+    snprintf(ref, sizeof ref, "%s/ref", dir);
+    int rc = gz_run(ref, 2, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    const int at_ms[] = {600, 1500, 2500};
+    for (size_t i = 0; i < sizeof at_ms / sizeof *at_ms; i++) {
+        snprintf(rd, sizeof rd, "%s/int%zu", dir, i);
+        rc = gz_run_sig(rd, 2, NULL, tiny, NULL, at_ms[i], SIGINT, out, sizeof out);
+        ck_assert_msg(rc == 0 || (rc == 1 && strstr(out, "interrupted") != NULL),
+                      "SIGINT at %d ms: exit %d:\n%s", at_ms[i], rc, out);
+        ck_assert_msg(count_tmp(rd) == 0, "SIGINT at %d ms left a temporary file:\n%s", at_ms[i],
+                      out);
+        rc = gz_run(rd, 2, NULL, NULL, 0, out, sizeof out);
+        ck_assert_msg(rc == 0, "resume exit %d:\n%s", rc, out);
+        check_run_dir(rd, 2);
+        check_same_file(ref, rd, "arena.jsonl");
+        check_same_file(ref, rd, "ratings.csv");
+    }
+}
+END_TEST
+
 START_TEST(other_config_refused)
 {
     char rd[300], out[16384], p[400];
@@ -165,6 +191,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, full_run);
     tcase_add_test(tc, resume_after_crash);
     tcase_add_test(tc, resume_after_kill);
+    tcase_add_test(tc, interrupt_then_resume);
     tcase_add_test(tc, other_config_refused);
     tcase_add_test(tc, extend_finished_run);
     tcase_add_test(tc, corrupt_sample_file);

@@ -30,8 +30,8 @@ START_TEST(learns_tictactoe)
     char cmd[1200];
     snprintf(cmd, sizeof cmd,
              "'%s' arena 'model:%s/%s:50' perfect --games 40 --set arena.opening_moves=1 --json "
-             "2>/dev/null",
-             bin, rd, best);
+             "--results '%s/acceptance.jsonl' 2>/dev/null",
+             bin, rd, best, rd);
     FILE *pp = popen(cmd, "r");
     ck_assert_ptr_nonnull(pp);
     char line[4096], last[4096] = "";
@@ -49,6 +49,17 @@ START_TEST(learns_tictactoe)
     int wins = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "wins"));
     int draws = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "draws"));
     ck_assert_int_eq(wins + draws + losses, 40);
+    if (losses > 0) {
+        /* keep the run for a look, and show the lost games */
+        snprintf(cmd, sizeof cmd,
+                 "rm -rf /tmp/gz_test_run_slow_kept && cp -r '%s' /tmp/gz_test_run_slow_kept && "
+                 "grep -v '\"result\": *\\[0, *0\\]' '%s/acceptance.jsonl' >&2",
+                 rd, rd);
+        fprintf(stderr, "learns_tictactoe: the run is kept in /tmp/gz_test_run_slow_kept; games "
+                "not drawn:\n");
+        fflush(stderr);
+        ck_assert_int_ge(system(cmd), 0);
+    }
     ck_assert_msg(losses == 0, "%s lost %d of 40 games to perfect: %s", best, losses, last);
     cJSON_Delete(o);
 
