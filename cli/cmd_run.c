@@ -856,6 +856,21 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
             return -1;
     }
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
+    /* A kill in the middle of a long event (an elo event outgrows stdio's buffer) can
+     * leave a torn last line: cut it off so every line stays one JSON object. */
+    char *old = read_text(p);
+    if (old) {
+        size_t n = strlen(old);
+        if (n > 0 && old[n - 1] != '\n') {
+            char *nl = strrchr(old, '\n');
+            if (truncate(p, nl ? (off_t)(nl - old + 1) : 0) < 0) {
+                snprintf(err, errlen, "%s: cannot cut a torn last line: %s", p, strerror(errno));
+                free(old);
+                return -1;
+            }
+        }
+        free(old);
+    }
     r->metrics = fopen(p, "a");
     if (!r->metrics) {
         snprintf(err, errlen, "%s: cannot append: %s", p, strerror(errno));
