@@ -423,6 +423,11 @@ static inline void crash_and_resume(const char *ref, int i)
         fputs("partial", f);
         fclose(f);
     }
+    /* and a torn last line in metrics.jsonl (a kill inside a long write) */
+    FILE *f = fopen(pathf(p, sizeof p, rd, "metrics.jsonl"), "ab");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"event\":\"elo\",\"generation\":1,\"ratings\":[{\"na", f);
+    fclose(f);
     rc = gz_run(rd, 2, NULL, NULL, 0, out, sizeof out);
     ck_assert_msg(rc == 0, "%s: resume exit %d:\n%s", points[i], rc, out);
     check_unchanged(rd, &snap, points[i]);
