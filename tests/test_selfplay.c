@@ -287,6 +287,101 @@ static replay_stats check_file(const char *path, const game *g, int games, int r
     return rs;
 }
 
+/* Any game: every game of the file replays (consecutive samples one legal move apart,
+ * planes equal to the encoding of the replayed position, legal masks equal), z is one
+ * outcome per game rotated to each sample's mover, and the last sample has a move that
+ * ends the game with that outcome (no resignation). Returns the samples. */
+static int64_t check_file_generic(const char *path, const game *g, int games)
+{
+    char err[512];
+    sp_expect ex = sp_expect_game(g);
+    sp_file *f = sp_file_read(path, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    int A = g->actions, P = g->players, np = g->planes * g->rows * g->cols;
+    const float tol = 0.51f / 255.0f; /* non-binary planes are stored to 1/255 */
+    game_state *s = game_state_new(g, NULL), *t = game_state_new(g, NULL);
+    float *enc = malloc(sizeof(float) * (size_t)np);
+    uint8_t *legal = malloc((size_t)A);
+    char *seen = calloc((size_t)games, 1);
+    int64_t i = 0;
+    int ngames = 0;
+    while (i < f->n) {
+        int gi = f->gameix[i];
+        ck_assert(gi >= 0 && gi < games && !seen[gi]);
+        seen[gi] = 1;
+        ngames++;
+        int64_t end = i;
+        while (end < f->n && f->gameix[end] == gi)
+            end++;
+        game_init(g, s, NULL);
+        float Z[GAME_MAX_PLAYERS]; /* the game's outcome per absolute player */
+        for (int64_t j = i; j < end; j++) {
+            ck_assert_int_eq(f->ply[j], (int)(j - i));
+            ck_assert(!game_terminal(g, s));
+            game_encode(g, s, enc);
+            for (int k = 0; k < np; k++)
+                ck_assert_msg(fabsf(f->state[j * np + k] / 255.0f - enc[k]) < tol,
+                              "game %d ply %d: plane value %d", gi, f->ply[j], k);
+            game_legal(g, s, legal);
+            ck_assert_mem_eq(legal, f->legal + j * A, (size_t)A);
+            double sum = 0;
+            for (int a = 0; a < A; a++) {
+                ck_assert(legal[a] || f->pi[j * A + a] == 0.0f);
+                sum += f->pi[j * A + a];
+            }
+            ck_assert(fabs(sum - 1.0) < 1e-4);
+            int mover = game_current_player(g, s);
+            for (int k = 0; k < P; k++) {
+                float zk = f->z[j * P + k];
+                if (j == i)
+                    Z[(mover + k) % P] = zk;
+                else
+                    ck_assert_msg(Z[(mover + k) % P] == zk,
+                                  "game %d ply %d: z is not the game's outcome seen from the mover",
+                                  gi, f->ply[j]);
+            }
+            int played = -1, nmatch = 0;
+            for (int a = 0; a < A; a++) {
+                if (!legal[a])
+                    continue;
+                game_copy(g, t, s);
+                ck_assert_int_eq(game_play(g, t, a), 0);
+                if (j + 1 < end) {
+                    game_encode(g, t, enc);
+                    int same = 1;
+                    for (int k = 0; k < np && same; k++)
+                        same = fabsf(f->state[(j + 1) * np + k] / 255.0f - enc[k]) < tol;
+                    if (same)
+                        played = a, nmatch++;
+                } else if (game_terminal(g, t)) {
+                    float z[GAME_MAX_PLAYERS];
+                    game_result(g, t, z);
+                    int same = 1;
+                    for (int k = 0; k < P; k++)
+                        same &= z[k] == Z[k];
+                    if (same && (played < 0 || f->pi[j * A + a] > f->pi[j * A + played]))
+                        played = a, nmatch = 1;
+                }
+            }
+            ck_assert_msg(nmatch == 1 && played >= 0, "game %d ply %d: %d moves lead on", gi,
+                          f->ply[j], nmatch);
+            ck_assert(f->pi[j * A + played] > 0);
+            ck_assert_int_eq(game_play(g, s, played), 0);
+        }
+        ck_assert(game_terminal(g, s));
+        i = end;
+    }
+    ck_assert_int_eq(ngames, games);
+    int64_t n = f->n;
+    free(seen);
+    free(legal);
+    free(enc);
+    free(s);
+    free(t);
+    sp_file_free(f);
+    return n;
+}
+
 /* h5ls / h5dump (hdf5-tools) see the datasets with their shapes. Skipped when the tools
  * are not installed. */
 static void check_h5_tools(const char *path, int64_t n)
@@ -672,6 +767,42 @@ START_TEST(command_writes_valid_files)
 }
 END_TEST
 
+/* Three players on the hex lattice (Sanling N=5, 9 moves): z rotates with the mover. */
+START_TEST(sanling_three_players)
+{
+    gz_config c;
+    char err[512];
+    ck_assert_msg(cfg_parse(&c, "{\"game\": {\"name\": \"sanling\", \"size\": 5, \"players\": 3, "
+                            "\"moves\": 9}, \"mcts\": {\"simulations\": 24, \"batch\": 4}, "
+                            "\"net\": {\"blocks\": 1, \"channels\": 8, \"threads\": 1}, "
+                            "\"selfplay\": {\"parallel_games\": 3}, \"seed\": 4}",
+                            "test", err, sizeof err) == 0, "%s", err);
+    game *g = make_game(&c);
+    ck_assert_int_eq(g->players, 3);
+    char path[300];
+    /* rollouts, two workers */
+    sp_opts o;
+    base_opts(&o, &c, 6);
+    o.threads = 2;
+    o.resign_threshold = 0.9; /* never for three players */
+    mcts_params_pure(&o.search);
+    snprintf(path, sizeof path, "%s/s3r.h5", dir);
+    sp_stats st;
+    ck_assert_msg(sp_run(g, &o, rollout_factory, g, path, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(st.resigned, 0);
+    ck_assert_int_eq(check_file_generic(path, g, 6), st.positions);
+    ck_assert_int_eq(st.positions, 6 * 9);
+    /* a random-init network */
+    net_ctx x = {g, &c, random_net(&c, g, 21)};
+    base_opts(&o, &c, 5);
+    snprintf(path, sizeof path, "%s/s3n.h5", dir);
+    ck_assert_msg(sp_run(g, &o, net_factory, &x, path, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(check_file_generic(path, g, 5), st.positions);
+    nn_params_free(x.p);
+    game_free(g);
+}
+END_TEST
+
 static Suite *selfplay_suite(void)
 {
     Suite *s = suite_create("selfplay");
@@ -687,6 +818,7 @@ static Suite *selfplay_suite(void)
     tcase_add_test(tc, stop_leaves_nothing);
     tcase_add_test(tc, failures_leave_nothing);
     tcase_add_test(tc, command_writes_valid_files);
+    tcase_add_test(tc, sanling_three_players);
     suite_add_tcase(s, tc);
     return s;
 }
