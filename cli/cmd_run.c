@@ -31,6 +31,7 @@
 #include "engine/arena.h"
 #include "engine/elo.h"
 #include "nn/checkpoint.h"
+#include "nn/net_eval.h"
 #include "nn/params.h"
 #include "selfplay/samples.h"
 #include "selfplay/selfplay.h"
@@ -56,6 +57,7 @@ typedef struct run_ctx {
     FILE *metrics;      /* metrics.jsonl, appended */
     char best[PATH_LEN]; /* relative to dir: "models/gen_0003.h5" */
     int best_gen;
+    int done_upto;      /* generations state.json recorded as done at the start */
     const char *crash_after; /* test hook: "GEN:STAGE" -> SIGKILL after that stage */
     cli_progress prog;
 } run_ctx;
@@ -442,14 +444,32 @@ static player *make_player(run_ctx *r, const char *spec, const char *name, char 
     return p;
 }
 
-/* One match of the candidate against opp (and a third copy of opp for 3-player games). */
-static int match(run_ctx *r, int gen, player *cand, const char *opp_spec, const char *opp_name,
-                 const char *results, arena_tally *tally, char *err, size_t errlen)
+/* The run's model rel (relative to the run directory) as a player named name, searching
+ * arena.simulations per move. Made here rather than through a "model:PATH" spec, which
+ * would hold the whole run directory path and outgrow PLAYER_NAME_LEN in a deep one. */
+static player *make_model_player(run_ctx *r, const char *rel, const char *name, char *err,
+                                 size_t errlen)
+{
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/%s", r->dir, rel);
+    evaluator *e = net_eval_load(r->g, &r->c, path, err, errlen);
+    if (!e)
+        return NULL;
+    uint64_t seed = rng_derive(r->c.seed, 0x706c6179 ^ (uint64_t)strlen(name));
+    return player_mcts_new(r->g, &r->c, e, r->c.arena.simulations, seed, name, "model", err, errlen);
+}
+
+/* One match of the candidate against opp (and a third copy of opp for 3-player games):
+ * opp_model (relative to the run directory) when not NULL, else the player opp_spec. */
+static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const char *opp_spec,
+                 const char *opp_name, const char *results, arena_tally *tally, char *err,
+                 size_t errlen)
 {
     player *ps[GAME_MAX_PLAYERS] = {cand, NULL, NULL};
     int rc = 0;
     for (int k = 1; k < r->g->players && rc == 0; k++) {
-        ps[k] = make_player(r, opp_spec, opp_name, err, errlen);
+        ps[k] = opp_model ? make_model_player(r, opp_model, opp_name, err, errlen)
+                          : make_player(r, opp_spec, opp_name, err, errlen);
         if (!ps[k])
             rc = -1;
     }
@@ -472,34 +492,27 @@ static int match(run_ctx *r, int gen, player *cand, const char *opp_spec, const 
     return rc;
 }
 
-static void model_spec(char *out, size_t len, const run_ctx *r, const char *rel)
-{
-    snprintf(out, len, "model:%s/%s:%d", r->dir, rel, r->c.arena.simulations);
-}
-
 static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
 {
-    char out[PATH_LEN], tmp[PATH_LEN + 8], spec[PATH_LEN + 64], name[32], rel[64];
+    char out[PATH_LEN], tmp[PATH_LEN + 8], name[32], rel[64];
     join(out, r, "arena/gen_%04d.jsonl", gen);
     if (path_exists(out))
         return 0;
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
     unlink(tmp); /* a killed arena's partial games are played again */
     snprintf(rel, sizeof rel, "models/gen_%04d.h5", gen);
-    model_spec(spec, sizeof spec, r, rel);
     snprintf(name, sizeof name, "gen_%04d", gen);
-    player *cand = make_player(r, spec, name, err, errlen);
+    player *cand = make_model_player(r, rel, name, err, errlen);
     if (!cand)
         return -1;
     int rc = 0;
     cJSON *m = event("arena", gen);
     if (r->c.arena.games > 0) {
         /* against the best model */
-        char bspec[PATH_LEN + 64], bname[32];
-        model_spec(bspec, sizeof bspec, r, r->best);
+        char bname[32];
         snprintf(bname, sizeof bname, "gen_%04d", r->best_gen);
         arena_tally t[GAME_MAX_PLAYERS];
-        rc = match(r, gen, cand, bspec, bname, tmp, t, err, errlen);
+        rc = match(r, gen, cand, r->best, NULL, bname, tmp, t, err, errlen);
         if (rc == 0) {
             cJSON *o = cJSON_AddObjectToObject(m, bname);
             cJSON_AddNumberToObject(o, "wins", t[0].wins);
@@ -511,7 +524,7 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
         }
         for (int b = 0; rc == 0 && b < r->c.arena.nbaselines; b++) {
             const char *bl = r->c.arena.baselines[b];
-            rc = match(r, gen, cand, bl, bl, tmp, t, err, errlen);
+            rc = match(r, gen, cand, NULL, bl, bl, tmp, t, err, errlen);
             if (rc == 0) {
                 cJSON *o = cJSON_AddObjectToObject(m, bl);
                 cJSON_AddNumberToObject(o, "wins", t[0].wins);
@@ -539,10 +552,12 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
             rc = -1;
         }
     }
-    if (rc == 0)
+    if (rc == 0) {
         metric(r, m);
-    else
+    } else {
         cJSON_Delete(m);
+        unlink(tmp); /* interrupted or failed: its games are played again next time */
+    }
     return rc;
 }
 
@@ -841,6 +856,21 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
             return -1;
     }
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
+    /* A kill in the middle of a long event (an elo event outgrows stdio's buffer) can
+     * leave a torn last line: cut it off so every line stays one JSON object. */
+    char *old = read_text(p);
+    if (old) {
+        size_t n = strlen(old);
+        if (n > 0 && old[n - 1] != '\n') {
+            char *nl = strrchr(old, '\n');
+            if (truncate(p, nl ? (off_t)(nl - old + 1) : 0) < 0) {
+                snprintf(err, errlen, "%s: cannot cut a torn last line: %s", p, strerror(errno));
+                free(old);
+                return -1;
+            }
+        }
+        free(old);
+    }
     r->metrics = fopen(p, "a");
     if (!r->metrics) {
         snprintf(err, errlen, "%s: cannot append: %s", p, strerror(errno));
@@ -849,30 +879,52 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     return 0;
 }
 
+/* The last generation state.json records as done (0 when none or no state.json). */
+static int generations_done(const run_ctx *r)
+{
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/state.json", r->dir);
+    char *text = read_text(path);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
+    int done = 0;
+    if (cJSON_IsNumber(g) && cJSON_IsString(st))
+        done = !strcmp(st->valuestring, "done") ? g->valueint : g->valueint - 1;
+    cJSON_Delete(o);
+    return done > 0 ? done : 0;
+}
+
 /* One generation's stages; each is skipped when its file exists. Returns 0, 1 when
  * interrupted, -1 with a message. */
 static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
 {
     int st;
+    /* A generation state.json already records as done is only walked through: its files
+     * exist, state.json must not step back, its promote event is not logged again, and
+     * only the last such generation rewrites the ladder (in case a kill came between
+     * state.json and ratings.csv). */
+    bool replay = gen <= r->done_upto;
     replay_promotions(r, gen - 1, false);
     if ((st = stage_selfplay(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "selfplay");
-    if (write_state(r, gen, "selfplay", err, errlen) < 0)
+    if (!replay && write_state(r, gen, "selfplay", err, errlen) < 0)
         return -1;
     if ((st = stage_train(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "train");
-    if (write_state(r, gen, "train", err, errlen) < 0)
+    if (!replay && write_state(r, gen, "train", err, errlen) < 0)
         return -1;
-    char ap[PATH_LEN];
-    join(ap, r, "arena/gen_%04d.jsonl", gen);
-    bool fresh_arena = !path_exists(ap);
     if ((st = stage_arena(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "arena");
-    replay_promotions(r, gen, fresh_arena);
-    if (write_state(r, gen, "done", err, errlen) < 0 || write_ladder(r, gen, err, errlen) < 0)
+    replay_promotions(r, gen, !replay);
+    if (replay && gen < r->done_upto)
+        return 0;
+    if ((!replay && write_state(r, gen, "done", err, errlen) < 0) ||
+        write_ladder(r, gen, err, errlen) < 0)
         return -1;
     write_plots(r);
     maybe_crash(r, gen, "promote");
@@ -944,6 +996,7 @@ int cmd_run(int argc, char **argv)
         cli_error("run: %s", err);
         goto done;
     }
+    r.done_upto = generations_done(&r);
     signal(SIGINT, on_sigint);
     signal(SIGTERM, on_sigint);
     rc = EXIT_FAIL;

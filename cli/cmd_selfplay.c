@@ -153,10 +153,11 @@ int cmd_selfplay(int argc, char **argv)
         rc = EXIT_FAIL;
     } else {
         printf("selfplay: %d games, %lld positions in %.1f s (%.0f positions/s, %.0f simulations/s); "
-               "first seat won %d, second %d, draws %d; resigned %d; written to %s\n",
+               "first seat won %d, second %d, draws %d; resigned %d; false resignations %d/%d "
+               "in the no-resign games; written to %s\n",
                st.games, (long long)st.positions, st.seconds, st.positions / (st.seconds + 1e-9),
                st.simulations / (st.seconds + 1e-9), st.seat_wins[0], st.seat_wins[1], st.draws,
-               st.resigned, out);
+               st.resigned, st.resign_false, st.resign_checked, out);
         rc = EXIT_OK;
     }
     free(gcfg);
