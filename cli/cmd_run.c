@@ -792,11 +792,15 @@ static int write_state(run_ctx *r, int gen, const char *stage, char *err, size_t
 
 /* ---- setup ---- */
 
-/* The config compared between runs: everything but the run length. */
+/* The config compared between runs: everything but the run length and the settings
+ * that only decide how fast the same work runs on this machine. */
 static char *config_identity(const gz_config *c)
 {
     gz_config x = *c;
     x.loop.generations = 0;
+    x.selfplay.threads = 0;
+    x.net.threads = 0;
+    x.net.cache = 0;
     return cfg_to_json(&x);
 }
 
@@ -823,8 +827,8 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
         } else {
             char *theirs = config_identity(&old);
             if (strcmp(mine, theirs) != 0) {
-                snprintf(err, errlen, "%s was made with a different config (only loop.generations "
-                         "may change when continuing a run): use another -o RUN_DIR, or the same config",
+                snprintf(err, errlen, "%s was made with a different config (only loop.generations, "
+                         "selfplay.threads, net.threads and net.cache may change when continuing a run): use another -o RUN_DIR, or the same config",
                          r->dir);
                 rc = -1;
             }

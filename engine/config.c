@@ -140,10 +140,10 @@ const char cfg_default_json[] =
     "           \"dirichlet_alpha\": 1.0},\n"
     "  \"net\": {\"blocks\": 2, \"channels\": 32, \"head_channels\": 16, \"value_hidden\": 32},\n"
     "  \"selfplay\": {\"games\": 200, \"parallel_games\": 32, \"bootstrap_simulations\": 200},\n"
-    "  \"train\": {\"batch_size\": 128, \"steps\": 300, \"lr\": 0.05, \"window\": 3},\n"
+    "  \"train\": {\"batch_size\": 128, \"steps\": 400, \"lr\": 0.05, \"window\": 3},\n"
     "  \"arena\": {\"games\": 40, \"simulations\": 50, \"opening_moves\": 1,\n"
     "            \"baselines\": [\"random\", \"perfect\"]},\n"
-    "  \"loop\": {\"generations\": 6}\n"
+    "  \"loop\": {\"generations\": 8}\n"
     "}\n";
 
 static bool field_applies(const cfg_field *f, const char *game)

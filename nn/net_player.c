@@ -66,7 +66,10 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
         snprintf(err, errlen, "player \"%s\": %s", spec, why);
         return -1;
     }
-    uint64_t seed = rng_derive(cfg->seed, 0x706c6179 ^ (uint64_t)strlen(spec));
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a of the spec: one seed per player */
+    for (const char *q = spec; *q; q++)
+        h = (h ^ (unsigned char)*q) * 1099511628211ULL;
+    uint64_t seed = rng_derive(cfg->seed, h);
     *out = player_mcts_new(g, cfg, e, sims, seed, spec, "model", why, sizeof why);
     if (!*out) {
         snprintf(err, errlen, "player \"%s\": %s", spec, why);
