@@ -1,0 +1,198 @@
+/* gridzero bench search — search throughput: T games stepped together (as a self-play
+ * worker steps them), each playing M moves of S simulations, valued by the network of a
+ * model (random He weights when no model is given) or by random rollouts. */
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "commands.h"
+#include "engine/mcts.h"
+#include "nn/checkpoint.h"
+#include "nn/net_eval.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gridzero bench search [-c CONFIG] [--set KEY=VALUE]... [-m MODEL | --rollout]\n"
+            "                             [--trees T] [--moves M] [--sims S] [--json]\n\n"
+            "Plays M moves (default 8) in each of T games (default selfplay.parallel_games)\n"
+            "searched together, S simulations a move (default mcts.simulations), with\n"
+            "mcts.batch leaves per tree per evaluator call, on one thread; the evaluator is the\n"
+            "network of MODEL (random weights when none), or random rollouts (--rollout).\n"
+            "Prints simulations/s, positions evaluated/s, the mean evaluator batch and the\n"
+            "cache hit rate; --json prints one JSON object.\n");
+}
+
+int cmd_bench_search(int argc, char **argv)
+{
+    const char *cfg_path = NULL, *model = NULL;
+    char **sets = calloc((size_t)argc, sizeof *sets);
+    int nsets = 0, trees = 0, moves = 8, sims = 0, rollout = 0, json = 0, rc = EXIT_USAGE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            free(sets);
+            return EXIT_OK;
+        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && v) {
+            cfg_path = argv[++i];
+        } else if (!strcmp(a, "--set") && v) {
+            sets[nsets++] = argv[++i];
+        } else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && v) {
+            model = argv[++i];
+        } else if (!strcmp(a, "--rollout")) {
+            rollout = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--trees") && v) {
+            if (cli_parse_int(argv[++i], 1, 4096, &trees) < 0) {
+                cli_error("bench search: --trees: expected 1..4096, got \"%s\"", v);
+                goto done;
+            }
+        } else if (!strcmp(a, "--moves") && v) {
+            if (cli_parse_int(argv[++i], 1, 100000, &moves) < 0) {
+                cli_error("bench search: --moves: expected a number >= 1, got \"%s\"", v);
+                goto done;
+            }
+        } else if (!strcmp(a, "--sims") && v) {
+            if (cli_parse_int(argv[++i], 1, 10000000, &sims) < 0) {
+                cli_error("bench search: --sims: expected a number >= 1, got \"%s\"", v);
+                goto done;
+            }
+        } else {
+            cli_error("bench search: unexpected argument \"%s\" (see gridzero bench search --help)", a);
+            goto done;
+        }
+    }
+    if (model && rollout) {
+        cli_error("bench search: -m and --rollout exclude each other");
+        goto done;
+    }
+    gz_config c;
+    if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
+        goto done;
+    rc = EXIT_USAGE;
+    char err[1024];
+    game *g = game_new(&c.game, err, sizeof err);
+    if (!g) {
+        cli_error("%s", err);
+        goto done;
+    }
+    if (trees == 0)
+        trees = c.selfplay.parallel_games;
+    /* the evaluator */
+    evaluator *e = NULL;
+    if (rollout) {
+        e = eval_rollout_new(g, c.mcts.rollouts, c.seed);
+    } else {
+        nn_params *p = NULL;
+        if (model) {
+            p = nn_ckpt_load(model, g, NULL, err, sizeof err);
+        } else {
+            nn_spec spec;
+            if (nn_spec_from_config(&spec, &c.net, g, err, sizeof err) == 0 &&
+                (p = nn_params_new(&spec, err, sizeof err)))
+                nn_params_init_he(p, c.seed);
+        }
+        net_eval_opts o;
+        if (p && net_eval_opts_from_config(&o, &c, err, sizeof err) == 0) {
+            int want = c.mcts.batch * trees;
+            o.max_batch = want < NN_MAX_BATCH ? want : NN_MAX_BATCH;
+            e = net_eval_new(g, p, &o, err, sizeof err);
+        }
+        nn_params_free(p);
+    }
+    if (!e) {
+        cli_error("bench search: %s", err);
+        game_free(g);
+        goto done;
+    }
+    mcts_params mp;
+    mcts_params_from_config(&mp, &c.mcts);
+    if (sims > 0)
+        mp.simulations = sims;
+    if (rollout)
+        mcts_params_pure(&mp);
+    mcts **t = calloc((size_t)trees, sizeof *t);
+    mcts **live = calloc((size_t)trees, sizeof *live);
+    mcts_batch *b = mcts_batch_new(g, trees * mp.batch);
+    rc = EXIT_FAIL;
+    for (int i = 0; i < trees; i++) {
+        t[i] = mcts_new(g, &mp, rng_derive(c.seed, (uint64_t)i), err, sizeof err);
+        if (!t[i]) {
+            cli_error("bench search: %s", err);
+            goto out;
+        }
+    }
+    int64_t simulations = 0, calls = 0, leaves = 0, played = 0;
+    double t0 = cli_now();
+    for (int m = 0; m < moves; m++) {
+        int n = 0;
+        for (int i = 0; i < trees; i++)
+            if (!game_terminal(g, mcts_root_state(t[i]))) {
+                mcts_begin(t[i]);
+                live[n++] = t[i];
+            }
+        if (n == 0)
+            break;
+        for (;;) {
+            int busy = 0;
+            for (int i = 0; i < n && !busy; i++)
+                busy = !mcts_done(live[i]);
+            if (!busy)
+                break;
+            int k = mcts_step_many(live, n, b, e, err, sizeof err);
+            if (k < 0) {
+                cli_error("bench search: %s", err);
+                goto out;
+            }
+            calls += k > 0;
+            leaves += k;
+        }
+        for (int i = 0; i < n; i++) {
+            mcts_result res;
+            mcts_finish(live[i], NULL, &res);
+            simulations += res.stats.simulations;
+            mcts_play(live[i], res.action);
+            played++;
+        }
+    }
+    double dt = cli_now() - t0;
+    double hit = e->positions ? (double)e->cache_hits / (double)e->positions : 0;
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "evaluator", rollout ? "rollout" : model ? model : "random-net");
+        cJSON_AddNumberToObject(o, "trees", trees);
+        cJSON_AddNumberToObject(o, "moves", (double)played);
+        cJSON_AddNumberToObject(o, "simulations", (double)simulations);
+        cJSON_AddNumberToObject(o, "seconds", dt);
+        cJSON_AddNumberToObject(o, "simulations_per_s", simulations / (dt + 1e-9));
+        cJSON_AddNumberToObject(o, "positions_per_s", leaves / (dt + 1e-9));
+        cJSON_AddNumberToObject(o, "mean_batch", calls ? (double)leaves / calls : 0);
+        cJSON_AddNumberToObject(o, "cache_hit_rate", hit);
+        char *s = cJSON_PrintUnformatted(o);
+        printf("%s\n", s);
+        free(s);
+        cJSON_Delete(o);
+    } else {
+        printf("bench search: %s, %d trees x %lld moves, %d simulations a move, batch %d a tree\n",
+               rollout ? "rollout evaluator" : model ? model : "random-weight network", trees,
+               (long long)(played / trees), mp.simulations, mp.batch);
+        printf("  %lld simulations in %.2f s: %.0f simulations/s; %.0f positions evaluated/s; "
+               "mean evaluator batch %.1f; cache hits %.1f%%\n", (long long)simulations, dt,
+               simulations / (dt + 1e-9), leaves / (dt + 1e-9), calls ? (double)leaves / calls : 0,
+               100 * hit);
+    }
+    rc = EXIT_OK;
+out:
+    for (int i = 0; i < trees; i++)
+        mcts_free(t[i]);
+    free(t);
+    free(live);
+    mcts_batch_free(b);
+    evaluator_free(e);
+    game_free(g);
+done:
+    free(sets);
+    return rc;
+}
