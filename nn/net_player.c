@@ -47,14 +47,14 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
     char path[1024], why[512];
     int sims;
     if (net_player_parse(spec + 6, path, sizeof path, &sims, why, sizeof why) < 0) {
-        snprintf(err, errlen, "player \"%s\": %s", spec, why);
+        snprintf(err, errlen, "%s", why);
         return -1;
     }
     if (sims == 0)
         sims = cfg->arena.simulations;
     nn_params *p = nn_ckpt_load(path, g, NULL, why, sizeof why);
     if (!p) {
-        snprintf(err, errlen, "player \"%s\": %s", spec, why);
+        snprintf(err, errlen, "%s", why);
         return -1;
     }
     net_eval_opts o;
@@ -63,7 +63,7 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
         e = net_eval_new(g, p, &o, why, sizeof why);
     nn_params_free(p);
     if (!e) {
-        snprintf(err, errlen, "player \"%s\": %s", spec, why);
+        snprintf(err, errlen, "%s", why);
         return -1;
     }
     uint64_t h = 1469598103934665603ULL; /* FNV-1a of the spec: one seed per player */
@@ -72,7 +72,7 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
     uint64_t seed = rng_derive(cfg->seed, h);
     *out = player_mcts_new(g, cfg, e, sims, seed, spec, "model", why, sizeof why);
     if (!*out) {
-        snprintf(err, errlen, "player \"%s\": %s", spec, why);
+        snprintf(err, errlen, "%s", why);
         return -1;
     }
     return 1;
