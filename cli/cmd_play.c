@@ -31,7 +31,7 @@ typedef struct play_session {
     gz_config *cfg;
     int seat;                            /* the person's seat, 0-based */
     player *seated[GAME_MAX_PLAYERS];    /* NULL at the person's seat */
-    player *hint;                        /* made on the first `hint` */
+    player *hint;                        /* --hint: made at start; default: on the first `hint` */
     char hint_spec[PLAYER_NAME_LEN];
     unsigned char *hist;                 /* (max_game_length + 1, state_size) */
     int nmoves;
@@ -327,7 +327,13 @@ int cmd_play(int argc, char **argv)
         player_reset(ps.seated[s]);
     }
     if (hint_spec) {
+        /* Made now, so that a bad spec is a usage error and not a surprise at `hint`. */
         snprintf(ps.hint_spec, sizeof ps.hint_spec, "%s", hint_spec);
+        ps.hint = player_new(hint_spec, g, &c, cli_player_ext(), err, sizeof err);
+        if (!ps.hint) {
+            cli_error("play: --hint: %s", err);
+            goto out;
+        }
     } else {
         /* The search when it is built in, else the alpha-beta engine where it plays. */
         snprintf(ps.hint_spec, sizeof ps.hint_spec, "mcts:%d", c.mcts.simulations);
