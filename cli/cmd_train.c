@@ -1,7 +1,9 @@
 /* gridzero train: trains a model on sample files (DESIGN.md §6). */
+#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "commands.h"
@@ -18,6 +20,29 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Whether writing the model to `out` would destroy or pollute the samples: out is one
+ * of the --data files, or goes into a --data directory (which is read as *.h5 samples
+ * only, so a model there would make the next training refuse the directory). */
+static const char *out_clashes(const char *out, const char *const *data, int ndata)
+{
+    struct stat so, sd, sdir;
+    bool have_out = stat(out, &so) == 0;
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", out);
+    bool have_dir = stat(dirname(buf), &sdir) == 0;
+    for (int i = 0; i < ndata; i++) {
+        if (stat(data[i], &sd) != 0)
+            continue;
+        if (S_ISDIR(sd.st_mode)) {
+            if (have_dir && sd.st_dev == sdir.st_dev && sd.st_ino == sdir.st_ino)
+                return data[i];
+        } else if (have_out && sd.st_dev == so.st_dev && sd.st_ino == so.st_ino) {
+            return data[i];
+        }
+    }
+    return NULL;
 }
 
 static void usage(FILE *f)
@@ -122,6 +147,12 @@ int cmd_train(int argc, char **argv)
     }
     if (!ndata || !out) {
         cli_error("train: %s is required (see gridzero train --help)", !ndata ? "--data" : "-o MODEL");
+        goto out;
+    }
+    const char *clash = out_clashes(out, data, ndata);
+    if (clash) {
+        cli_error("train: -o %s would overwrite or join the sample data --data %s; write the "
+                  "model elsewhere", out, clash);
         goto out;
     }
     gz_config c;
