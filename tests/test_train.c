@@ -723,6 +723,21 @@ START_TEST(cli_train_end_to_end)
     ck_assert(fgets(line, sizeof line, f) != NULL);
     fclose(f);
     ck_assert_msg(strstr(line, "other.h5") && strstr(line, "rows is 5, expected 3"), "%s", line);
+    /* -o onto a --data file, or into a --data directory: refused, the samples intact */
+    snprintf(path, sizeof path, "%s/gen1.h5", data);
+    snprintf(cmd, sizeof cmd, "%s train --data %s -o %s --steps 1 > /dev/null 2>&1", bin, path, path);
+    st = system(cmd);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    snprintf(cmd, sizeof cmd, "%s info %s 2>&1", bin, path);
+    f = popen(cmd, "r");
+    ck_assert(fgets(line, sizeof line, f) != NULL);
+    pclose(f);
+    ck_assert_msg(strstr(line, "gridzero samples"), "%s", line);
+    snprintf(path, sizeof path, "%s/m4.h5", data);
+    snprintf(cmd, sizeof cmd, "%s train --data %s -o %s --steps 1 > /dev/null 2>&1", bin, data, path);
+    st = system(cmd);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    ck_assert(access(path, F_OK) != 0);
     game_free(g5);
     game_free(g);
     rm_tmpdir();
