@@ -15,11 +15,28 @@ int info_samples(const char *path)
         return EXIT_USAGE;
     }
     int64_t games = 0, last = -1, maxply = 0;
+    /* Outcome split from each game's first sample (ply 0: seat 1 to move, so its z in
+     * mover-first order is in seat order): a seat wins when its z is strictly best. */
+    int64_t wins[GAME_MAX_PLAYERS] = {0}, draws = 0, unsplit = 0;
     double zsum = 0, ent = 0;
     for (int64_t i = 0; i < f->n; i++) {
         if (f->gameix[i] != last) {
             games++;
             last = f->gameix[i];
+            const float *z = f->z + i * f->players;
+            int best = 0, nbest = 1;
+            for (int k = 1; k < f->players; k++) {
+                if (z[k] > z[best])
+                    best = k, nbest = 1;
+                else if (z[k] == z[best])
+                    nbest++;
+            }
+            if (f->ply[i] != 0)
+                unsplit++;
+            else if (nbest == 1 && f->players > 1)
+                wins[best]++;
+            else
+                draws++;
         }
         maxply = f->ply[i] > maxply ? f->ply[i] : maxply;
         zsum += f->z[i * f->players];
@@ -35,8 +52,18 @@ int info_samples(const char *path)
            f->lattice == GAME_LATTICE_HEX ? "hex" : "square", f->planes, f->actions, f->players);
     printf("  generation  %lld\n  model       %s\n", (long long)f->meta.generation,
            f->meta.model[0] ? f->meta.model : "(none)");
-    printf("  samples     %lld from %lld games (longest ply %lld)\n", (long long)f->n, (long long)games,
-           (long long)maxply);
+    printf("  samples     %lld from %lld games (mean length %.1f moves, longest %lld)\n",
+           (long long)f->n, (long long)games, games ? (double)f->n / (double)games : 0.0,
+           (long long)maxply + (f->n > 0));
+    if (games) {
+        printf("  outcomes   ");
+        for (int k = 0; k < f->players && f->players > 1; k++)
+            printf(" seat %d won %lld,", k + 1, (long long)wins[k]);
+        printf(" %s %lld", f->players > 1 ? "no single winner" : "finished", (long long)draws);
+        if (unsplit)
+            printf(", %lld without a first move in the file", (long long)unsplit);
+        printf("\n");
+    }
     if (f->n)
         printf("  mean z      %+.3f for the player to move; mean pi entropy %.3f nats\n", zsum / f->n,
                ent / f->n);
