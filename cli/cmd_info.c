@@ -55,9 +55,10 @@ int cmd_info(int argc, char **argv)
 {
     if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         FILE *f = argc == 2 ? stdout : stderr;
-        fprintf(f, "usage: gridzero info FILE\n\nDescribes a gridzero HDF5 file in words (a model: "
+        fprintf(f, "usage: gridzero info FILE\n\nDescribes a gridzero HDF5 file in words. A model: "
                    "its network, parameter count,\nFLOPs per position, generation, training step, "
-                   "parent).\n");
+                   "parent. A sample file: its game,\nboard, generation, model, samples and games, "
+                   "mean game length, outcomes per seat\nand mean pi entropy.\n");
         return argc == 2 ? EXIT_OK : EXIT_USAGE;
     }
     char fmt[64], err[512];
