@@ -79,7 +79,7 @@ int cmd_bench_train(int argc, char **argv)
             usage(stdout);
             rc = EXIT_OK;
             goto out;
-        } else if (!strcmp(a, "-c") && v) {
+        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && v) {
             cfg_path = v, i++;
         } else if (!strcmp(a, "--set") && v) {
             sets[nsets++] = argv[++i];

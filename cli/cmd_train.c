@@ -50,7 +50,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gridzero train [-c CONFIG] [--set KEY=VALUE]... --data FILE_OR_DIR [--data ...]\n"
             "                      [--from MODEL] -o MODEL [--steps N] [--metrics FILE]\n"
-            "                      [--generation G]\n\n"
+            "                      [--generation G]\n"
+            "(-c is also --config, -o also --output; -o may not be a --data file or directory)\n\n"
             "Trains the network of CONFIG (train and net sections) on sample files (a file, or\n"
             "every *.h5 of a directory; files of another game or shape are refused by name),\n"
             "keeping the newest train.window generations, with a random symmetry per sample and\n"
@@ -111,7 +112,7 @@ int cmd_train(int argc, char **argv)
             usage(stdout);
             rc = EXIT_OK;
             goto out;
-        } else if (!strcmp(a, "-c") && v) {
+        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && v) {
             cfg_path = v, i++;
         } else if (!strcmp(a, "--set") && v) {
             sets[nsets++] = argv[++i];
@@ -123,15 +124,16 @@ int cmd_train(int argc, char **argv)
             data[ndata++] = v, i++;
         } else if (!strcmp(a, "--from") && v) {
             from = v, i++;
-        } else if (!strcmp(a, "-o") && v) {
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && v) {
             out = v, i++;
         } else if (!strcmp(a, "--metrics") && v) {
             metrics = v, i++;
         } else if ((!strcmp(a, "--steps") || !strcmp(a, "--generation")) && v) {
             char *end;
+            errno = 0;
             long long n = strtoll(v, &end, 10);
-            if (*end || n < (a[2] == 's' ? 1 : 0)) {
-                cli_error("train: %s: expected a %s integer, got \"%s\"", a,
+            if (!*v || *end || errno || n < (a[2] == 's' ? 1 : 0) || n > INT32_MAX) {
+                cli_error("train: %s: expected a %s integer up to 2147483647, got \"%s\"", a,
                           a[2] == 's' ? "positive" : "non-negative", v);
                 goto out;
             }
