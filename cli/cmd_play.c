@@ -19,9 +19,13 @@ static void play_usage(FILE *f)
             "  undo   take back to your previous turn\n"
             "  hint   what the search would play here, with its visit counts\n"
             "  board  draw the board again\n"
-            "  quit   leave the game\n"
-            "  --hint SPEC  the player that gives hints (default mcts:<mcts.simulations>, or\n"
-            "               alphabeta when no search is built in)\n\n"
+            "  quit   leave the game\n\n"
+            "  -c, --config FILE  the config (default: the built-in tic-tac-toe)\n"
+            "  --set KEY=VALUE    override a config key\n"
+            "  --seat N           your seat (1 = moves first; default 1)\n"
+            "  --hint SPEC        the player that gives hints (default mcts:<mcts.simulations>,\n"
+            "                     or alphabeta when no search is built in)\n"
+            "  --seed S           seed of the players' randomness (default: the config's)\n\n"
             "players:\n");
     player_print_kinds(f, cli_player_ext());
 }

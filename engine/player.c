@@ -143,5 +143,5 @@ void player_print_kinds(FILE *f, const player_ext *ext)
     for (int i = 0; player_kinds[i]; i++)
         fprintf(f, "  %-20s %s\n", player_kinds[i]->syntax, player_kinds[i]->help);
     if (ext && ext->syntax)
-        fprintf(f, "  %-20s (added by the command)\n", ext->syntax);
+        fprintf(f, "  %-20s %s\n", ext->syntax, ext->help ? ext->help : "");
 }

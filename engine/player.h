@@ -87,6 +87,7 @@ typedef struct player_ext {
     int (*try)(void *ctx, const char *spec, const game *g, const gz_config *cfg, player **out,
                char *err, size_t errlen);
     const char *syntax; /* e.g. "model:FILE[:sims]", for the unknown-kind message; may be NULL */
+    const char *help;   /* one line for player_print_kinds; may be NULL */
     void *ctx;
 } player_ext;
 

@@ -81,6 +81,8 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
 static const player_ext ext = {
     .try = net_player_try,
     .syntax = "model:FILE[:sims]",
+    .help = "PUCT search with the network of checkpoint FILE, sims simulations a move "
+            "(default arena.simulations)",
     .ctx = NULL,
 };
 
