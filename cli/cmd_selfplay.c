@@ -1,6 +1,7 @@
 /* gridzero selfplay -c CONFIG [-m MODEL] -o FILE.h5 [--games N] */
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "selfplay/samples.h"
@@ -104,6 +105,11 @@ int cmd_selfplay(int argc, char **argv)
         cli_error("selfplay: -o FILE.h5 is required (see gridzero selfplay --help)");
         goto done;
     }
+    struct stat ost;
+    if (stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)) {
+        cli_error("selfplay: -o %s is a directory; expected a file name (FILE.h5)", out);
+        goto done;
+    }
     gz_config c;
     if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
         goto done;
@@ -152,12 +158,14 @@ int cmd_selfplay(int argc, char **argv)
         cli_error("selfplay: interrupted: nothing written");
         rc = EXIT_FAIL;
     } else {
-        printf("selfplay: %d games, %lld positions in %.1f s (%.0f positions/s, %.0f simulations/s); "
-               "first seat won %d, second %d, draws %d; resigned %d; false resignations %d/%d "
-               "in the no-resign games; written to %s\n",
+        printf("selfplay: %d games, %lld positions in %.1f s (%.0f positions/s, %.0f simulations/s);",
                st.games, (long long)st.positions, st.seconds, st.positions / (st.seconds + 1e-9),
-               st.simulations / (st.seconds + 1e-9), st.seat_wins[0], st.seat_wins[1], st.draws,
-               st.resigned, st.resign_false, st.resign_checked, out);
+               st.simulations / (st.seconds + 1e-9));
+        for (int k = 0; k < g->players; k++)
+            printf(" seat %d won %d,", k + 1, st.seat_wins[k]);
+        printf(" no single winner %d; resigned %d; false resignations %d/%d in the no-resign games",
+               st.draws, st.resigned, st.resign_false, st.resign_checked);
+        printf("; written to %s\n", out);
         rc = EXIT_OK;
     }
     free(gcfg);
