@@ -3,11 +3,11 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include "errmsg.h"
 
 typedef enum { T_INT, T_FLOAT, T_BOOL, T_STR, T_LIST, T_U64 } cfg_type;
 
@@ -224,15 +224,6 @@ static const char *type_words(const cfg_field *f)
     return "?";
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static bool choice_ok(const char *choices, const char *s)
 {
     size_t n = strlen(s);
@@ -257,18 +248,18 @@ static int set_value(gz_config *c, const cfg_field *f, const cJSON *v, const cha
     case T_U64:
     case T_FLOAT: {
         if (!cJSON_IsNumber(v))
-            return fail(err, errlen, "%s: key %s: expected %s, got %s", src, f->path, type_words(f),
+            return gz_fail(err, errlen, "%s: key %s: expected %s, got %s", src, f->path, type_words(f),
                         cJSON_IsString(v) ? "a string" : "another type");
         double d = v->valuedouble;
         if (!isfinite(d))
-            return fail(err, errlen, "%s: key %s: expected a finite number", src, f->path);
+            return gz_fail(err, errlen, "%s: key %s: expected a finite number", src, f->path);
         if (f->type != T_FLOAT && d != floor(d))
-            return fail(err, errlen, "%s: key %s: expected %s, got %g", src, f->path, type_words(f), d);
+            return gz_fail(err, errlen, "%s: key %s: expected %s, got %g", src, f->path, type_words(f), d);
         if (d < f->min || d > f->max) {
             if (f->type == T_FLOAT)
-                return fail(err, errlen, "%s: key %s: expected a number in [%g, %g], got %g", src,
+                return gz_fail(err, errlen, "%s: key %s: expected a number in [%g, %g], got %g", src,
                             f->path, f->min, f->max, d);
-            return fail(err, errlen, "%s: key %s: expected an integer in [%.0f, %.0f], got %.0f", src,
+            return gz_fail(err, errlen, "%s: key %s: expected an integer in [%.0f, %.0f], got %.0f", src,
                         f->path, f->min, f->max, d);
         }
         if (f->type == T_INT)
@@ -281,27 +272,27 @@ static int set_value(gz_config *c, const cfg_field *f, const cJSON *v, const cha
     }
     case T_BOOL:
         if (!cJSON_IsBool(v))
-            return fail(err, errlen, "%s: key %s: expected true or false", src, f->path);
+            return gz_fail(err, errlen, "%s: key %s: expected true or false", src, f->path);
         *(bool *)p = cJSON_IsTrue(v);
         return 0;
     case T_STR:
         if (!cJSON_IsString(v))
-            return fail(err, errlen, "%s: key %s: expected a string%s%s", src, f->path,
+            return gz_fail(err, errlen, "%s: key %s: expected a string%s%s", src, f->path,
                         f->choices ? ": one of " : "", f->choices ? f->choices : "");
         if (strlen(v->valuestring) >= CFG_STR_LEN)
-            return fail(err, errlen, "%s: key %s: string longer than %d characters", src, f->path,
+            return gz_fail(err, errlen, "%s: key %s: string longer than %d characters", src, f->path,
                         CFG_STR_LEN - 1);
         if (f->choices && !choice_ok(f->choices, v->valuestring))
-            return fail(err, errlen, "%s: key %s: expected one of %s, got \"%s\"", src, f->path,
+            return gz_fail(err, errlen, "%s: key %s: expected one of %s, got \"%s\"", src, f->path,
                         f->choices, v->valuestring);
         snprintf((char *)p, CFG_STR_LEN, "%s", v->valuestring);
         return 0;
     case T_LIST: {
         if (!cJSON_IsArray(v))
-            return fail(err, errlen, "%s: key %s: expected an array of strings", src, f->path);
+            return gz_fail(err, errlen, "%s: key %s: expected an array of strings", src, f->path);
         int n = cJSON_GetArraySize(v);
         if (n > CFG_LIST_MAX)
-            return fail(err, errlen, "%s: key %s: at most %d entries, got %d", src, f->path,
+            return gz_fail(err, errlen, "%s: key %s: at most %d entries, got %d", src, f->path,
                         CFG_LIST_MAX, n);
         c->arena.nbaselines = 0;
         const cJSON *it;
@@ -309,14 +300,14 @@ static int set_value(gz_config *c, const cfg_field *f, const cJSON *v, const cha
         {
             if (!cJSON_IsString(it) || !it->valuestring[0] ||
                 strlen(it->valuestring) >= CFG_STR_LEN)
-                return fail(err, errlen, "%s: key %s[%d]: expected a non-empty string of at most %d "
+                return gz_fail(err, errlen, "%s: key %s[%d]: expected a non-empty string of at most %d "
                             "characters", src, f->path, c->arena.nbaselines, CFG_STR_LEN - 1);
             snprintf(c->arena.baselines[c->arena.nbaselines++], CFG_STR_LEN, "%s", it->valuestring);
         }
         return 0;
     }
     }
-    return fail(err, errlen, "%s: key %s: internal error", src, f->path);
+    return gz_fail(err, errlen, "%s: key %s: internal error", src, f->path);
 }
 
 /* Rules between keys, checked after every key is read. */
@@ -326,12 +317,12 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
     if (strcmp(g->name, "mnk") == 0) {
         int longest = g->rows > g->cols ? g->rows : g->cols;
         if (g->k > longest)
-            return fail(err, errlen, "%s: key game.k: expected at most max(rows, cols) = %d, got %d",
+            return gz_fail(err, errlen, "%s: key game.k: expected at most max(rows, cols) = %d, got %d",
                         src, longest, g->k);
     } else if (strcmp(g->name, "sanling") == 0) {
         int cells = g->size * g->size - 1;
         if (g->moves > cells)
-            return fail(err, errlen,
+            return gz_fail(err, errlen,
                         "%s: key game.moves: expected at most size*size-1 = %d (the free points), got %d",
                         src, cells, g->moves);
     }
@@ -347,11 +338,11 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
         int line = 1;
         for (const char *q = json; at && q < at && *q; q++)
             line += *q == '\n';
-        return fail(err, errlen, "%s: not valid JSON (near line %d)", src, line);
+        return gz_fail(err, errlen, "%s: not valid JSON (near line %d)", src, line);
     }
     int rc = -1;
     if (!cJSON_IsObject(root)) {
-        fail(err, errlen, "%s: expected a JSON object at the top", src);
+        gz_fail(err, errlen, "%s: expected a JSON object at the top", src);
         goto out;
     }
     /* The game decides which keys exist and their defaults, so read its name first. */
@@ -359,12 +350,12 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
     const cJSON *gsec = cJSON_GetObjectItemCaseSensitive(root, "game");
     if (gsec) {
         if (!cJSON_IsObject(gsec)) {
-            fail(err, errlen, "%s: key game: expected an object", src);
+            gz_fail(err, errlen, "%s: key game: expected an object", src);
             goto out;
         }
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(gsec, "name");
         if (!n) {
-            fail(err, errlen, "%s: key game.name: missing (expected one of mnk|sanling)", src);
+            gz_fail(err, errlen, "%s: key game.name: missing (expected one of mnk|sanling)", src);
             goto out;
         }
         if (set_value(c, find_field("game.name"), n, src, err, errlen) < 0)
@@ -386,12 +377,12 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
             continue;
         }
         if (!is_section(sname)) {
-            fail(err, errlen, "%s: unknown key %s (sections: seed, game, mcts, net, selfplay, train, "
+            gz_fail(err, errlen, "%s: unknown key %s (sections: seed, game, mcts, net, selfplay, train, "
                  "arena, loop)", src, sname);
             goto out;
         }
         if (!cJSON_IsObject(sec)) {
-            fail(err, errlen, "%s: key %s: expected an object", src, sname);
+            gz_fail(err, errlen, "%s: key %s: expected an object", src, sname);
             goto out;
         }
         const cJSON *kv;
@@ -401,11 +392,11 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
             snprintf(path, sizeof path, "%s.%s", sname, kv->string);
             const cfg_field *f = find_field(path);
             if (!f) {
-                fail(err, errlen, "%s: unknown key %s", src, path);
+                gz_fail(err, errlen, "%s: unknown key %s", src, path);
                 goto out;
             }
             if (!field_applies(f, game_name)) {
-                fail(err, errlen, "%s: key %s: not a key of game %s", src, path, game_name);
+                gz_fail(err, errlen, "%s: key %s: not a key of game %s", src, path, game_name);
                 goto out;
             }
             if (set_value(c, f, kv, src, err, errlen) < 0)
@@ -424,7 +415,7 @@ int cfg_load(gz_config *c, const char *path, char *err, size_t errlen)
         return cfg_parse(c, cfg_default_json, "built-in default config", err, errlen);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(err, errlen, "%s: cannot open config: %s", path, strerror(errno));
+        return gz_fail(err, errlen, "%s: cannot open config: %s", path, strerror(errno));
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -433,13 +424,13 @@ int cfg_load(gz_config *c, const char *path, char *err, size_t errlen)
             if (cap > (16u << 20)) {
                 free(buf);
                 fclose(f);
-                return fail(err, errlen, "%s: config larger than 16 MiB", path);
+                return gz_fail(err, errlen, "%s: config larger than 16 MiB", path);
             }
             char *nb = realloc(buf, cap);
             if (!nb) {
                 free(buf);
                 fclose(f);
-                return fail(err, errlen, "%s: out of memory", path);
+                return gz_fail(err, errlen, "%s: out of memory", path);
             }
             buf = nb;
         }
@@ -452,12 +443,12 @@ int cfg_load(gz_config *c, const char *path, char *err, size_t errlen)
     fclose(f);
     if (rerr) {
         free(buf);
-        return fail(err, errlen, "%s: read error", path);
+        return gz_fail(err, errlen, "%s: read error", path);
     }
     buf[len] = 0;
     if (strlen(buf) != len) {
         free(buf);
-        return fail(err, errlen, "%s: not a text file (NUL byte)", path);
+        return gz_fail(err, errlen, "%s: not a text file (NUL byte)", path);
     }
     int rc = cfg_parse(c, buf, path, err, errlen);
     free(buf);
@@ -468,26 +459,26 @@ int cfg_set(gz_config *c, const char *assignment, char *err, size_t errlen)
 {
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment)
-        return fail(err, errlen, "--set %s: expected key.path=value", assignment);
+        return gz_fail(err, errlen, "--set %s: expected key.path=value", assignment);
     char path[160];
     size_t n = (size_t)(eq - assignment);
     if (n >= sizeof path)
-        return fail(err, errlen, "--set: key too long");
+        return gz_fail(err, errlen, "--set: key too long");
     memcpy(path, assignment, n);
     path[n] = 0;
     const cfg_field *f = find_field(path);
     if (!f)
-        return fail(err, errlen, "--set: unknown key %s", path);
+        return gz_fail(err, errlen, "--set: unknown key %s", path);
     if (strcmp(path, "game.name") == 0)
-        return fail(err, errlen, "--set: game.name cannot be overridden (use another config file)");
+        return gz_fail(err, errlen, "--set: game.name cannot be overridden (use another config file)");
     if (!field_applies(f, c->game.name))
-        return fail(err, errlen, "--set: key %s: not a key of game %s", path, c->game.name);
+        return gz_fail(err, errlen, "--set: key %s: not a key of game %s", path, c->game.name);
     const char *val = eq + 1;
     cJSON *v = cJSON_Parse(val);
     if (!v) /* a bare word is a string */
         v = cJSON_CreateString(val);
     if (!v)
-        return fail(err, errlen, "--set: out of memory");
+        return gz_fail(err, errlen, "--set: out of memory");
     int rc = set_value(c, f, v, "--set", err, errlen);
     cJSON_Delete(v);
     if (rc == 0)

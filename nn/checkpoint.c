@@ -5,22 +5,13 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <hdf5.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "engine/errmsg.h"
 
 /* FNV-1a over the parameters' bytes in layout order: /meta "checksum" catches silent
  * corruption of the raw data, which HDF5 itself does not check. */
@@ -162,31 +153,31 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     const nn_layout *L = &p->layout;
     int bad = nn_layout_check_mask(L, p->data);
     if (bad >= 0)
-        return fail(err, errlen, "%s: not saved: tensor %s has a non-zero masked hex tap", path,
+        return gz_fail(err, errlen, "%s: not saved: tensor %s has a non-zero masked hex tap", path,
                     L->t[bad].name);
     nn_ckpt_meta zero = {0};
     if (!meta)
         meta = &zero;
     char tmp[4096];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
-        return fail(err, errlen, "%s: path too long", path);
+        return gz_fail(err, errlen, "%s: path too long", path);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0)
-        return fail(err, errlen, "%s: cannot create %s (directory missing or not writable?)", path,
+        return gz_fail(err, errlen, "%s: cannot create %s (directory missing or not writable?)", path,
                     tmp);
     int rc = -1;
     char *spec = nn_spec_to_json(&L->spec);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     hid_t mg = H5Gcreate2(f, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (!spec || lcpl < 0 || mg < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0) {
-        fail(err, errlen, "%s: cannot write /meta", path);
+        gz_fail(err, errlen, "%s: cannot write /meta", path);
         goto out;
     }
     if (attr_str(mg, "format", NN_CKPT_FORMAT) || attr_i64(mg, "version", NN_CKPT_VERSION) ||
         attr_str(mg, "spec", spec) || attr_i64(mg, "generation", meta->generation) ||
         attr_i64(mg, "step", meta->step) || attr_str(mg, "parent", meta->parent) ||
         attr_i64(mg, "checksum", (int64_t)params_checksum(p))) {
-        fail(err, errlen, "%s: cannot write the /meta attributes", path);
+        gz_fail(err, errlen, "%s: cannot write the /meta attributes", path);
         goto out;
     }
     for (int i = 0; i < L->ntensors; i++) {
@@ -197,7 +188,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         for (int k = 0; k < t->ndim; k++)
             dims[k] = (hsize_t)t->shape[k];
         if (write_dataset(f, lcpl, dp, t->ndim, dims, nn_tensor_cptr(L, p->data, i)) < 0) {
-            fail(err, errlen, "%s: cannot write dataset %s", path, dp);
+            gz_fail(err, errlen, "%s: cannot write dataset %s", path, dp);
             goto out;
         }
     }
@@ -206,7 +197,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         snprintf(dp, sizeof dp, "/optim/%s", extra[i].name);
         hsize_t dims[1] = {(hsize_t)extra[i].count};
         if (write_dataset(f, lcpl, dp, 1, dims, extra[i].data) < 0) {
-            fail(err, errlen, "%s: cannot write dataset %s", path, dp);
+            gz_fail(err, errlen, "%s: cannot write dataset %s", path, dp);
             goto out;
         }
     }
@@ -218,9 +209,9 @@ out:
     if (lcpl >= 0)
         H5Pclose(lcpl);
     if (H5Fclose(f) < 0 && rc == 0)
-        rc = fail(err, errlen, "%s: error closing %s (disk full?)", path, tmp);
+        rc = gz_fail(err, errlen, "%s: error closing %s (disk full?)", path, tmp);
     if (rc == 0 && rename(tmp, path) != 0)
-        rc = fail(err, errlen, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+        rc = gz_fail(err, errlen, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
     if (rc != 0)
         unlink(tmp);
     return rc;
@@ -232,22 +223,22 @@ static int read_dataset(hid_t f, const char *file, const char *dp, int ndim, con
 {
     if (H5Lexists(f, dp, H5P_DEFAULT) <= 0) {
         /* a missing intermediate group makes H5Lexists fail: same message */
-        return fail(err, errlen, "%s: dataset %s missing", file, dp);
+        return gz_fail(err, errlen, "%s: dataset %s missing", file, dp);
     }
     hid_t d = H5Dopen2(f, dp, H5P_DEFAULT);
     if (d < 0)
-        return fail(err, errlen, "%s: dataset %s cannot be opened", file, dp);
+        return gz_fail(err, errlen, "%s: dataset %s cannot be opened", file, dp);
     int rc = -1;
     hid_t sp = H5Dget_space(d);
     hid_t ft = H5Dget_type(d);
     hsize_t dims[8];
     int nd = sp < 0 ? -1 : H5Sget_simple_extent_ndims(sp);
     if (ft < 0 || H5Tget_class(ft) != H5T_FLOAT) {
-        fail(err, errlen, "%s: dataset %s: expected floating-point data", file, dp);
+        gz_fail(err, errlen, "%s: dataset %s: expected floating-point data", file, dp);
         goto out;
     }
     if (nd != ndim || nd > 8 || H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
-        fail(err, errlen, "%s: dataset %s: expected %d dimensions, got %d", file, dp, ndim, nd);
+        gz_fail(err, errlen, "%s: dataset %s: expected %d dimensions, got %d", file, dp, ndim, nd);
         goto out;
     }
     for (int k = 0; k < ndim; k++)
@@ -258,16 +249,16 @@ static int read_dataset(hid_t f, const char *file, const char *dp, int ndim, con
                 snprintf(want + a, sizeof want - a, "%s%d", j ? "," : "", shape[j]);
                 snprintf(got + b, sizeof got - b, "%s%llu", j ? "," : "", (unsigned long long)dims[j]);
             }
-            fail(err, errlen, "%s: dataset %s: expected shape (%s), got (%s)", file, dp, want, got);
+            gz_fail(err, errlen, "%s: dataset %s: expected shape (%s), got (%s)", file, dp, want, got);
             goto out;
         }
     if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
-        fail(err, errlen, "%s: dataset %s: read error (corrupt file?)", file, dp);
+        gz_fail(err, errlen, "%s: dataset %s: read error (corrupt file?)", file, dp);
         goto out;
     }
     for (size_t i = 0; i < count; i++)
         if (!isfinite(out[i])) {
-            fail(err, errlen, "%s: dataset %s: non-finite value at index %zu", file, dp, i);
+            gz_fail(err, errlen, "%s: dataset %s: non-finite value at index %zu", file, dp, i);
             goto out;
         }
     rc = 0;
@@ -284,16 +275,16 @@ static hid_t open_file(const char *path, char *err, size_t errlen)
 {
     h5_quiet();
     if (access(path, R_OK) != 0) {
-        fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        gz_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
     if (H5Fis_hdf5(path) <= 0) {
-        fail(err, errlen, "%s: not an HDF5 file", path);
+        gz_fail(err, errlen, "%s: not an HDF5 file", path);
         return -1;
     }
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
-        fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated?)", path);
+        gz_fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated?)", path);
     return f;
 }
 
@@ -307,44 +298,44 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
     char *fmt = NULL, *spec_json = NULL, *parent = NULL;
     hid_t mg = -1;
     if (H5Lexists(f, "/meta", H5P_DEFAULT) <= 0 || (mg = H5Gopen2(f, "/meta", H5P_DEFAULT)) < 0) {
-        fail(err, errlen, "%s: no /meta group: not a gridzero model", path);
+        gz_fail(err, errlen, "%s: no /meta group: not a gridzero model", path);
         goto bad;
     }
     fmt = read_attr_str(mg, "format");
     if (!fmt || strcmp(fmt, NN_CKPT_FORMAT) != 0) {
-        fail(err, errlen, "%s: attribute /meta format: expected \"%s\", got %s%s%s", path,
+        gz_fail(err, errlen, "%s: attribute /meta format: expected \"%s\", got %s%s%s", path,
              NN_CKPT_FORMAT, fmt ? "\"" : "none", fmt ? fmt : "", fmt ? "\"" : "");
         goto bad;
     }
     int64_t version = 0;
     if (read_attr_i64(mg, "version", &version) < 0) {
-        fail(err, errlen, "%s: attribute /meta version missing or not an integer", path);
+        gz_fail(err, errlen, "%s: attribute /meta version missing or not an integer", path);
         goto bad;
     }
     if (version < 1 || version > NN_CKPT_VERSION) {
-        fail(err, errlen, "%s: attribute /meta version: this build reads version 1..%d, got %lld",
+        gz_fail(err, errlen, "%s: attribute /meta version: this build reads version 1..%d, got %lld",
              path, NN_CKPT_VERSION, (long long)version);
         goto bad;
     }
     spec_json = read_attr_str(mg, "spec");
     if (!spec_json) {
-        fail(err, errlen, "%s: attribute /meta spec missing", path);
+        gz_fail(err, errlen, "%s: attribute /meta spec missing", path);
         goto bad;
     }
     nn_spec spec;
     char e2[256];
     if (nn_spec_from_json(&spec, spec_json, e2, sizeof e2) < 0) {
-        fail(err, errlen, "%s: attribute /meta spec: %s", path, e2);
+        gz_fail(err, errlen, "%s: attribute /meta spec: %s", path, e2);
         goto bad;
     }
     if (g && nn_spec_check_game(&spec, g, e2, sizeof e2) < 0) {
-        fail(err, errlen, "%s: model does not fit the config's game: %s", path, e2);
+        gz_fail(err, errlen, "%s: model does not fit the config's game: %s", path, e2);
         goto bad;
     }
     nn_ckpt_meta m;
     memset(&m, 0, sizeof m);
     if (read_attr_i64(mg, "generation", &m.generation) < 0 || read_attr_i64(mg, "step", &m.step) < 0) {
-        fail(err, errlen, "%s: attribute /meta %s missing or not an integer", path,
+        gz_fail(err, errlen, "%s: attribute /meta %s missing or not an integer", path,
              read_attr_i64(mg, "generation", &m.generation) < 0 ? "generation" : "step");
         goto bad;
     }
@@ -353,7 +344,7 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
         snprintf(m.parent, sizeof m.parent, "%s", parent);
     p = nn_params_new(&spec, e2, sizeof e2);
     if (!p) {
-        fail(err, errlen, "%s: %s", path, e2);
+        gz_fail(err, errlen, "%s: %s", path, e2);
         goto bad;
     }
     const nn_layout *L = &p->layout;
@@ -366,7 +357,7 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
         if (L->t[i].kind == NN_T_BN_VAR)
             for (size_t j = 0; j < L->t[i].size; j++)
                 if (nn_tensor_ptr(L, p->data, i)[j] < 0) {
-                    fail(err, errlen, "%s: dataset %s: negative variance at index %zu", path, dp, j);
+                    gz_fail(err, errlen, "%s: dataset %s: negative variance at index %zu", path, dp, j);
                     goto bad;
                 }
     }
@@ -374,18 +365,18 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
     if (badm >= 0) {
         char dp[128];
         tensor_path(L->t[badm].name, dp, sizeof dp);
-        fail(err, errlen, "%s: dataset %s: non-zero masked hex tap ((0,0) or (2,2)): the hex lattice "
+        gz_fail(err, errlen, "%s: dataset %s: non-zero masked hex tap ((0,0) or (2,2)): the hex lattice "
              "keeps them zero", path, dp);
         goto bad;
     }
     int64_t sum;
     if (H5Aexists(mg, "checksum") > 0) {
         if (read_attr_i64(mg, "checksum", &sum) < 0) {
-            fail(err, errlen, "%s: attribute /meta checksum: not an integer", path);
+            gz_fail(err, errlen, "%s: attribute /meta checksum: not an integer", path);
             goto bad;
         }
         if ((uint64_t)sum != params_checksum(p)) {
-            fail(err, errlen, "%s: the parameters do not match attribute /meta checksum (corrupt "
+            gz_fail(err, errlen, "%s: the parameters do not match attribute /meta checksum (corrupt "
                  "file?)", path);
             goto bad;
         }
@@ -419,11 +410,11 @@ int nn_ckpt_read_extra(const char *path, const nn_ckpt_extra *e, char *err, size
     } else {
         int shape[1] = {(int)e->count};
         if ((size_t)shape[0] != e->count) {
-            rc = fail(err, errlen, "%s: dataset %s: too large", path, dp);
+            rc = gz_fail(err, errlen, "%s: dataset %s: too large", path, dp);
         } else {
             float *tmp = malloc(sizeof(float) * (e->count ? e->count : 1));
             rc = tmp ? read_dataset(f, path, dp, 1, shape, tmp, e->count, err, errlen)
-                     : fail(err, errlen, "out of memory");
+                     : gz_fail(err, errlen, "out of memory");
             if (rc == 0)
                 memcpy(e->data, tmp, sizeof(float) * e->count);
             free(tmp);
@@ -455,7 +446,7 @@ int nn_h5_format(const char *path, char *fmt, size_t len, char *err, size_t errl
     }
     H5Fclose(f);
     if (!s)
-        return fail(err, errlen, "%s: no format attribute (in /meta or /): not a gridzero file", path);
+        return gz_fail(err, errlen, "%s: no format attribute (in /meta or /): not a gridzero file", path);
     snprintf(fmt, len, "%s", s);
     free(s);
     return 0;

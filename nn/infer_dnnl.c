@@ -17,7 +17,6 @@
  * bf16: activations and weights bf16, biases and the head output f32.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 #endif
 
 #include "infer.h"
+#include "engine/errmsg.h"
 
 #define NN_MAX_LAYERS (2 + 2 * NN_MAX_BLOCKS)
 #define NN_NBUCKETS 18
@@ -78,20 +78,11 @@ struct nn_infer {
     float *scratch; /* per-position head scratch: logits[A] + hidden */
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 #define DN(call)                                                                                \
     do {                                                                                        \
         dnnl_status_t st_ = (call);                                                             \
         if (st_ != dnnl_success) {                                                              \
-            fail(err, errlen, "oneDNN: %s failed: %s (line %d)", #call, dnnl_status2str(st_),   \
+            gz_fail(err, errlen, "oneDNN: %s failed: %s (line %d)", #call, dnnl_status2str(st_),   \
                  __LINE__);                                                                     \
             goto out;                                                                           \
         }                                                                                       \
@@ -196,21 +187,21 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
     const nn_spec *s = &Lt->spec;
     const float *P = p->data;
     if (rows < 1 || cols < 1 || rows > GAME_MAX_SIDE || cols > GAME_MAX_SIDE) {
-        fail(err, errlen, "inference: board %dx%d out of range", rows, cols);
+        gz_fail(err, errlen, "inference: board %dx%d out of range", rows, cols);
         return NULL;
     }
     if (s->policy == NN_POLICY_DENSE && (rows != s->rows || cols != s->cols)) {
-        fail(err, errlen, "inference: dense policy head: the net runs only on %dx%d, not %dx%d",
+        gz_fail(err, errlen, "inference: dense policy head: the net runs only on %dx%d, not %dx%d",
              s->rows, s->cols, rows, cols);
         return NULL;
     }
     if (prec == NN_PREC_BF16 && !nn_cpu_has_bf16()) {
-        fail(err, errlen, "inference: precision bf16: this CPU has no native bf16 (avx512_bf16)");
+        gz_fail(err, errlen, "inference: precision bf16: this CPU has no native bf16 (avx512_bf16)");
         return NULL;
     }
     nn_infer *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
-        fail(err, errlen, "out of memory");
+        gz_fail(err, errlen, "out of memory");
         return NULL;
     }
     ctx->spec = *s;
@@ -264,7 +255,7 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
               !ctx->scratch;
     }
     if (oom) {
-        fail(err, errlen, "out of memory");
+        gz_fail(err, errlen, "out of memory");
         nn_infer_free(ctx);
         return NULL;
     }
@@ -292,7 +283,7 @@ static int get_weights(nn_infer *ctx, int l, int which, const dnnl_memory_desc_t
             slot = j;
     }
     if (slot < 0)
-        return fail(err, errlen, "oneDNN: layer %d: too many weight layouts", l);
+        return gz_fail(err, errlen, "oneDNN: layer %d: too many weight layouts", l);
     int rc = -1;
     dnnl_memory_desc_t umd;
     dnnl_memory_t user = NULL, mem = NULL;
@@ -402,7 +393,7 @@ static plan *get_plan(nn_infer *ctx, int bi, char *err, size_t errlen)
     dnnl_primitive_desc_t pds[NN_MAX_LAYERS] = {0};
     dnnl_primitive_desc_t rpd = NULL;
     if (!pl) {
-        fail(err, errlen, "out of memory");
+        gz_fail(err, errlen, "out of memory");
         return NULL;
     }
     pl->n = n;
@@ -477,7 +468,7 @@ float *nn_infer_input(nn_infer *ctx, int n, char *err, size_t errlen)
 {
     int bi = n >= 1 ? bucket_of(n) : -1;
     if (bi < 0) {
-        fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
+        gz_fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
         return NULL;
     }
     plan *pl = get_plan(ctx, bi, err, errlen);
@@ -485,7 +476,7 @@ float *nn_infer_input(nn_infer *ctx, int n, char *err, size_t errlen)
         return NULL;
     void *h = NULL;
     if (dnnl_memory_get_data_handle(pl->in_user, &h) != dnnl_success) {
-        fail(err, errlen, "oneDNN: no input buffer");
+        gz_fail(err, errlen, "oneDNN: no input buffer");
         return NULL;
     }
     return h;
@@ -545,7 +536,7 @@ int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
 {
     int bi = n >= 1 ? bucket_of(n) : -1;
     if (bi < 0)
-        return fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
+        return gz_fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
     plan *pl = get_plan(ctx, bi, err, errlen);
     if (!pl)
         return -1;

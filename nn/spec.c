@@ -1,20 +1,11 @@
 #include "spec.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "engine/errmsg.h"
 
 const char *nn_policy_name(nn_policy_kind k) { return k == NN_POLICY_DENSE ? "dense" : "conv"; }
 const char *nn_trunk_name(nn_trunk_kind k) { return k == NN_TRUNK_PLAIN ? "plain" : "residual"; }
@@ -23,30 +14,30 @@ const char *nn_lattice_name(game_lattice l) { return l == GAME_LATTICE_HEX ? "he
 int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
 {
     if (s->planes < 1 || s->planes > 256)
-        return fail(err, errlen, "spec: planes: expected 1..256, got %d", s->planes);
+        return gz_fail(err, errlen, "spec: planes: expected 1..256, got %d", s->planes);
     if (s->rows < 1 || s->rows > GAME_MAX_SIDE || s->cols < 1 || s->cols > GAME_MAX_SIDE)
-        return fail(err, errlen, "spec: rows x cols: expected 1..%d each, got %d x %d", GAME_MAX_SIDE,
+        return gz_fail(err, errlen, "spec: rows x cols: expected 1..%d each, got %d x %d", GAME_MAX_SIDE,
                     s->rows, s->cols);
     if (s->lattice != GAME_LATTICE_SQUARE && s->lattice != GAME_LATTICE_HEX)
-        return fail(err, errlen, "spec: lattice: expected square or hex");
+        return gz_fail(err, errlen, "spec: lattice: expected square or hex");
     if (s->players < 1 || s->players > GAME_MAX_PLAYERS)
-        return fail(err, errlen, "spec: players: expected 1..%d, got %d", GAME_MAX_PLAYERS, s->players);
+        return gz_fail(err, errlen, "spec: players: expected 1..%d, got %d", GAME_MAX_PLAYERS, s->players);
     if (s->actions < 1 || s->actions > GAME_MAX_ACTIONS)
-        return fail(err, errlen, "spec: actions: expected 1..%d, got %d", GAME_MAX_ACTIONS, s->actions);
+        return gz_fail(err, errlen, "spec: actions: expected 1..%d, got %d", GAME_MAX_ACTIONS, s->actions);
     if (s->blocks < 0 || s->blocks > NN_MAX_BLOCKS)
-        return fail(err, errlen, "spec: blocks: expected 0..%d, got %d", NN_MAX_BLOCKS, s->blocks);
+        return gz_fail(err, errlen, "spec: blocks: expected 0..%d, got %d", NN_MAX_BLOCKS, s->blocks);
     if (s->channels < 1 || s->channels > 1024)
-        return fail(err, errlen, "spec: channels: expected 1..1024, got %d", s->channels);
+        return gz_fail(err, errlen, "spec: channels: expected 1..1024, got %d", s->channels);
     if (s->head_channels < 1 || s->head_channels > 1024)
-        return fail(err, errlen, "spec: head_channels: expected 1..1024, got %d", s->head_channels);
+        return gz_fail(err, errlen, "spec: head_channels: expected 1..1024, got %d", s->head_channels);
     if (s->value_hidden < 1 || s->value_hidden > 4096)
-        return fail(err, errlen, "spec: value_hidden: expected 1..4096, got %d", s->value_hidden);
+        return gz_fail(err, errlen, "spec: value_hidden: expected 1..4096, got %d", s->value_hidden);
     if (s->policy != NN_POLICY_CONV && s->policy != NN_POLICY_DENSE)
-        return fail(err, errlen, "spec: policy_head: expected conv or dense");
+        return gz_fail(err, errlen, "spec: policy_head: expected conv or dense");
     if (s->trunk != NN_TRUNK_RESIDUAL && s->trunk != NN_TRUNK_PLAIN)
-        return fail(err, errlen, "spec: trunk: expected residual or plain");
+        return gz_fail(err, errlen, "spec: trunk: expected residual or plain");
     if (s->policy == NN_POLICY_CONV && s->actions != s->rows * s->cols)
-        return fail(err, errlen,
+        return gz_fail(err, errlen,
                     "spec: policy_head conv needs one action per point (actions = rows*cols = %d), "
                     "got actions = %d: use policy_head dense",
                     s->rows * s->cols, s->actions);
@@ -69,7 +60,7 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     s->policy = strcmp(net->policy_head, "dense") == 0 ? NN_POLICY_DENSE : NN_POLICY_CONV;
     s->trunk = strcmp(net->trunk, "plain") == 0 ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
     if (s->policy == NN_POLICY_CONV && g->actions != g->rows * g->cols)
-        return fail(err, errlen,
+        return gz_fail(err, errlen,
                     "key net.policy_head: \"conv\" needs point actions, but game %s has %d actions on "
                     "a %dx%d board: use \"dense\"",
                     g->name, g->actions, g->rows, g->cols);
@@ -102,7 +93,7 @@ static int get_int(const cJSON *o, const char *key, int *out, char *err, size_t 
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble)
-        return fail(err, errlen, "spec JSON: key %s: expected an integer", key);
+        return gz_fail(err, errlen, "spec JSON: key %s: expected an integer", key);
     *out = (int)v->valuedouble;
     return 0;
 }
@@ -112,13 +103,13 @@ static int get_choice(const cJSON *o, const char *key, const char *a, const char
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsString(v))
-        return fail(err, errlen, "spec JSON: key %s: expected \"%s\" or \"%s\"", key, a, b);
+        return gz_fail(err, errlen, "spec JSON: key %s: expected \"%s\" or \"%s\"", key, a, b);
     if (!strcmp(v->valuestring, a))
         *out = 0;
     else if (!strcmp(v->valuestring, b))
         *out = 1;
     else
-        return fail(err, errlen, "spec JSON: key %s: expected \"%s\" or \"%s\", got \"%s\"", key, a,
+        return gz_fail(err, errlen, "spec JSON: key %s: expected \"%s\" or \"%s\", got \"%s\"", key, a,
                     b, v->valuestring);
     return 0;
 }
@@ -129,7 +120,7 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
     cJSON *o = cJSON_Parse(json);
     if (!o || !cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        return fail(err, errlen, "spec JSON: not a JSON object");
+        return gz_fail(err, errlen, "spec JSON: not a JSON object");
     }
     int lat = 0, pol = 0, trunk = 0, rc = -1;
     if (get_int(o, "planes", &s->planes, err, errlen) || get_int(o, "rows", &s->rows, err, errlen) ||
@@ -159,22 +150,22 @@ out:
 int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen)
 {
     if (m->planes != g->planes)
-        return fail(err, errlen, "spec planes = %d, but game %s encodes %d planes", m->planes, g->name,
+        return gz_fail(err, errlen, "spec planes = %d, but game %s encodes %d planes", m->planes, g->name,
                     g->planes);
     if (m->lattice != g->lattice)
-        return fail(err, errlen, "spec lattice = %s, but game %s is on the %s lattice",
+        return gz_fail(err, errlen, "spec lattice = %s, but game %s is on the %s lattice",
                     nn_lattice_name(m->lattice), g->name, nn_lattice_name(g->lattice));
     if (m->players != g->players)
-        return fail(err, errlen, "spec players = %d, but game %s has %d players", m->players, g->name,
+        return gz_fail(err, errlen, "spec players = %d, but game %s has %d players", m->players, g->name,
                     g->players);
     if (m->policy == NN_POLICY_DENSE) {
         if (m->rows != g->rows || m->cols != g->cols || m->actions != g->actions)
-            return fail(err, errlen,
+            return gz_fail(err, errlen,
                         "spec board %dx%d with %d actions (dense policy head: fixed size), but game %s "
                         "is %dx%d with %d actions",
                         m->rows, m->cols, m->actions, g->name, g->rows, g->cols, g->actions);
     } else if (g->actions != g->rows * g->cols) {
-        return fail(err, errlen, "spec policy head conv needs point actions; game %s has %d actions",
+        return gz_fail(err, errlen, "spec policy head conv needs point actions; game %s has %d actions",
                     g->name, g->actions);
     }
     return 0;

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +10,7 @@
 
 #include <cjson/cJSON.h>
 #include <hdf5.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "engine/errmsg.h"
 
 /* HDF5 errors become our messages, never prints. */
 static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
@@ -236,7 +226,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     h5_quiet();
     sp_writer *w = calloc(1, sizeof *w);
     if (!w) {
-        fail(err, errlen, "%s: out of memory", path);
+        gz_fail(err, errlen, "%s: out of memory", path);
         return NULL;
     }
     w->file = -1;
@@ -265,14 +255,14 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->b_game = malloc(sizeof(int32_t) * w->chunk);
     w->b_ply = malloc(sizeof(int32_t) * w->chunk);
     if (!w->path || !w->tmp || !w->b_state || !w->b_legal || !w->b_pi || !w->b_z || !w->b_game || !w->b_ply) {
-        fail(err, errlen, "%s: out of memory", path);
+        gz_fail(err, errlen, "%s: out of memory", path);
         writer_free(w);
         return NULL;
     }
     snprintf(w->tmp, tl, "%s.tmp", path);
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) {
-        fail(err, errlen, "%s: cannot create (%s)", w->tmp, errno ? strerror(errno) : "HDF5 error");
+        gz_fail(err, errlen, "%s: cannot create (%s)", w->tmp, errno ? strerror(errno) : "HDF5 error");
         writer_free(w);
         return NULL;
     }
@@ -321,7 +311,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
             H5Pclose(pl);
     }
     if (bad) {
-        fail(err, errlen, "%s: cannot write the file's attributes and datasets (HDF5 error)", w->tmp);
+        gz_fail(err, errlen, "%s: cannot write the file's attributes and datasets (HDF5 error)", w->tmp);
         sp_writer_abort(w);
         return NULL;
     }
@@ -357,7 +347,7 @@ static int writer_flush(sp_writer *w, char *err, size_t errlen)
         if (ms >= 0)
             H5Sclose(ms);
         if (!ok)
-            return fail(err, errlen, "%s: cannot write dataset %s (disk full? HDF5 error)", w->tmp,
+            return gz_fail(err, errlen, "%s: cannot write dataset %s (disk full? HDF5 error)", w->tmp,
                         ds_names[i]);
     }
     w->written += w->nbuf;
@@ -380,11 +370,11 @@ int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const u
     }
     for (size_t i = 0; i < w->per[DS_PI]; i++)
         if (!isfinite(pi[i]) || pi[i] < 0)
-            return fail(err, errlen, "%s: sample %lld: pi[%zu] = %g is not a probability", w->tmp,
+            return gz_fail(err, errlen, "%s: sample %lld: pi[%zu] = %g is not a probability", w->tmp,
                         (long long)(w->written + w->nbuf), i, (double)pi[i]);
     for (size_t i = 0; i < w->per[DS_Z]; i++)
         if (!isfinite(z[i]) || z[i] < -1 || z[i] > 1)
-            return fail(err, errlen, "%s: sample %lld: z[%zu] = %g is not in [-1, 1]", w->tmp,
+            return gz_fail(err, errlen, "%s: sample %lld: z[%zu] = %g is not in [-1, 1]", w->tmp,
                         (long long)(w->written + w->nbuf), i, (double)z[i]);
     memcpy(w->b_pi + k * w->per[DS_PI], pi, sizeof(float) * w->per[DS_PI]);
     uint8_t *lg = w->b_legal + k * w->per[DS_LEGAL];
@@ -408,13 +398,13 @@ int sp_writer_close(sp_writer *w, char *err, size_t errlen)
         return -1;
     }
     if (attr_i64(w->file, "complete", 1) < 0 || H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
-        fail(err, errlen, "%s: cannot finish the file (HDF5 error)", w->tmp);
+        gz_fail(err, errlen, "%s: cannot finish the file (HDF5 error)", w->tmp);
         sp_writer_abort(w);
         return -1;
     }
     writer_close_h5(w);
     if (rename(w->tmp, w->path) != 0) {
-        fail(err, errlen, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
+        gz_fail(err, errlen, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
         unlink(w->tmp);
         writer_free(w);
         return -1;
@@ -451,26 +441,26 @@ static int read_ds(hid_t file, const char *path, int i, int rank, const hsize_t 
 {
     const char *name = ds_names[i];
     if (H5Lexists(file, name, H5P_DEFAULT) <= 0)
-        return fail(err, errlen, "%s: dataset %s is missing", path, name);
+        return gz_fail(err, errlen, "%s: dataset %s is missing", path, name);
     hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
     if (d < 0)
-        return fail(err, errlen, "%s: dataset %s cannot be opened", path, name);
+        return gz_fail(err, errlen, "%s: dataset %s cannot be opened", path, name);
     int rc = -1;
     hid_t sp = H5Dget_space(d), ft = H5Dget_type(d);
     hsize_t dims[8] = {0};
     int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
     if (r != rank || H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
-        fail(err, errlen, "%s: dataset %s has rank %d, expected %d", path, name, r, rank);
+        gz_fail(err, errlen, "%s: dataset %s has rank %d, expected %d", path, name, r, rank);
         goto out;
     }
     for (int k = 1; k < rank; k++)
         if (dims[k] != trail[k - 1]) {
-            fail(err, errlen, "%s: dataset %s dimension %d is %llu, expected %llu", path, name, k,
+            gz_fail(err, errlen, "%s: dataset %s dimension %d is %llu, expected %llu", path, name, k,
                  (unsigned long long)dims[k], (unsigned long long)trail[k - 1]);
             goto out;
         }
     if (*n >= 0 && (int64_t)dims[0] != *n) {
-        fail(err, errlen, "%s: dataset %s has %llu samples, the others %lld", path, name,
+        gz_fail(err, errlen, "%s: dataset %s has %llu samples, the others %lld", path, name,
              (unsigned long long)dims[0], (long long)*n);
         goto out;
     }
@@ -482,7 +472,7 @@ static int read_ds(hid_t file, const char *path, int i, int rank, const hsize_t 
                              : cls == H5T_INTEGER && sz == want_sz &&
                                    (want_sz == 4 || H5Tget_sign(ft) == H5T_SGN_NONE);
     if (!type_ok) {
-        fail(err, errlen, "%s: dataset %s has the wrong type (expected %s)", path, name,
+        gz_fail(err, errlen, "%s: dataset %s has the wrong type (expected %s)", path, name,
              want_float ? "float32" : want_sz == 1 ? "uint8" : "int32");
         goto out;
     }
@@ -490,18 +480,18 @@ static int read_ds(hid_t file, const char *path, int i, int rank, const hsize_t 
     for (int k = 1; k < rank; k++)
         per *= (size_t)dims[k];
     if (dims[0] > (1ull << 31) || (double)dims[0] * per * want_sz > 64e9) {
-        fail(err, errlen, "%s: dataset %s is implausibly large (%llu samples)", path, name,
+        gz_fail(err, errlen, "%s: dataset %s is implausibly large (%llu samples)", path, name,
              (unsigned long long)dims[0]);
         goto out;
     }
     size_t bytes = (size_t)dims[0] * per * want_sz;
     *out = malloc(bytes ? bytes : 1);
     if (!*out) {
-        fail(err, errlen, "%s: out of memory reading dataset %s", path, name);
+        gz_fail(err, errlen, "%s: out of memory reading dataset %s", path, name);
         goto out;
     }
     if (bytes && H5Dread(d, ds_mem_type(i), H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0) {
-        fail(err, errlen, "%s: dataset %s cannot be read (truncated or corrupt file)", path, name);
+        gz_fail(err, errlen, "%s: dataset %s cannot be read (truncated or corrupt file)", path, name);
         goto out;
     }
     *n = (int64_t)dims[0];
@@ -520,32 +510,32 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
     h5_quiet();
     size_t pl = strlen(path);
     if (pl >= 4 && strcmp(path + pl - 4, ".tmp") == 0) {
-        fail(err, errlen, "%s: a temporary file (being written, or left by a crash): not a sample file", path);
+        gz_fail(err, errlen, "%s: a temporary file (being written, or left by a crash): not a sample file", path);
         return NULL;
     }
     if (access(path, R_OK) != 0) {
-        fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        gz_fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
     if (H5Fis_hdf5(path) <= 0) {
-        fail(err, errlen, "%s: not an HDF5 file (or truncated)", path);
+        gz_fail(err, errlen, "%s: not an HDF5 file (or truncated)", path);
         return NULL;
     }
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) {
-        fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated)", path);
+        gz_fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated)", path);
         return NULL;
     }
     sp_file *f = calloc(1, sizeof *f);
     char *s = NULL;
     if (!f) {
-        fail(err, errlen, "%s: out of memory", path);
+        gz_fail(err, errlen, "%s: out of memory", path);
         goto bad;
     }
     f->path = strdup(path);
     s = read_attr_str(file, "format");
     if (!s || strcmp(s, SP_FORMAT) != 0) {
-        fail(err, errlen, "%s: not a gridzero sample file (format attribute %s%s%s, expected \"%s\")",
+        gz_fail(err, errlen, "%s: not a gridzero sample file (format attribute %s%s%s, expected \"%s\")",
              path, s ? "\"" : "missing", s ? s : "", s ? "\"" : "", SP_FORMAT);
         goto bad;
     }
@@ -553,16 +543,16 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
     s = NULL;
     int64_t v;
     if (read_attr_i64(file, "version", &v) < 0 || v != SP_VERSION) {
-        fail(err, errlen, "%s: unsupported sample format version (expected %d)", path, SP_VERSION);
+        gz_fail(err, errlen, "%s: unsupported sample format version (expected %d)", path, SP_VERSION);
         goto bad;
     }
     if (read_attr_i64(file, "complete", &v) < 0 || v != 1) {
-        fail(err, errlen, "%s: incomplete sample file (no \"complete\" mark: its writer did not finish)", path);
+        gz_fail(err, errlen, "%s: incomplete sample file (no \"complete\" mark: its writer did not finish)", path);
         goto bad;
     }
     s = read_attr_str(file, "game");
     if (!s || !s[0] || strlen(s) >= GAME_NAME_LEN) {
-        fail(err, errlen, "%s: attribute game is missing or invalid", path);
+        gz_fail(err, errlen, "%s: attribute game is missing or invalid", path);
         goto bad;
     }
     snprintf(f->game, sizeof f->game, "%s", s);
@@ -570,16 +560,16 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
     s = NULL;
     f->game_config = read_attr_str(file, "game_config");
     if (!f->game_config) {
-        fail(err, errlen, "%s: attribute game_config is missing", path);
+        gz_fail(err, errlen, "%s: attribute game_config is missing", path);
         goto bad;
     }
     if (read_attr_i64(file, "generation", &f->meta.generation) < 0) {
-        fail(err, errlen, "%s: attribute generation is missing or not an integer", path);
+        gz_fail(err, errlen, "%s: attribute generation is missing or not an integer", path);
         goto bad;
     }
     s = read_attr_str(file, "model");
     if (!s) {
-        fail(err, errlen, "%s: attribute model is missing", path);
+        gz_fail(err, errlen, "%s: attribute model is missing", path);
         goto bad;
     }
     snprintf(f->meta.model, sizeof f->meta.model, "%s", s);
@@ -594,7 +584,7 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
                 {"actions", &f->actions, 1, GAME_MAX_ACTIONS}};
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
         if (read_attr_i64(file, ints[k].name, &v) < 0 || v < ints[k].lo || v > ints[k].hi) {
-            fail(err, errlen, "%s: attribute %s is missing or out of range [%d, %d]", path, ints[k].name,
+            gz_fail(err, errlen, "%s: attribute %s is missing or out of range [%d, %d]", path, ints[k].name,
                  ints[k].lo, ints[k].hi);
             goto bad;
         }
@@ -602,7 +592,7 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
     }
     s = read_attr_str(file, "lattice");
     if (!s || (strcmp(s, "square") && strcmp(s, "hex"))) {
-        fail(err, errlen, "%s: attribute lattice is missing or not square|hex", path);
+        gz_fail(err, errlen, "%s: attribute lattice is missing or not square|hex", path);
         goto bad;
     }
     f->lattice = strcmp(s, "hex") == 0 ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
@@ -610,7 +600,7 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
     s = NULL;
     if (expect) {
         if (expect->game[0] && strcmp(expect->game, f->game)) {
-            fail(err, errlen, "%s: samples of game %s, expected %s", path, f->game, expect->game);
+            gz_fail(err, errlen, "%s: samples of game %s, expected %s", path, f->game, expect->game);
             goto bad;
         }
         struct {
@@ -622,10 +612,10 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         for (size_t k = 0; k < sizeof cmp / sizeof cmp[0]; k++)
             if (cmp[k].want >= 0 && cmp[k].have != cmp[k].want) {
                 if (k == 5)
-                    fail(err, errlen, "%s: lattice is %s, expected %s", path, lattice_word(f->lattice),
+                    gz_fail(err, errlen, "%s: lattice is %s, expected %s", path, lattice_word(f->lattice),
                          lattice_word((game_lattice)cmp[k].want));
                 else
-                    fail(err, errlen, "%s: %s is %d, expected %d", path, cmp[k].name, cmp[k].have, cmp[k].want);
+                    gz_fail(err, errlen, "%s: %s is %d, expected %d", path, cmp[k].name, cmp[k].have, cmp[k].want);
                 goto bad;
             }
     }
@@ -641,18 +631,18 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         goto bad;
     for (int64_t i = 0; i < f->n * f->actions; i++) {
         if (!isfinite(f->pi[i]) || f->pi[i] < 0) {
-            fail(err, errlen, "%s: pi of sample %lld is not a probability (%g)", path,
+            gz_fail(err, errlen, "%s: pi of sample %lld is not a probability (%g)", path,
                  (long long)(i / f->actions), (double)f->pi[i]);
             goto bad;
         }
         if (f->legal[i] > 1) {
-            fail(err, errlen, "%s: legal of sample %lld is not 0/1", path, (long long)(i / f->actions));
+            gz_fail(err, errlen, "%s: legal of sample %lld is not 0/1", path, (long long)(i / f->actions));
             goto bad;
         }
     }
     for (int64_t i = 0; i < f->n * f->players; i++)
         if (!isfinite(f->z[i]) || f->z[i] < -1 || f->z[i] > 1) {
-            fail(err, errlen, "%s: z of sample %lld is not in [-1, 1] (%g)", path,
+            gz_fail(err, errlen, "%s: z of sample %lld is not in [-1, 1] (%g)", path,
                  (long long)(i / f->players), (double)f->z[i]);
             goto bad;
         }
