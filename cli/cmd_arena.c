@@ -1,6 +1,5 @@
 /* gridzero arena -c CONFIG A B [C] [--games N] [--results FILE] [--json] [--seed S] */
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -36,17 +35,10 @@ typedef struct progress_state {
     const char *const *names;
 } progress_state;
 
-static double wall_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void on_progress(void *ctx, int done, int total, const arena_tally *t, int np)
 {
     progress_state *ps = ctx;
-    double now = wall_seconds();
+    double now = cli_now();
     if (ps->tty) {
         int width = 30, fill = total ? done * width / total : width;
         fprintf(stderr, "\r[%.*s%.*s] %d/%d games  %s %d-%d-%d", fill,
@@ -181,7 +173,7 @@ int cmd_arena(int argc, char **argv)
     const char *names[GAME_MAX_PLAYERS];
     for (int i = 0; i < nspecs; i++)
         names[i] = players[i]->name;
-    progress_state ps = {.tty = isatty(2), .start = wall_seconds(), .names = names};
+    progress_state ps = {.tty = isatty(2), .start = cli_now(), .names = names};
     ps.last = ps.start;
     o.progress = on_progress;
     o.progress_ctx = &ps;
@@ -197,7 +189,7 @@ int cmd_arena(int argc, char **argv)
         rc = EXIT_FAIL;
         goto free_players;
     }
-    double secs = wall_seconds() - ps.start;
+    double secs = cli_now() - ps.start;
     char sc[GAME_MAX_PLAYERS][32];
     if (json) {
         printf("{\"games\": %d, \"players\": [", o.games);

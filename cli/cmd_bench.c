@@ -3,7 +3,6 @@
  * table at the bottom. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -14,26 +13,6 @@
 #include "nn/infer.h"
 
 #define MAX_BATCHES 16
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void bench_nn_usage(FILE *f)
 {
@@ -82,10 +61,10 @@ static int time_batch(runner *r, int n, int reps, double min_s, double flops, be
 {
     if (run_once(r, n, err, errlen) < 0) /* warm-up: builds the plan */
         return -1;
-    double t0 = now_s();
+    double t0 = cli_now();
     if (run_once(r, n, err, errlen) < 0)
         return -1;
-    double one = now_s() - t0;
+    double one = cli_now() - t0;
     int iters = one > 0 ? (int)(min_s / one) + 1 : 1000;
     if (iters > 100000)
         iters = 100000;
@@ -93,16 +72,16 @@ static int time_batch(runner *r, int n, int reps, double min_s, double flops, be
     if (reps > 64)
         reps = 64;
     for (int k = 0; k < reps; k++) {
-        t0 = now_s();
-        double c0 = cpu_s();
+        t0 = cli_now();
+        double c0 = cli_cpu_now();
         for (int i = 0; i < iters; i++)
             if (run_once(r, n, err, errlen) < 0)
                 return -1;
-        ms[k] = (now_s() - t0) * 1e3 / iters;
-        cms[k] = (cpu_s() - c0) * 1e3 / iters;
+        ms[k] = (cli_now() - t0) * 1e3 / iters;
+        cms[k] = (cli_cpu_now() - c0) * 1e3 / iters;
     }
-    qsort(ms, (size_t)reps, sizeof(double), cmp_double);
-    qsort(cms, (size_t)reps, sizeof(double), cmp_double);
+    qsort(ms, (size_t)reps, sizeof(double), cli_cmp_double);
+    qsort(cms, (size_t)reps, sizeof(double), cli_cmp_double);
     row->cpu_ms = reps % 2 ? cms[reps / 2] : 0.5 * (cms[reps / 2 - 1] + cms[reps / 2]);
     row->batch = n;
     row->ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);

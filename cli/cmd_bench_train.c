@@ -2,7 +2,6 @@
  * losses, backward, SGD step) at several batch sizes, on synthetic batches. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "commands.h"
 #include "engine/game.h"
@@ -11,26 +10,6 @@
 #include "train/trainer.h"
 
 #define MAX_BATCHES 16
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void usage(FILE *f)
 {
@@ -202,14 +181,14 @@ int cmd_bench_train(int argc, char **argv)
         int fail_step = trainer_step_batch(t, B, x, pi, legal, z, NULL, NULL, err, sizeof err);
         for (int k = 0; k < repeats && fail_step == 0; k++) {
             int steps = 0;
-            double t0 = now_s(), c0 = cpu_s(), el;
+            double t0 = cli_now(), c0 = cli_cpu_now(), el;
             do {
                 fail_step = trainer_step_batch(t, B, x, pi, legal, z, NULL, NULL, err, sizeof err);
                 steps++;
-                el = now_s() - t0;
+                el = cli_now() - t0;
             } while (fail_step == 0 && el < min_s);
             rates[k] = steps * B / el;
-            cpu_rates[k] = steps * B / (cpu_s() - c0);
+            cpu_rates[k] = steps * B / (cli_cpu_now() - c0);
         }
         trainer_free(t);
         free(x), free(pi), free(z), free(legal);
@@ -217,8 +196,8 @@ int cmd_bench_train(int argc, char **argv)
             cli_error("bench train: %s", err);
             goto out;
         }
-        qsort(rates, (size_t)repeats, sizeof rates[0], cmp_double);
-        qsort(cpu_rates, (size_t)repeats, sizeof cpu_rates[0], cmp_double);
+        qsort(rates, (size_t)repeats, sizeof rates[0], cli_cmp_double);
+        qsort(cpu_rates, (size_t)repeats, sizeof cpu_rates[0], cli_cmp_double);
         double med = rates[repeats / 2], cmed = cpu_rates[repeats / 2];
         if (json)
             printf("%s{\"batch\":%d,\"samples_per_s\":%.1f,\"min\":%.1f,\"max\":%.1f,\"ms_per_step\":%.2f,"

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "commands.h"
 #include "engine/game.h"
@@ -14,13 +13,6 @@
 
 #define MAX_DATA 256
 #define VAL_SAMPLES 4096 /* validation samples evaluated at each log line */
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Whether writing the model to `out` would destroy or pollute the samples: out is one
  * of the --data files, or goes into a --data directory (which is read as *.h5 samples
@@ -225,7 +217,7 @@ int cmd_train(int argc, char **argv)
     rc = EXIT_FAIL;
     train_losses sum = {0}, l, v = {0};
     int nsum = 0;
-    double lr = 0, t_start = now_s(), t_log = t_start;
+    double lr = 0, t_start = cli_now(), t_log = t_start;
     int64_t nval = 0;
     for (int64_t k = 1; k <= steps; k++) {
         if (trainer_step(t, d, &l, &lr, err, sizeof err) < 0) {
@@ -237,7 +229,7 @@ int cmd_train(int argc, char **argv)
         sum.entropy += l.entropy, sum.value_acc += l.value_acc;
         nsum++;
         if (k % c.train.log_every == 0 || k == steps) {
-            double tn = now_s();
+            double tn = cli_now();
             double sps = (double)nsum * c.train.batch_size / (tn - t_log);
             train_losses avg = {sum.policy / nsum, sum.value / nsum, sum.l2 / nsum, sum.total / nsum,
                                 sum.entropy / nsum, sum.value_acc / nsum};
@@ -245,7 +237,7 @@ int cmd_train(int argc, char **argv)
             log_line(mf, k, steps, &avg, lr, sps, &v, nval);
             memset(&sum, 0, sizeof sum);
             nsum = 0;
-            t_log = now_s();
+            t_log = cli_now();
         }
     }
     nn_ckpt_meta meta = {0};
@@ -256,7 +248,7 @@ int cmd_train(int argc, char **argv)
         cli_error("%s", err);
         goto out;
     }
-    double el = now_s() - t_start;
+    double el = cli_now() - t_start;
     printf("train: %lld steps in %.1f s (%.0f samples/s); final loss %.4f (val %.4f); wrote %s "
            "(generation %lld, step %lld)\n",
            (long long)steps, el, (double)steps * c.train.batch_size / el, l.total, nval ? v.total : NAN,

@@ -64,7 +64,11 @@ typedef struct cli_progress {
 void cli_progress_init(cli_progress *p, double every);
 /* Whether to print now (always when done); on a tty starts the line with '\r'. */
 int cli_progress_due(cli_progress *p, int done);
+/* Seconds: wall clock (monotonic), and the CPU time of all the process's threads. */
 double cli_now(void);
+double cli_cpu_now(void);
+/* qsort comparator for doubles, ascending (medians of timings). */
+int cli_cmp_double(const void *a, const void *b);
 
 int cmd_config(int argc, char **argv);
 int cmd_info(int argc, char **argv);
