@@ -6,6 +6,20 @@
 
 const player_ext *cli_player_ext(void) { return net_player_ext(); }
 
+int cli_check_baselines(const gz_config *c, const game *g, const char *cfg_path)
+{
+    char err[768];
+    for (int b = 0; b < c->arena.nbaselines; b++) {
+        player *p = player_new(c->arena.baselines[b], g, c, cli_player_ext(), err, sizeof err);
+        if (!p) {
+            cli_error("%s: key arena.baselines[%d]: %s", cfg_path ? cfg_path : "built-in config", b, err);
+            return EXIT_USAGE;
+        }
+        player_free(p);
+    }
+    return 0;
+}
+
 int cli_parse_u64(const char *s, uint64_t *out)
 {
     if (!s || !*s || *s == '-' || *s == '+')

@@ -9,7 +9,8 @@ static void config_usage(FILE *f)
     fprintf(f, "usage: gridzero config check [FILE] [--set KEY=VALUE]...\n"
                "       gridzero config keys\n\n"
                "check: validates FILE (no FILE: the built-in default, tic-tac-toe) and prints the\n"
-               "       effective config as JSON, every default filled in. Exit 2 on any error.\n"
+               "       effective config as JSON, every default filled in. Exit 2 on any error\n"
+               "       (including arena.baselines that are not players of the game).\n"
                "keys:  lists every config key with its type, default and meaning.\n");
 }
 
@@ -20,6 +21,10 @@ int cmd_config(int argc, char **argv)
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
     if (!strcmp(argv[1], "keys")) {
+        if (argc > 2) {
+            cli_error("config keys: unexpected argument \"%s\"", argv[2]);
+            return EXIT_USAGE;
+        }
         cfg_print_keys(stdout);
         return EXIT_OK;
     }
@@ -46,6 +51,17 @@ int cmd_config(int argc, char **argv)
     gz_config c;
     int rc = cli_load_config(&c, path, sets, nsets);
     free(sets);
+    if (rc)
+        return rc;
+    /* What run would refuse: the game and the baseline players. */
+    char err[512];
+    game *g = game_new(&c.game, err, sizeof err);
+    if (!g) {
+        cli_error("%s: %s", path ? path : "built-in config", err);
+        return EXIT_USAGE;
+    }
+    rc = cli_check_baselines(&c, g, path);
+    game_free(g);
     if (rc)
         return rc;
     char *json = cfg_to_json(&c);

@@ -998,14 +998,8 @@ int cmd_run(int argc, char **argv)
     }
     /* A bad baseline would otherwise surface only at the first arena, after a whole
      * generation of self-play and training. */
-    for (int b = 0; b < r.c.arena.nbaselines; b++) {
-        player *p = player_new(r.c.arena.baselines[b], r.g, &r.c, cli_player_ext(), err, sizeof err);
-        if (!p) {
-            cli_error("run: key arena.baselines[%d]: %s", b, err);
-            goto done;
-        }
-        player_free(p);
-    }
+    if (cli_check_baselines(&r.c, r.g, cfg_path))
+        goto done;
     if (setup_dir(&r, err, sizeof err) < 0) {
         cli_error("run: %s", err);
         goto done;

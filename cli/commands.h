@@ -35,6 +35,11 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Borrowed, static. Pass it to player_new. */
 const player_ext *cli_player_ext(void);
 
+/* Makes and frees each arena.baselines player of c for game g, so that a bad spec is
+ * found before any work: prints the error naming the config file (cfg_path, NULL: the
+ * built-in one) and the key, and returns EXIT_USAGE; or returns 0. */
+int cli_check_baselines(const gz_config *c, const game *g, const char *cfg_path);
+
 /* Whole-string number parsing for options: 0 ok, -1 not a number in range. */
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_int(const char *s, int lo, int hi, int *out);

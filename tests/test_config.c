@@ -97,6 +97,11 @@ START_TEST(error_classes)
     expect_error("wrong_type_list", "{\"arena\": {\"baselines\": \"random\"}}", "key arena.baselines array");
     expect_error("wrong_type_list_item", "{\"arena\": {\"baselines\": [\"random\", 3]}}",
                  "arena.baselines");
+    expect_error("bad_baseline", "{\"arena\": {\"baselines\": [\"random\", \"mcst:50\"]}}",
+                 "key arena.baselines[1] mcst:50 unknown");
+    expect_error("baseline_not_for_game",
+                 "{\"game\": {\"name\": \"sanling\", \"size\": 9}, \"arena\": {\"baselines\": [\"alphabeta\"]}}",
+                 "key arena.baselines[0] alphabeta sanling");
     expect_error("out_of_range", "{\"mcts\": {\"c_puct\": -1}}", "key mcts.c_puct expected");
     expect_error("out_of_range_int", "{\"game\": {\"name\": \"sanling\", \"size\": 65}}",
                  "key game.size 65");
