@@ -194,17 +194,9 @@ int cmd_arena(int argc, char **argv)
     if (json) {
         printf("{\"games\": %d, \"players\": [", o.games);
         for (int i = 0; i < nspecs; i++) {
-            /* Player names are specs typed by a person: escape what JSON needs. */
-            fputs(i ? ", {\"name\": \"" : "{\"name\": \"", stdout);
-            for (const char *q = names[i]; *q; q++) {
-                if (*q == '"' || *q == '\\')
-                    putchar('\\');
-                if ((unsigned char)*q < 0x20)
-                    printf("\\u%04x", (unsigned char)*q);
-                else
-                    putchar(*q);
-            }
-            printf("\", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.6g}", t[i].wins,
+            fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
+            cli_json_string(stdout, names[i]);
+            printf(", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.6g}", t[i].wins,
                    t[i].draws, t[i].losses, arena_score(&t[i], nspecs));
         }
         printf("]}\n");

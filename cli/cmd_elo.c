@@ -26,20 +26,6 @@ static int by_elo(const void *a, const void *b)
     return x->elo < y->elo ? 1 : x->elo > y->elo ? -1 : *(const int *)a - *(const int *)b;
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            putchar('\\');
-        if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 int cmd_elo(int argc, char **argv)
 {
     bool json = false;
@@ -109,12 +95,12 @@ int cmd_elo(int argc, char **argv)
             anchor_name = r[i].name;
     if (json) {
         printf("{\"games\": %d, \"anchor\": ", elo_games(t));
-        json_string(anchor_name);
+        cli_json_string(stdout, anchor_name);
         printf(", \"players\": [");
         for (int k = 0; k < n; k++) {
             const elo_rating *e = &r[order[k]];
             printf("%s{\"name\": ", k ? ", " : "");
-            json_string(e->name);
+            cli_json_string(stdout, e->name);
             printf(", \"elo\": %.1f, \"lo\": %.1f, \"hi\": %.1f, \"games\": %d, \"score\": %.4f}",
                    e->elo, e->lo, e->hi, e->games, e->score);
         }

@@ -69,6 +69,10 @@ typedef struct cli_progress {
 void cli_progress_init(cli_progress *p, double every);
 /* Whether to print now (always when done); on a tty starts the line with '\r'. */
 int cli_progress_due(cli_progress *p, int done);
+/* Writes s as a JSON string literal (quotes, backslashes and control characters
+ * escaped) to f: player names are specs typed by a person. */
+void cli_json_string(FILE *f, const char *s);
+
 /* Seconds: wall clock (monotonic), and the CPU time of all the process's threads. */
 double cli_now(void);
 double cli_cpu_now(void);
