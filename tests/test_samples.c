@@ -196,7 +196,13 @@ START_TEST(corrupt_truncated_mismatched)
             ck_assert_msg(strstr(err, bad) != NULL, "%s", err);
         else
             ck_assert_msg(f->n == orig->n && !memcmp(f->pi, orig->pi, sizeof(float) * f->n * 9) &&
-                              !memcmp(f->state, orig->state, (size_t)f->n * 45),
+                              !memcmp(f->state, orig->state, (size_t)f->n * 45) &&
+                              !memcmp(f->legal, orig->legal, (size_t)f->n * 9) &&
+                              !memcmp(f->z, orig->z, sizeof(float) * f->n * 2) &&
+                              !memcmp(f->gameix, orig->gameix, sizeof *f->gameix * f->n) &&
+                              !memcmp(f->ply, orig->ply, sizeof *f->ply * f->n) &&
+                              f->meta.generation == orig->meta.generation &&
+                              !strcmp(f->game_config, orig->game_config),
                           "damage at %ld went unnoticed", at);
         sp_file_free(f);
     }
