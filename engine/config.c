@@ -329,6 +329,16 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
     return 0;
 }
 
+/* Whether an earlier member of obj has item's name: JSON allows repeated keys and cJSON
+ * keeps them all, so {"mcts": {...}, "mcts": {...}} would apply both, silently. */
+static bool repeated_key(const cJSON *obj, const cJSON *item)
+{
+    for (const cJSON *o = obj->child; o && o != item; o = o->next)
+        if (o->string && item->string && !strcmp(o->string, item->string))
+            return true;
+    return false;
+}
+
 int cfg_parse(gz_config *c, const char *json, const char *source, char *err, size_t errlen)
 {
     const char *src = source ? source : "config";
@@ -370,6 +380,10 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
     cJSON_ArrayForEach(sec, root)
     {
         const char *sname = sec->string;
+        if (repeated_key(root, sec)) {
+            gz_fail(err, errlen, "%s: key %s appears twice", src, sname);
+            goto out;
+        }
         const cfg_field *top = find_field(sname);
         if (top) {
             if (set_value(c, top, sec, src, err, errlen) < 0)
@@ -390,6 +404,10 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
         {
             char path[160];
             snprintf(path, sizeof path, "%s.%s", sname, kv->string);
+            if (repeated_key(sec, kv)) {
+                gz_fail(err, errlen, "%s: key %s appears twice", src, path);
+                goto out;
+            }
             const cfg_field *f = find_field(path);
             if (!f) {
                 gz_fail(err, errlen, "%s: unknown key %s", src, path);

@@ -97,6 +97,10 @@ START_TEST(error_classes)
     expect_error("wrong_type_list", "{\"arena\": {\"baselines\": \"random\"}}", "key arena.baselines array");
     expect_error("wrong_type_list_item", "{\"arena\": {\"baselines\": [\"random\", 3]}}",
                  "arena.baselines");
+    expect_error("repeated_key", "{\"mcts\": {\"simulations\": 10, \"simulations\": 20}}",
+                 "key mcts.simulations twice");
+    expect_error("repeated_section", "{\"arena\": {\"games\": 2}, \"arena\": {\"games\": 4}}",
+                 "key arena twice");
     expect_error("bad_baseline", "{\"arena\": {\"baselines\": [\"random\", \"mcst:50\"]}}",
                  "key arena.baselines[1] mcst:50 unknown");
     expect_error("baseline_not_for_game",
