@@ -172,8 +172,16 @@ static void metric(run_ctx *r, cJSON *obj)
 {
     char *s = cJSON_PrintUnformatted(obj);
     if (s && r->metrics) {
-        fprintf(r->metrics, "%s\n", s);
-        fflush(r->metrics);
+        /* One write() of the whole line (the file is opened for appending), so a kill
+         * lands before or after an event, not inside it. */
+        size_t n = strlen(s);
+        char *line = realloc(s, n + 2);
+        if (line) {
+            s = line;
+            s[n] = '\n';
+            if (write(fileno(r->metrics), s, n + 1) != (ssize_t)(n + 1))
+                fprintf(stderr, "run: metrics.jsonl: write failed: %s\n", strerror(errno));
+        }
     }
     free(s);
     cJSON_Delete(obj);
@@ -860,8 +868,8 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
             return -1;
     }
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
-    /* A kill in the middle of a long event (an elo event outgrows stdio's buffer) can
-     * leave a torn last line: cut it off so every line stays one JSON object. */
+    /* A torn last line (a full disk, or a file from an older version that wrote events
+     * through stdio's buffer) is cut off so every line stays one JSON object. */
     char *old = read_text(p);
     if (old) {
         size_t n = strlen(old);
