@@ -770,17 +770,57 @@ static void write_plots(run_ctx *r)
     snprintf(tsv, sizeof tsv, "%s/loss.tsv", r->dir);
     write_atomic(tsv, rows, err, sizeof err);
     free(rows);
-    char cmd[4 * PATH_LEN];
+    /* elo.tsv: the models' ratings by generation; the baselines become level lines. */
+    snprintf(path, sizeof path, "%s/ratings.csv", r->dir);
+    char *csv = read_text(path);
+    char elo_rows[8192] = "", lines[2048] = "";
+    size_t eo = 0, lo = 0;
+    if (csv) {
+        for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+            char name[64];
+            double elo, low, high;
+            if (sscanf(line, "%63[^,],%lf,%lf,%lf", name, &elo, &low, &high) != 4)
+                continue;
+            int gen;
+            if (sscanf(name, "gen_%d", &gen) == 1) {
+                if (eo < sizeof elo_rows - 80)
+                    eo += (size_t)snprintf(elo_rows + eo, sizeof elo_rows - eo, "%d %.1f %.1f %.1f\n",
+                                           gen, elo, low, high);
+            } else if (lo < sizeof lines - 120 && !strpbrk(name, "'\"\\")) {
+                lo += (size_t)snprintf(lines + lo, sizeof lines - lo, ", %.1f w l dt 2 t '%s'", elo, name);
+            }
+        }
+        free(csv);
+    }
+    snprintf(tsv, sizeof tsv, "%s/elo.tsv", r->dir);
+    /* sorted by generation (ratings.csv lists players in the order they were first seen) */
+    char sorted[8192] = "";
+    size_t so = 0;
+    for (int want = 0; want <= r->c.loop.generations && so < sizeof sorted - 80; want++) {
+        for (char *q = elo_rows; *q;) {
+            char *nl = strchr(q, '\n');
+            int gen;
+            if (sscanf(q, "%d", &gen) == 1 && gen == want) {
+                so += (size_t)snprintf(sorted + so, sizeof sorted - so, "%.*s\n", (int)(nl - q), q);
+            }
+            q = nl ? nl + 1 : q + strlen(q);
+        }
+    }
+    write_atomic(tsv, sorted, err, sizeof err);
+    if (strchr(r->dir, '\'')) {
+        fprintf(stderr, "run: the run directory's name has a quote: plots skipped\n");
+        return;
+    }
+    char cmd[4 * PATH_LEN + 2048];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && gnuplot -e \"set terminal png size 800,500; set output 'loss.png.tmp';"
              " set xlabel 'generation'; set ylabel 'loss'; set key top right;"
              " plot 'loss.tsv' u 1:2 w l t 'policy CE', '' u 1:3 w l t 'value MSE', '' u 1:4 w l t 'total'\""
-             " >/dev/null 2>&1 && mv loss.png.tmp loss.png;"
-             " grep '^gen_' ratings.csv | sed 's/^gen_0*\\([0-9]\\)/\\1/; s/,/ /g' > elo.tsv.tmp && mv elo.tsv.tmp elo.tsv &&"
+             " >/dev/null 2>&1 && mv loss.png.tmp loss.png &&"
              " gnuplot -e \"set terminal png size 800,500; set output 'elo.png.tmp';"
-             " set xlabel 'generation'; set ylabel 'Elo (random = 0)'; set key off;"
-             " plot 'elo.tsv' u 1:2:3:4 w yerrorlines\" >/dev/null 2>&1 && mv elo.png.tmp elo.png",
-             r->dir);
+             " set xlabel 'generation'; set ylabel 'Elo (random = 0)'; set key outside right;"
+             " plot 'elo.tsv' u 1:2:3:4 w yerrorlines t 'models'%s\" >/dev/null 2>&1 && mv elo.png.tmp elo.png",
+             r->dir, lines);
     if (system(cmd) != 0)
         fprintf(stderr, "run: gnuplot failed; plots not updated\n");
 }
