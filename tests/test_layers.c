@@ -219,6 +219,51 @@ START_TEST(conv3x3_chunks)
 }
 END_TEST
 
+/* The trainer's threads each run a part of a conv (conv3x3_forward_part /
+ * conv3x3_backward_part): for 2 and 3 parts, run one after the other with their own
+ * scratch, the parts together equal the whole-batch call (several chunks, sample and
+ * channel counts that do not divide evenly), both for an overwritten and an accumulated
+ * input gradient. */
+START_TEST(conv3x3_parts)
+{
+    for (int hex = 0; hex < 2; hex++) {
+        conv_dims d = {.N = 19, .IC = 5, .OC = 4, .H = 16, .W = 16, .hex = hex};
+        rng r;
+        rng_seed(&r, 11 + hex);
+        size_t M = (size_t)d.N * d.H * d.W, nin = d.IC * M, nout = d.OC * M, nw = (size_t)d.OC * d.IC * 9;
+        double *in = dnew(nin), *w = dnew(nw), *g = dnew(nout), *sc = dnew(conv3x3_scratch_f64(d) * 3);
+        drand_fill(&r, in, nin, -1, 1);
+        drand_fill(&r, w, nw, -1, 1);
+        drand_fill(&r, g, nout, -1, 1);
+        if (hex)
+            for (size_t j = 0; j < nw; j += 9)
+                w[j] = w[j + 8] = 0;
+        double *out = dnew(nout), *din = dnew(nin), *dw = dnew(nw);
+        conv3x3_forward_f64(out, in, w, d, sc);
+        conv3x3_backward_f64(din, dw, g, in, w, d, sc);
+        for (int np = 2; np <= 3; np++)
+            for (int acc = 0; acc < 2; acc++) {
+                double *pout = dnew(nout), *pdin = dnew(nin), *pdw = dnew(nw);
+                for (size_t i = 0; i < nin; i++)
+                    pdin[i] = acc ? 0 : 7; /* overwritten when acc == 0 */
+                for (int p = 0; p < np; p++) {
+                    double *s = sc + (size_t)p * conv3x3_scratch_f64(d);
+                    conv3x3_forward_part_f64(pout, in, w, d, s, p, np);
+                    conv3x3_backward_part_f64(pdin, pdw, g, in, w, d, s, acc, p, np);
+                }
+                for (size_t i = 0; i < nout; i++)
+                    ck_assert_msg(fabs(pout[i] - out[i]) < 1e-12, "parts %d: out[%zu]", np, i);
+                for (size_t i = 0; i < nin; i++)
+                    ck_assert_msg(fabs(pdin[i] - din[i]) < 1e-12, "parts %d: dinp[%zu]", np, i);
+                for (size_t i = 0; i < nw; i++)
+                    ck_assert_msg(fabs(pdw[i] - dw[i]) < 1e-10, "parts %d: dw[%zu]", np, i);
+                free(pout), free(pdin), free(pdw);
+            }
+        free(in), free(w), free(g), free(sc), free(out), free(din), free(dw);
+    }
+}
+END_TEST
+
 /* ---- 1x1 conv ---------------------------------------------------------------- */
 
 typedef struct conv1_ctx {
@@ -685,6 +730,7 @@ static Suite *layers_suite(void)
     tcase_add_test(tc, conv3x3_square);
     tcase_add_test(tc, conv3x3_hex);
     tcase_add_test(tc, conv3x3_chunks);
+    tcase_add_test(tc, conv3x3_parts);
     tcase_add_test(tc, conv1x1_grad);
     tcase_add_test(tc, batchnorm_grad);
     tcase_add_test(tc, batchnorm_running_and_eval);

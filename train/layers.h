@@ -19,7 +19,8 @@
  *
  * Each function exists in float (the trainer) and in double with the suffix _f64 (the
  * same source compiled twice: the tests' finite-difference oracle). Not thread-safe per
- * scratch buffer; OpenBLAS threads the GEMMs.
+ * scratch buffer; the *_part functions let several threads share one conv, each with
+ * its own scratch.
  */
 #ifndef GZ_TRAIN_LAYERS_H
 #define GZ_TRAIN_LAYERS_H

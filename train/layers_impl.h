@@ -46,13 +46,17 @@ size_t F(conv3x3_scratch)(conv_dims d)
     return col + (size_t)d.OC * d.IC * T;
 }
 
-void F(conv3x3_forward)(R *out, const R *in, const R *w, conv_dims d, R *scratch)
+void F(conv3x3_forward_part)(R *out, const R *in, const R *w, conv_dims d, R *scratch, int part,
+                             int nparts)
 {
     const int *taps = d.hex ? taps_hex : taps_square;
     int T = d.hex ? 7 : 9, K = d.IC * T, hw = d.H * d.W, nb = conv_chunk(d);
+    int s0 = (int)((long long)d.N * part / nparts), s1 = (int)((long long)d.N * (part + 1) / nparts);
     R *wbuf = scratch;
     R *col = scratch + (size_t)d.OC * d.IC * T;
     const R *a = w;
+    if (s1 <= s0)
+        return;
     if (d.hex) { /* pack the live taps: a (OC, IC*7) */
         for (int o = 0; o < d.OC; o++)
             for (int i = 0; i < d.IC; i++)
@@ -61,8 +65,8 @@ void F(conv3x3_forward)(R *out, const R *in, const R *w, conv_dims d, R *scratch
         a = wbuf;
     }
     int ldc = d.N * hw;
-    for (int n0 = 0; n0 < d.N; n0 += nb) {
-        int m = d.N - n0 < nb ? d.N - n0 : nb;
+    for (int n0 = s0; n0 < s1; n0 += nb) {
+        int m = s1 - n0 < nb ? s1 - n0 : nb;
         int cols = m * hw;
         F(im2col)(col, in, d.IC, d.N, n0, m, d.H, d.W, taps, T);
         GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.OC, cols, K, 1, a, K, col, cols, 0,
@@ -70,35 +74,49 @@ void F(conv3x3_forward)(R *out, const R *in, const R *w, conv_dims d, R *scratch
     }
 }
 
+void F(conv3x3_forward)(R *out, const R *in, const R *w, conv_dims d, R *scratch)
+{
+    F(conv3x3_forward_part)(out, in, w, d, scratch, 0, 1);
+}
+
+/* Part `part` of nparts: the weight gradient of input channels [i0, i1) (their im2col
+ * rows over the whole batch: no reduction between parts) and the input gradient of
+ * samples [s0, s1). */
 static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
-                           R *scratch, int accumulate)
+                           R *scratch, int accumulate, int part, int nparts)
 {
     const int *taps = d.hex ? taps_hex : taps_square;
     int T = d.hex ? 7 : 9, hw = d.H * d.W, nb = conv_chunk(d), ldc = d.N * hw;
+    size_t ltot = (size_t)d.N * hw;
     R *wbuf = scratch;
     R *col = scratch + (size_t)d.OC * d.IC * T;
-    if (dw) {
-        /* dw (OC, IC*T) += dout (OC, cols) . col^T; square: straight into dw. */
-        int K = d.IC * T;
-        R *g = dw;
+    int i0 = (int)((long long)d.IC * part / nparts), i1 = (int)((long long)d.IC * (part + 1) / nparts);
+    if (dw && i1 > i0) {
+        /* dw[:, i0*T .. i1*T) (OC, IC*T) += dout (OC, cols) . col^T; square: straight into dw. */
+        int K = d.IC * T, Kp = (i1 - i0) * T;
+        R *g = dw + (size_t)i0 * T;
+        int ldg = K;
         if (d.hex) {
             g = wbuf;
-            memset(g, 0, sizeof(R) * (size_t)d.OC * K);
+            ldg = Kp;
+            memset(g, 0, sizeof(R) * (size_t)d.OC * Kp);
         }
         for (int n0 = 0; n0 < d.N; n0 += nb) {
             int m = d.N - n0 < nb ? d.N - n0 : nb;
             int cols = m * hw;
-            F(im2col)(col, in, d.IC, d.N, n0, m, d.H, d.W, taps, T);
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.OC, K, cols, 1, dout + (size_t)n0 * hw,
-                 ldc, col, cols, 1, g, K);
+            F(im2col)(col, in + (size_t)i0 * ltot, i1 - i0, d.N, n0, m, d.H, d.W, taps, T);
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.OC, Kp, cols, 1, dout + (size_t)n0 * hw,
+                 ldc, col, cols, 1, g, ldg);
         }
         if (d.hex)
             for (int o = 0; o < d.OC; o++)
-                for (int i = 0; i < d.IC; i++)
+                for (int i = i0; i < i1; i++)
                     for (int t = 0; t < T; t++)
-                        dw[((size_t)o * d.IC + i) * 9 + taps[t]] += g[((size_t)o * d.IC + i) * T + t];
+                        dw[((size_t)o * d.IC + i) * 9 + taps[t]] +=
+                            g[(size_t)o * Kp + (size_t)(i - i0) * T + t];
     }
-    if (dinp) {
+    int s0 = (int)((long long)d.N * part / nparts), s1 = (int)((long long)d.N * (part + 1) / nparts);
+    if (dinp && s1 > s0) {
         /* The input gradient is a 3x3 conv of dout with the flipped, transposed kernel:
          * wt (IC, OC*T), wt[i][o*T + t] = w[o][i][8 - taps[t]]. Same GEMM shape as the
          * forward, and im2col (a gather) instead of col2im (a scatter). */
@@ -107,8 +125,8 @@ static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *
             for (int o = 0; o < d.OC; o++)
                 for (int t = 0; t < T; t++)
                     wbuf[((size_t)i * d.OC + o) * T + t] = w[((size_t)o * d.IC + i) * 9 + 8 - taps[t]];
-        for (int n0 = 0; n0 < d.N; n0 += nb) {
-            int m = d.N - n0 < nb ? d.N - n0 : nb;
+        for (int n0 = s0; n0 < s1; n0 += nb) {
+            int m = s1 - n0 < nb ? s1 - n0 : nb;
             int cols = m * hw;
             F(im2col)(col, dout, d.OC, d.N, n0, m, d.H, d.W, taps, T);
             GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.IC, cols, K, 1, wbuf, K, col, cols,
@@ -120,13 +138,19 @@ static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *
 void F(conv3x3_backward)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
                          R *scratch)
 {
-    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 1);
+    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 1, 0, 1);
 }
 
 void F(conv3x3_backward_set)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
                              R *scratch)
 {
-    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 0);
+    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 0, 0, 1);
+}
+
+void F(conv3x3_backward_part)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
+                              R *scratch, int accumulate, int part, int nparts)
+{
+    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, accumulate, part, nparts);
 }
 
 void F(conv1x1_forward)(R *out, const R *in, const R *w, const R *b, conv_dims d)

@@ -9,7 +9,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
+#include <cblas.h>
+
 #include "layers.h"
+#include "pool.h"
+
+/* The thread count OpenBLAS started with (OPENBLAS_NUM_THREADS, else every core), read
+ * once; OpenBLAS is then set to one thread per call, and each context runs that many
+ * threads of its own over every trunk layer (see net_train.h). */
+static int net_threads0 = 1;
+static pthread_once_t net_threads_once = PTHREAD_ONCE_INIT;
+
+static void net_threads_init(void)
+{
+    int n = openblas_get_num_threads();
+    net_threads0 = n < 1 ? 1 : n > 64 ? 64 : n;
+    openblas_set_num_threads(1);
+}
+
+static int net_train_threads(void)
+{
+    pthread_once(&net_threads_once, net_threads_init);
+    return net_threads0;
+}
 
 #define R float
 #define F(name) name

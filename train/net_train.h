@@ -11,7 +11,15 @@
  *                parameters, not biases); its gradient weight_decay * w.
  * Activations are kept in the channel-major batch layout of layers.h. Everything is
  * allocated once by train_net_new for a maximum batch; forward/backward never allocate.
- * One context per thread.
+ *
+ * Threads: each context runs its trunk (the 3x3 convs and their batch norms, nearly all
+ * of the work) on a pool of T threads of its own, T = the thread count OpenBLAS started
+ * with (OPENBLAS_NUM_THREADS, else every core): convs split by samples (forward, input
+ * gradient) and by input channels (weight gradient), batch norms by channels, so the
+ * threads write disjoint memory and the result does not depend on timing. The first
+ * train_net_new sets OpenBLAS to ONE thread per call for the whole process (each pool
+ * thread calls it on its own part): a second, spinning BLAS pool would fight ours. The
+ * heads run on the caller's thread. A context is used by one caller at a time.
  */
 #ifndef GZ_TRAIN_NET_TRAIN_H
 #define GZ_TRAIN_NET_TRAIN_H

@@ -28,8 +28,15 @@ struct TN {
     R *dlogits;         /* (N, A) */
     R *dpflat;          /* (N, Hc*HW) */
     R *dv, *dh1, *dpooled; /* (N, P), (N, V), (N, Hc) */
-    R *scratch;         /* conv3x3 scratch */
+    R *scratch;         /* conv3x3 scratch: nth x conv_scratch_n, one per thread */
     int maxc;
+    train_pool *pool;   /* nth threads share every trunk layer (see net_train.h) */
+    int nth;
+    /* arguments of the running trunk job (set by the caller before train_pool_run) */
+    R *j_params;
+    const R *j_input;
+    train_mode j_mode;
+    R *j_grads;
 };
 
 static R *F(blk_buf)(const TN *t, int k, int which)
@@ -48,6 +55,7 @@ void F(train_net_free)(TN *t)
                       &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(*bufs[i]);
+    train_pool_free(t->pool);
     free(t);
 }
 
@@ -91,7 +99,9 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     conv_dims ds = {max_batch, t->planes, t->C, t->rows, t->cols, t->hex};
     conv_dims db = {max_batch, t->C, t->C, t->rows, t->cols, t->hex};
     size_t s1 = F(conv3x3_scratch)(ds), s2 = F(conv3x3_scratch)(db);
-    t->conv_scratch_n = s1 > s2 ? s1 : s2;
+    t->conv_scratch_n = (s1 > s2 ? s1 : s2) + 16; /* + 16: each thread's part 64-byte aligned */
+    t->conv_scratch_n = t->conv_scratch_n / 16 * 16;
+    t->nth = net_train_threads();
     int nbn = 3 + 2 * t->blocks;
     int ok = 1;
     t->x0 = F(alloc_f)((size_t)t->planes * M, &ok);
@@ -120,7 +130,11 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->dv = F(alloc_f)(N * t->P, &ok);
     t->dh1 = F(alloc_f)(N * t->V, &ok);
     t->dpooled = F(alloc_f)(N * Hc, &ok);
-    t->scratch = F(alloc_f)(t->conv_scratch_n, &ok);
+    t->scratch = F(alloc_f)(t->conv_scratch_n * (size_t)t->nth, &ok);
+    if (ok) {
+        t->pool = train_pool_new(t->nth);
+        ok = t->pool != NULL;
+    }
     if (!ok) {
         F(train_net_free)(t);
         snprintf(err, errlen, "out of memory for a training context of batch %d", max_batch);
@@ -168,35 +182,85 @@ static void F(mask_taps)(const nn_layout *L, R *flat)
     }
 }
 
-/* BN layer `slot` over (Cc, M): training or eval mode; out may alias in. */
+/* BN layer `slot`, channels [c0, c1) of (C, M) arrays: training or eval mode; out may
+ * alias in. Channels are independent, so threads may run disjoint ranges at once. */
 static void F(bn_fwd)(TN *t, R *params, nn_bn_ix b, int slot, R *out, const R *in,
-                   const R *skip, int relu, int Cc, int M, train_mode mode)
+                   const R *skip, int relu, int c0, int c1, int M, train_mode mode)
 {
-    R *gam = F(W)(t, params, b.gamma), *bet = F(W)(t, params, b.beta);
-    R *rm = F(W)(t, params, b.mean), *rv = F(W)(t, params, b.var);
+    if (c1 <= c0)
+        return;
+    size_t o = (size_t)c0 * M;
+    R *gam = F(W)(t, params, b.gamma) + c0, *bet = F(W)(t, params, b.beta) + c0;
+    R *rm = F(W)(t, params, b.mean) + c0, *rv = F(W)(t, params, b.var) + c0;
+    const R *sk = skip ? skip + o : NULL;
     if (mode == TRAIN_MODE_TRAIN)
-        F(bn_act_forward_train)(out, t->bn_mean + (size_t)slot * t->maxc,
-                                t->bn_invstd + (size_t)slot * t->maxc, in, gam, bet, rm, rv, skip,
-                                relu, Cc, M, NN_BN_EPS);
+        F(bn_act_forward_train)(out + o, t->bn_mean + (size_t)slot * t->maxc + c0,
+                                t->bn_invstd + (size_t)slot * t->maxc + c0, in + o, gam, bet, rm,
+                                rv, sk, relu, c1 - c0, M, NN_BN_EPS);
     else
-        F(bn_act_forward_eval)(out, in, gam, bet, rm, rv, skip, relu, Cc, M, NN_BN_EPS);
+        F(bn_act_forward_eval)(out + o, in + o, gam, bet, rm, rv, sk, relu, c1 - c0, M, NN_BN_EPS);
 }
 
-/* BN backward; relu_out (the ReLU's output after this BN, or NULL) masks dout; dinp is
- * overwritten. */
+/* BN backward of channels [c0, c1); relu_out (the ReLU's output after this BN, or NULL)
+ * masks dout; dinp is overwritten. */
 static void F(bn_bwd)(TN *t, const R *params, R *grads, nn_bn_ix b, int slot,
-                   R *dinp, const R *dout, const R *relu_out, const R *in, int Cc, int M)
+                   R *dinp, const R *dout, const R *relu_out, const R *in, int c0, int c1, int M)
 {
-    F(bn_act_backward)(dinp, grads + t->L.t[b.gamma].offset, grads + t->L.t[b.beta].offset, dout,
-                       relu_out, in, params + t->L.t[b.gamma].offset,
-                       t->bn_mean + (size_t)slot * t->maxc, t->bn_invstd + (size_t)slot * t->maxc,
-                       Cc, M, 0);
+    if (c1 <= c0)
+        return;
+    size_t o = (size_t)c0 * M;
+    F(bn_act_backward)(dinp + o, grads + t->L.t[b.gamma].offset + c0,
+                       grads + t->L.t[b.beta].offset + c0, dout + o, relu_out ? relu_out + o : NULL,
+                       in + o, params + t->L.t[b.gamma].offset + c0,
+                       t->bn_mean + (size_t)slot * t->maxc + c0,
+                       t->bn_invstd + (size_t)slot * t->maxc + c0, c1 - c0, M, 0);
 }
 
 /* The trunk's output: the last block's, or the stem's. */
 static R *F(trunk_out)(const TN *t)
 {
     return t->blocks ? F(blk_buf)(t, t->blocks - 1, 3) : t->stem_a;
+}
+
+/* The trunk's forward on thread tid of nth: convs split by samples, batch norms by
+ * channels, a barrier between dependent layers. */
+static void F(trunk_forward_job)(void *arg, int tid, int nth)
+{
+    TN *t = arg;
+    const nn_layout *L = &t->L;
+    R *params = t->j_params;
+    train_mode mode = t->j_mode;
+    int n = t->n, HW = t->HW, M = n * HW, C = t->C, b0, b1, c0, c1;
+    R *scr = t->scratch + (size_t)tid * t->conv_scratch_n;
+    train_pool_share(n, tid, nth, &b0, &b1);
+    train_pool_share(C, tid, nth, &c0, &c1);
+    /* NCHW -> channel-major */
+    for (int b = b0; b < b1; b++)
+        for (int p = 0; p < t->planes; p++)
+            memcpy(t->x0 + (size_t)p * M + (size_t)b * HW,
+                   t->j_input + ((size_t)b * t->planes + p) * HW, sizeof(R) * (size_t)HW);
+    train_pool_barrier(t->pool);
+    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
+    conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
+    F(conv3x3_forward_part)(t->stem_c, t->x0, F(W)(t, params, L->stem_conv), ds, scr, tid, nth);
+    train_pool_barrier(t->pool);
+    F(bn_fwd)(t, params, L->stem_bn, 0, t->stem_a, t->stem_c, NULL, 1, c0, c1, M, mode);
+    train_pool_barrier(t->pool);
+    const R *x = t->stem_a;
+    for (int k = 0; k < t->blocks; k++) {
+        const nn_block_ix *B = &L->block[k];
+        R *c1b = F(blk_buf)(t, k, 0), *a1 = F(blk_buf)(t, k, 1), *c2 = F(blk_buf)(t, k, 2);
+        R *out = F(blk_buf)(t, k, 3);
+        F(conv3x3_forward_part)(c1b, x, F(W)(t, params, B->conv1), db, scr, tid, nth);
+        train_pool_barrier(t->pool);
+        F(bn_fwd)(t, params, B->bn1, 1 + 2 * k, a1, c1b, NULL, 1, c0, c1, M, mode);
+        train_pool_barrier(t->pool);
+        F(conv3x3_forward_part)(c2, a1, F(W)(t, params, B->conv2), db, scr, tid, nth);
+        train_pool_barrier(t->pool);
+        F(bn_fwd)(t, params, B->bn2, 2 + 2 * k, out, c2, t->residual ? x : NULL, 1, c0, c1, M, mode);
+        train_pool_barrier(t->pool);
+        x = out;
+    }
 }
 
 void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
@@ -210,31 +274,16 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     t->pi = pi;
     t->z = z;
     t->legal = legal;
-    /* NCHW -> channel-major */
-    for (int b = 0; b < n; b++)
-        for (int p = 0; p < t->planes; p++)
-            memcpy(t->x0 + (size_t)p * M + (size_t)b * HW, input + ((size_t)b * t->planes + p) * HW,
-                   sizeof(R) * (size_t)HW);
-    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
-    conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
-    F(conv3x3_forward)(t->stem_c, t->x0, F(W)(t, params, L->stem_conv), ds, t->scratch);
-    F(bn_fwd)(t, params, L->stem_bn, 0, t->stem_a, t->stem_c, NULL, 1, C, M, mode);
-    const R *x = t->stem_a;
-    for (int k = 0; k < t->blocks; k++) {
-        const nn_block_ix *B = &L->block[k];
-        R *c1 = F(blk_buf)(t, k, 0), *a1 = F(blk_buf)(t, k, 1), *c2 = F(blk_buf)(t, k, 2);
-        R *out = F(blk_buf)(t, k, 3);
-        F(conv3x3_forward)(c1, x, F(W)(t, params, B->conv1), db, t->scratch);
-        F(bn_fwd)(t, params, B->bn1, 1 + 2 * k, a1, c1, NULL, 1, C, M, mode);
-        F(conv3x3_forward)(c2, a1, F(W)(t, params, B->conv2), db, t->scratch);
-        F(bn_fwd)(t, params, B->bn2, 2 + 2 * k, out, c2, t->residual ? x : NULL, 1, C, M, mode);
-        x = out;
-    }
+    t->j_params = params;
+    t->j_input = input;
+    t->j_mode = mode;
+    train_pool_run(t->pool, F(trunk_forward_job), t);
+    const R *x = F(trunk_out)(t);
     int slot_p = 1 + 2 * t->blocks, slot_v = slot_p + 1;
     /* policy head */
     conv_dims dh = {n, C, Hc, t->rows, t->cols, 0};
     F(conv1x1_forward)(t->p_c, x, F(W)(t, params, L->pol_conv), NULL, dh);
-    F(bn_fwd)(t, params, L->pol_bn, slot_p, t->p_a, t->p_c, NULL, 1, Hc, M, mode);
+    F(bn_fwd)(t, params, L->pol_bn, slot_p, t->p_a, t->p_c, NULL, 1, 0, Hc, M, mode);
     if (!t->dense_policy) {
         conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
         F(conv1x1_forward)(t->logits, t->p_a, F(W)(t, params, L->pol_out_w), F(W)(t, params, L->pol_out_b), d1);
@@ -245,7 +294,7 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     }
     /* value head */
     F(conv1x1_forward)(t->v_c, x, F(W)(t, params, L->val_conv), NULL, dh);
-    F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, NULL, 1, Hc, M, mode);
+    F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, NULL, 1, 0, Hc, M, mode);
     F(avgpool_forward)(t->pooled, t->v_a, n, Hc, HW);
     F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, Hc, t->V);
     F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
@@ -284,6 +333,49 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
 
 static void F(zero)(R *p, size_t n) { memset(p, 0, sizeof(R) * n); }
 
+/* The trunk's backward on thread tid of nth (t->g holds d(trunk output)): batch norms
+ * (and the in-place ReLU masks) split by channels, convs' input gradients by samples and
+ * weight gradients by input channels (disjoint writes, no reduction), a barrier between
+ * dependent layers. */
+static void F(trunk_backward_job)(void *arg, int tid, int nth)
+{
+    TN *t = arg;
+    const nn_layout *L = &t->L;
+    R *P = t->j_params, *grads = t->j_grads;
+    int n = t->n, M = n * t->HW, C = t->C, c0, c1;
+    R *scr = t->scratch + (size_t)tid * t->conv_scratch_n;
+    train_pool_share(C, tid, nth, &c0, &c1);
+    size_t co = (size_t)c0 * M, cn = (size_t)(c1 - c0) * M;
+#define G(i) (grads + L->t[i].offset)
+    conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
+    for (int k = t->blocks - 1; k >= 0; k--) {
+        const nn_block_ix *B = &L->block[k];
+        const R *xin = k > 0 ? F(blk_buf)(t, k - 1, 3) : t->stem_a;
+        R *c1b = F(blk_buf)(t, k, 0), *a1 = F(blk_buf)(t, k, 1), *c2 = F(blk_buf)(t, k, 2);
+        R *out = F(blk_buf)(t, k, 3);
+        /* in place: the skip needs it too */
+        F(relu_backward)(t->g + co, t->g + co, out + co, cn);
+        F(bn_bwd)(t, P, grads, B->bn2, 2 + 2 * k, t->t1, t->g, NULL, c2, c0, c1, M);
+        train_pool_barrier(t->pool);
+        F(conv3x3_backward_part)(t->t2, G(B->conv2), t->t1, a1, F(W)(t, P, B->conv2), db, scr, 0,
+                                 tid, nth);
+        train_pool_barrier(t->pool);
+        F(bn_bwd)(t, P, grads, B->bn1, 1 + 2 * k, t->t1, t->t2, a1, c1b, c0, c1, M);
+        train_pool_barrier(t->pool);
+        /* the block input's gradient: the skip's (already in g) + conv1's; no skip: conv1's */
+        F(conv3x3_backward_part)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, scr,
+                                 t->residual, tid, nth);
+        train_pool_barrier(t->pool);
+    }
+    /* stem */
+    F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_a, t->stem_c, c0, c1, M);
+    train_pool_barrier(t->pool);
+    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
+    F(conv3x3_backward_part)(NULL, G(L->stem_conv), t->t1, t->x0, F(W)(t, P, L->stem_conv), ds, scr,
+                             1, tid, nth);
+#undef G
+}
+
 void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight,
                         double weight_decay)
 {
@@ -313,7 +405,7 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
                        F(W)(t, P, L->pol_out_w), n, Hc * HW, t->A);
         F(cnhw_to_nchw_backward)(t->gh1, t->dpflat, n, Hc, HW);
     }
-    F(bn_bwd)(t, P, grads, L->pol_bn, slot_p, t->gh2, t->gh1, t->p_a, t->p_c, Hc, M);
+    F(bn_bwd)(t, P, grads, L->pol_bn, slot_p, t->gh2, t->gh1, t->p_a, t->p_c, 0, Hc, M);
     F(conv1x1_backward)(t->g, G(L->pol_conv), NULL, t->gh2, x, F(W)(t, P, L->pol_conv), dh);
 
     /* value head */
@@ -332,30 +424,13 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
                    F(W)(t, P, L->val_fc1_w), n, Hc, t->V);
     F(zero)(t->gh1, hm);
     F(avgpool_backward)(t->gh1, t->dpooled, n, Hc, HW);
-    F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_a, t->v_c, Hc, M);
+    F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_a, t->v_c, 0, Hc, M);
     F(conv1x1_backward)(t->g, G(L->val_conv), NULL, t->gh2, x, F(W)(t, P, L->val_conv), dh);
 
     /* trunk, last block first; t->g holds d(block output) */
-    conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
-    for (int k = t->blocks - 1; k >= 0; k--) {
-        const nn_block_ix *B = &L->block[k];
-        const R *xin = k > 0 ? F(blk_buf)(t, k - 1, 3) : t->stem_a;
-        R *c1 = F(blk_buf)(t, k, 0), *a1 = F(blk_buf)(t, k, 1), *c2 = F(blk_buf)(t, k, 2);
-        R *out = F(blk_buf)(t, k, 3);
-        F(relu_backward)(t->g, t->g, out, cm); /* in place: the skip needs it too */
-        F(bn_bwd)(t, P, grads, B->bn2, 2 + 2 * k, t->t1, t->g, NULL, c2, C, M);
-        F(conv3x3_backward_set)(t->t2, G(B->conv2), t->t1, a1, F(W)(t, P, B->conv2), db, t->scratch);
-        F(bn_bwd)(t, P, grads, B->bn1, 1 + 2 * k, t->t1, t->t2, a1, c1, C, M);
-        /* the block input's gradient: the skip's (already in g) + conv1's; no skip: conv1's */
-        if (t->residual)
-            F(conv3x3_backward)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, t->scratch);
-        else
-            F(conv3x3_backward_set)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, t->scratch);
-    }
-    /* stem */
-    F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_a, t->stem_c, C, M);
-    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
-    F(conv3x3_backward)(NULL, G(L->stem_conv), t->t1, t->x0, F(W)(t, P, L->stem_conv), ds, t->scratch);
+    t->j_params = P;
+    t->j_grads = grads;
+    train_pool_run(t->pool, F(trunk_backward_job), t);
 
     /* L2 */
     if (weight_decay > 0)

@@ -7,7 +7,7 @@
  * and its schedule length; trainer_resume reads them back, so train N steps ==
  * train N/2, save, resume, train N/2 bit for bit (same seed, data and thread count).
  * 64-bit integers are stored in /optim/ as 16-bit pieces in float32 (exact).
- * Single-threaded use (OpenBLAS threads inside).
+ * Single-threaded use (the network context runs its own threads inside: net_train.h).
  */
 #ifndef GZ_TRAIN_TRAINER_H
 #define GZ_TRAIN_TRAINER_H
