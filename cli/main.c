@@ -14,7 +14,7 @@ static const cli_command commands[] = {
     {"arena", cmd_arena, "play a match between players (random, mcts:N, alphabeta, perfect, model:FILE)"},
     {"elo", cmd_elo, "maximum-likelihood Elo ratings with 95% intervals from arena results files"},
     {"play", cmd_play, "play against one or more players in the terminal"},
-    {"bench", cmd_bench, "measure throughput (nn: inference; train: training steps)"},
+    {"bench", cmd_bench, "measure throughput (nn: inference; train: training steps; search: simulations)"},
     {"info", cmd_info, "describe a gridzero file (a model or a sample file)"},
     {"config", cmd_config, "check a config file and print the effective config; list the keys"},
     {"pbrain", cmd_pbrain, "the Gomocup brain protocol on stdin/stdout (Gomoku managers)"},
