@@ -12,6 +12,7 @@
 
 #include <hdf5.h>
 #include "engine/errmsg.h"
+#include "h5util.h"
 
 /* FNV-1a over the parameters' bytes in layout order: /meta "checksum" catches silent
  * corruption of the raw data, which HDF5 itself does not check. */
@@ -25,7 +26,6 @@ static uint64_t params_checksum(const nn_params *p)
     return h;
 }
 
-static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 /* "block03.conv1.weight" -> "/block03/conv1/weight" */
 static void tensor_path(const char *name, char *out, size_t len)
@@ -34,102 +34,6 @@ static void tensor_path(const char *name, char *out, size_t len)
     for (char *c = out; *c; c++)
         if (*c == '.')
             *c = '/';
-}
-
-static int attr_str(hid_t loc, const char *name, const char *val)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    if (t < 0)
-        return -1;
-    size_t n = strlen(val);
-    H5Tset_size(t, n ? n : 1);
-    H5Tset_strpad(t, H5T_STR_NULLPAD);
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 || H5Awrite(a, t, n ? val : "") < 0 ? -1 : 0;
-    if (a >= 0)
-        H5Aclose(a);
-    if (sp >= 0)
-        H5Sclose(sp);
-    H5Tclose(t);
-    return rc;
-}
-
-static int attr_i64(hid_t loc, const char *name, int64_t v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT64, &v) < 0 ? -1 : 0;
-    if (a >= 0)
-        H5Aclose(a);
-    if (sp >= 0)
-        H5Sclose(sp);
-    return rc;
-}
-
-/* Reads a string attribute (fixed or variable length) into a malloc'd string. */
-static char *read_attr_str(hid_t loc, const char *name)
-{
-    if (H5Aexists(loc, name) <= 0)
-        return NULL;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0)
-        return NULL;
-    char *out = NULL;
-    hid_t ft = H5Aget_type(a);
-    hid_t sp = H5Aget_space(a);
-    if (ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1)
-        goto done;
-    if (H5Tis_variable_str(ft) > 0) {
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, H5T_VARIABLE);
-        char *v = NULL;
-        if (H5Aread(a, mt, &v) >= 0 && v) {
-            out = strdup(v);
-            H5free_memory(v);
-        }
-        H5Tclose(mt);
-    } else {
-        size_t n = H5Tget_size(ft);
-        if (n == 0 || n > (1u << 24))
-            goto done;
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, n + 1);
-        H5Tset_strpad(mt, H5T_STR_NULLTERM);
-        out = calloc(1, n + 1);
-        if (out && H5Aread(a, mt, out) < 0) {
-            free(out);
-            out = NULL;
-        }
-        H5Tclose(mt);
-    }
-done:
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (ft >= 0)
-        H5Tclose(ft);
-    H5Aclose(a);
-    return out;
-}
-
-static int read_attr_i64(hid_t loc, const char *name, int64_t *v)
-{
-    if (H5Aexists(loc, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0)
-        return -1;
-    hid_t ft = H5Aget_type(a);
-    hid_t sp = H5Aget_space(a);
-    int rc = -1;
-    if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1)
-        rc = H5Aread(a, H5T_NATIVE_INT64, v) < 0 ? -1 : 0;
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (ft >= 0)
-        H5Tclose(ft);
-    H5Aclose(a);
-    return rc;
 }
 
 static int write_dataset(hid_t f, hid_t lcpl, const char *path, int ndim, const hsize_t *dims,
@@ -149,7 +53,7 @@ static int write_dataset(hid_t f, hid_t lcpl, const char *path, int ndim, const 
 int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
                  const nn_ckpt_extra *extra, int nextra, char *err, size_t errlen)
 {
-    h5_quiet();
+    nn_h5_quiet();
     const nn_layout *L = &p->layout;
     int bad = nn_layout_check_mask(L, p->data);
     if (bad >= 0)
@@ -173,10 +77,10 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         gz_fail(err, errlen, "%s: cannot write /meta", path);
         goto out;
     }
-    if (attr_str(mg, "format", NN_CKPT_FORMAT) || attr_i64(mg, "version", NN_CKPT_VERSION) ||
-        attr_str(mg, "spec", spec) || attr_i64(mg, "generation", meta->generation) ||
-        attr_i64(mg, "step", meta->step) || attr_str(mg, "parent", meta->parent) ||
-        attr_i64(mg, "checksum", (int64_t)params_checksum(p))) {
+    if (nn_h5_attr_put_str(mg, "format", NN_CKPT_FORMAT) || nn_h5_attr_put_i64(mg, "version", NN_CKPT_VERSION) ||
+        nn_h5_attr_put_str(mg, "spec", spec) || nn_h5_attr_put_i64(mg, "generation", meta->generation) ||
+        nn_h5_attr_put_i64(mg, "step", meta->step) || nn_h5_attr_put_str(mg, "parent", meta->parent) ||
+        nn_h5_attr_put_i64(mg, "checksum", (int64_t)params_checksum(p))) {
         gz_fail(err, errlen, "%s: cannot write the /meta attributes", path);
         goto out;
     }
@@ -273,7 +177,7 @@ out:
 
 static hid_t open_file(const char *path, char *err, size_t errlen)
 {
-    h5_quiet();
+    nn_h5_quiet();
     if (access(path, R_OK) != 0) {
         gz_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return -1;
@@ -301,14 +205,14 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
         gz_fail(err, errlen, "%s: no /meta group: not a gridzero model", path);
         goto bad;
     }
-    fmt = read_attr_str(mg, "format");
+    fmt = nn_h5_attr_get_str(mg, "format");
     if (!fmt || strcmp(fmt, NN_CKPT_FORMAT) != 0) {
         gz_fail(err, errlen, "%s: attribute /meta format: expected \"%s\", got %s%s%s", path,
              NN_CKPT_FORMAT, fmt ? "\"" : "none", fmt ? fmt : "", fmt ? "\"" : "");
         goto bad;
     }
     int64_t version = 0;
-    if (read_attr_i64(mg, "version", &version) < 0) {
+    if (nn_h5_attr_get_i64(mg, "version", &version) < 0) {
         gz_fail(err, errlen, "%s: attribute /meta version missing or not an integer", path);
         goto bad;
     }
@@ -317,7 +221,7 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
              path, NN_CKPT_VERSION, (long long)version);
         goto bad;
     }
-    spec_json = read_attr_str(mg, "spec");
+    spec_json = nn_h5_attr_get_str(mg, "spec");
     if (!spec_json) {
         gz_fail(err, errlen, "%s: attribute /meta spec missing", path);
         goto bad;
@@ -334,12 +238,12 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
     }
     nn_ckpt_meta m;
     memset(&m, 0, sizeof m);
-    if (read_attr_i64(mg, "generation", &m.generation) < 0 || read_attr_i64(mg, "step", &m.step) < 0) {
+    if (nn_h5_attr_get_i64(mg, "generation", &m.generation) < 0 || nn_h5_attr_get_i64(mg, "step", &m.step) < 0) {
         gz_fail(err, errlen, "%s: attribute /meta %s missing or not an integer", path,
-             read_attr_i64(mg, "generation", &m.generation) < 0 ? "generation" : "step");
+             nn_h5_attr_get_i64(mg, "generation", &m.generation) < 0 ? "generation" : "step");
         goto bad;
     }
-    parent = read_attr_str(mg, "parent");
+    parent = nn_h5_attr_get_str(mg, "parent");
     if (parent)
         snprintf(m.parent, sizeof m.parent, "%s", parent);
     p = nn_params_new(&spec, e2, sizeof e2);
@@ -371,7 +275,7 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
     }
     int64_t sum;
     if (H5Aexists(mg, "checksum") > 0) {
-        if (read_attr_i64(mg, "checksum", &sum) < 0) {
+        if (nn_h5_attr_get_i64(mg, "checksum", &sum) < 0) {
             gz_fail(err, errlen, "%s: attribute /meta checksum: not an integer", path);
             goto bad;
         }
@@ -433,14 +337,14 @@ int nn_h5_format(const char *path, char *fmt, size_t len, char *err, size_t errl
     if (H5Lexists(f, "/meta", H5P_DEFAULT) > 0) {
         hid_t mg = H5Gopen2(f, "/meta", H5P_DEFAULT);
         if (mg >= 0) {
-            s = read_attr_str(mg, "format");
+            s = nn_h5_attr_get_str(mg, "format");
             H5Gclose(mg);
         }
     }
     if (!s) {
         hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
         if (root >= 0) {
-            s = read_attr_str(root, "format");
+            s = nn_h5_attr_get_str(root, "format");
             H5Gclose(root);
         }
     }

@@ -11,9 +11,9 @@
 #include <cjson/cJSON.h>
 #include <hdf5.h>
 #include "engine/errmsg.h"
+#include "nn/h5util.h"
 
 /* HDF5 errors become our messages, never prints. */
-static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 static const char *lattice_word(game_lattice l) { return l == GAME_LATTICE_HEX ? "hex" : "square"; }
 
@@ -49,114 +49,6 @@ char *sp_game_config_json(const gz_config *c)
     char *copy = strdup(out);
     cJSON_free(out);
     return copy;
-}
-
-/* ---- attributes ----------------------------------------------------------------- */
-
-static int attr_str(hid_t loc, const char *name, const char *val)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    if (t < 0)
-        return -1;
-    size_t len = strlen(val);
-    int rc = -1;
-    hid_t s = -1, a = -1;
-    if (H5Tset_size(t, len ? len : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0)
-        goto out;
-    s = H5Screate(H5S_SCALAR);
-    if (s < 0)
-        goto out;
-    a = H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0)
-        goto out;
-    rc = H5Awrite(a, t, len ? val : "") < 0 ? -1 : 0;
-out:
-    if (a >= 0)
-        H5Aclose(a);
-    if (s >= 0)
-        H5Sclose(s);
-    H5Tclose(t);
-    return rc;
-}
-
-static int attr_i64(hid_t loc, const char *name, int64_t v)
-{
-    hid_t s = H5Screate(H5S_SCALAR);
-    if (s < 0)
-        return -1;
-    hid_t a = H5Acreate2(loc, name, H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = -1;
-    if (a >= 0) {
-        rc = H5Awrite(a, H5T_NATIVE_INT64, &v) < 0 ? -1 : 0;
-        H5Aclose(a);
-    }
-    H5Sclose(s);
-    return rc;
-}
-
-/* A scalar string attribute (fixed or variable length), malloc'd; NULL when missing or
- * not a string. */
-static char *read_attr_str(hid_t loc, const char *name)
-{
-    if (H5Aexists(loc, name) <= 0)
-        return NULL;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0)
-        return NULL;
-    char *out = NULL;
-    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
-    if (ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1)
-        goto done;
-    if (H5Tis_variable_str(ft) > 0) {
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, H5T_VARIABLE);
-        char *v = NULL;
-        if (H5Aread(a, mt, &v) >= 0 && v) {
-            out = strdup(v);
-            H5free_memory(v);
-        }
-        H5Tclose(mt);
-    } else {
-        size_t n = H5Tget_size(ft);
-        if (n == 0 || n > (1u << 24))
-            goto done;
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, n + 1);
-        H5Tset_strpad(mt, H5T_STR_NULLTERM);
-        out = calloc(n + 2, 1);
-        if (out && H5Aread(a, mt, out) < 0) {
-            free(out);
-            out = NULL;
-        }
-        H5Tclose(mt);
-    }
-done:
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (sp >= 0)
-        H5Sclose(sp);
-    H5Aclose(a);
-    return out;
-}
-
-/* A scalar integer attribute; 0 ok, -1 missing or not an integer. */
-static int read_attr_i64(hid_t loc, const char *name, int64_t *v)
-{
-    if (H5Aexists(loc, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0)
-        return -1;
-    int rc = -1;
-    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
-    if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1)
-        rc = H5Aread(a, H5T_NATIVE_INT64, v) < 0 ? -1 : 0;
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (sp >= 0)
-        H5Sclose(sp);
-    H5Aclose(a);
-    return rc;
 }
 
 /* ---- writer -------------------------------------------------------------------- */
@@ -223,7 +115,7 @@ static void writer_close_h5(sp_writer *w)
 sp_writer *sp_writer_open(const char *path, const game *g, const char *game_config,
                           const sp_meta *meta, char *err, size_t errlen)
 {
-    h5_quiet();
+    nn_h5_quiet();
     sp_writer *w = calloc(1, sizeof *w);
     if (!w) {
         gz_fail(err, errlen, "%s: out of memory", path);
@@ -267,18 +159,18 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
         return NULL;
     }
     int bad = 0;
-    bad |= attr_str(w->file, "format", SP_FORMAT);
-    bad |= attr_i64(w->file, "version", SP_VERSION);
-    bad |= attr_str(w->file, "game", g->name);
-    bad |= attr_str(w->file, "game_config", game_config ? game_config : "{}");
-    bad |= attr_i64(w->file, "generation", meta ? meta->generation : 0);
-    bad |= attr_str(w->file, "model", meta ? meta->model : "");
-    bad |= attr_i64(w->file, "players", g->players);
-    bad |= attr_i64(w->file, "planes", g->planes);
-    bad |= attr_i64(w->file, "rows", g->rows);
-    bad |= attr_i64(w->file, "cols", g->cols);
-    bad |= attr_i64(w->file, "actions", g->actions);
-    bad |= attr_str(w->file, "lattice", lattice_word(g->lattice));
+    bad |= nn_h5_attr_put_str(w->file, "format", SP_FORMAT);
+    bad |= nn_h5_attr_put_i64(w->file, "version", SP_VERSION);
+    bad |= nn_h5_attr_put_str(w->file, "game", g->name);
+    bad |= nn_h5_attr_put_str(w->file, "game_config", game_config ? game_config : "{}");
+    bad |= nn_h5_attr_put_i64(w->file, "generation", meta ? meta->generation : 0);
+    bad |= nn_h5_attr_put_str(w->file, "model", meta ? meta->model : "");
+    bad |= nn_h5_attr_put_i64(w->file, "players", g->players);
+    bad |= nn_h5_attr_put_i64(w->file, "planes", g->planes);
+    bad |= nn_h5_attr_put_i64(w->file, "rows", g->rows);
+    bad |= nn_h5_attr_put_i64(w->file, "cols", g->cols);
+    bad |= nn_h5_attr_put_i64(w->file, "actions", g->actions);
+    bad |= nn_h5_attr_put_str(w->file, "lattice", lattice_word(g->lattice));
     for (int i = 0; i < DS_COUNT && !bad; i++) {
         hsize_t dims[4] = {0}, maxd[4], chunk[4];
         int rank;
@@ -397,7 +289,7 @@ int sp_writer_close(sp_writer *w, char *err, size_t errlen)
         sp_writer_abort(w);
         return -1;
     }
-    if (attr_i64(w->file, "complete", 1) < 0 || H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
+    if (nn_h5_attr_put_i64(w->file, "complete", 1) < 0 || H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
         gz_fail(err, errlen, "%s: cannot finish the file (HDF5 error)", w->tmp);
         sp_writer_abort(w);
         return -1;
@@ -507,7 +399,7 @@ out:
 
 sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen)
 {
-    h5_quiet();
+    nn_h5_quiet();
     size_t pl = strlen(path);
     if (pl >= 4 && strcmp(path + pl - 4, ".tmp") == 0) {
         gz_fail(err, errlen, "%s: a temporary file (being written, or left by a crash): not a sample file", path);
@@ -533,7 +425,7 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         goto bad;
     }
     f->path = strdup(path);
-    s = read_attr_str(file, "format");
+    s = nn_h5_attr_get_str(file, "format");
     if (!s || strcmp(s, SP_FORMAT) != 0) {
         gz_fail(err, errlen, "%s: not a gridzero sample file (format attribute %s%s%s, expected \"%s\")",
              path, s ? "\"" : "missing", s ? s : "", s ? "\"" : "", SP_FORMAT);
@@ -542,15 +434,15 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
     free(s);
     s = NULL;
     int64_t v;
-    if (read_attr_i64(file, "version", &v) < 0 || v != SP_VERSION) {
+    if (nn_h5_attr_get_i64(file, "version", &v) < 0 || v != SP_VERSION) {
         gz_fail(err, errlen, "%s: unsupported sample format version (expected %d)", path, SP_VERSION);
         goto bad;
     }
-    if (read_attr_i64(file, "complete", &v) < 0 || v != 1) {
+    if (nn_h5_attr_get_i64(file, "complete", &v) < 0 || v != 1) {
         gz_fail(err, errlen, "%s: incomplete sample file (no \"complete\" mark: its writer did not finish)", path);
         goto bad;
     }
-    s = read_attr_str(file, "game");
+    s = nn_h5_attr_get_str(file, "game");
     if (!s || !s[0] || strlen(s) >= GAME_NAME_LEN) {
         gz_fail(err, errlen, "%s: attribute game is missing or invalid", path);
         goto bad;
@@ -558,16 +450,16 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
     snprintf(f->game, sizeof f->game, "%s", s);
     free(s);
     s = NULL;
-    f->game_config = read_attr_str(file, "game_config");
+    f->game_config = nn_h5_attr_get_str(file, "game_config");
     if (!f->game_config) {
         gz_fail(err, errlen, "%s: attribute game_config is missing", path);
         goto bad;
     }
-    if (read_attr_i64(file, "generation", &f->meta.generation) < 0) {
+    if (nn_h5_attr_get_i64(file, "generation", &f->meta.generation) < 0) {
         gz_fail(err, errlen, "%s: attribute generation is missing or not an integer", path);
         goto bad;
     }
-    s = read_attr_str(file, "model");
+    s = nn_h5_attr_get_str(file, "model");
     if (!s) {
         gz_fail(err, errlen, "%s: attribute model is missing", path);
         goto bad;
@@ -583,14 +475,14 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
                 {"rows", &f->rows, 1, GAME_MAX_SIDE},         {"cols", &f->cols, 1, GAME_MAX_SIDE},
                 {"actions", &f->actions, 1, GAME_MAX_ACTIONS}};
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
-        if (read_attr_i64(file, ints[k].name, &v) < 0 || v < ints[k].lo || v > ints[k].hi) {
+        if (nn_h5_attr_get_i64(file, ints[k].name, &v) < 0 || v < ints[k].lo || v > ints[k].hi) {
             gz_fail(err, errlen, "%s: attribute %s is missing or out of range [%d, %d]", path, ints[k].name,
                  ints[k].lo, ints[k].hi);
             goto bad;
         }
         *ints[k].dst = (int)v;
     }
-    s = read_attr_str(file, "lattice");
+    s = nn_h5_attr_get_str(file, "lattice");
     if (!s || (strcmp(s, "square") && strcmp(s, "hex"))) {
         gz_fail(err, errlen, "%s: attribute lattice is missing or not square|hex", path);
         goto bad;

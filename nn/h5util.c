@@ -1,0 +1,112 @@
+#include "h5util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void nn_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+int nn_h5_attr_put_str(hid_t loc, const char *name, const char *val)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return -1;
+    size_t len = strlen(val);
+    int rc = -1;
+    hid_t s = -1, a = -1;
+    if (H5Tset_size(t, len ? len : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0)
+        goto out;
+    s = H5Screate(H5S_SCALAR);
+    if (s < 0)
+        goto out;
+    a = H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0)
+        goto out;
+    rc = H5Awrite(a, t, len ? val : "") < 0 ? -1 : 0;
+out:
+    if (a >= 0)
+        H5Aclose(a);
+    if (s >= 0)
+        H5Sclose(s);
+    H5Tclose(t);
+    return rc;
+}
+
+int nn_h5_attr_put_i64(hid_t loc, const char *name, int64_t v)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    if (s < 0)
+        return -1;
+    hid_t a = H5Acreate2(loc, name, H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = -1;
+    if (a >= 0) {
+        rc = H5Awrite(a, H5T_NATIVE_INT64, &v) < 0 ? -1 : 0;
+        H5Aclose(a);
+    }
+    H5Sclose(s);
+    return rc;
+}
+
+/* A scalar string attribute (fixed or variable length), malloc'd; NULL when missing or
+ * not a string. */
+char *nn_h5_attr_get_str(hid_t loc, const char *name)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return NULL;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return NULL;
+    char *out = NULL;
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    if (ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1)
+        goto done;
+    if (H5Tis_variable_str(ft) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        char *v = NULL;
+        if (H5Aread(a, mt, &v) >= 0 && v) {
+            out = strdup(v);
+            H5free_memory(v);
+        }
+        H5Tclose(mt);
+    } else {
+        size_t n = H5Tget_size(ft);
+        if (n == 0 || n > (1u << 24))
+            goto done;
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, n + 1);
+        H5Tset_strpad(mt, H5T_STR_NULLTERM);
+        out = calloc(n + 2, 1);
+        if (out && H5Aread(a, mt, out) < 0) {
+            free(out);
+            out = NULL;
+        }
+        H5Tclose(mt);
+    }
+done:
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Aclose(a);
+    return out;
+}
+
+/* A scalar integer attribute; 0 ok, -1 missing or not an integer. */
+int nn_h5_attr_get_i64(hid_t loc, const char *name, int64_t *v)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    int rc = -1;
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1)
+        rc = H5Aread(a, H5T_NATIVE_INT64, v) < 0 ? -1 : 0;
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Aclose(a);
+    return rc;
+}
