@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "engine_args.h"
 #include "gtp.h"
 
 static void gtp_usage(FILE *f)
@@ -28,62 +29,17 @@ static void gtp_usage(FILE *f)
 
 int cmd_gtp(int argc, char **argv)
 {
-    const char *cfg_path = NULL, *model = NULL, *spec = NULL;
-    char **sets = malloc(sizeof(char *) * (size_t)argc);
-    if (!sets)
-        return EXIT_FAIL;
-    int nsets = 0, sims = 0, rc = EXIT_USAGE;
-    double memory = 0;
+    cli_engine_args args;
+    gz_config c;
+    brain_opts bo;
     gtp *s = NULL;
     char *line = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool more = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            gtp_usage(stdout);
-            free(sets);
-            return EXIT_OK;
-        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && more) {
-            cfg_path = argv[++i];
-        } else if (!strcmp(a, "--set") && more) {
-            sets[nsets++] = argv[++i];
-        } else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && more) {
-            model = argv[++i];
-        } else if (!strcmp(a, "--player") && more) {
-            spec = argv[++i];
-        } else if ((!strcmp(a, "--sims") || !strcmp(a, "--nodes")) && more) {
-            if (cli_parse_int(argv[++i], 1, 1 << 28, &sims) < 0) {
-                cli_error("gtp: %s \"%s\": expected a whole number >= 1", a, argv[i]);
-                goto out;
-            }
-        } else if (!strcmp(a, "--memory") && more) {
-            int mb;
-            if (cli_parse_int(argv[++i], 1, 1 << 20, &mb) < 0) {
-                cli_error("gtp: --memory \"%s\": expected megabytes >= 1", argv[i]);
-                goto out;
-            }
-            memory = mb;
-        } else {
-            cli_error("gtp: unknown or incomplete option \"%s\" (see gridzero gtp --help)", a);
-            goto out;
-        }
-    }
-    if (model && spec) {
-        cli_error("gtp: give -m MODEL or --player SPEC, not both");
+    int rc = EXIT_USAGE;
+    int p = cli_engine_args_parse(argc, argv, "gtp", false, gtp_usage, &args, &c, &bo);
+    if (p != 0) {
+        rc = p > 0 ? EXIT_OK : EXIT_USAGE;
         goto out;
     }
-    gz_config c;
-    if (cli_load_config(&c, cfg_path, sets, nsets))
-        goto out;
-    char pspec[PLAYER_NAME_LEN + 8];
-    if (model) {
-        if (snprintf(pspec, sizeof pspec, "model:%s", model) >= PLAYER_NAME_LEN) {
-            cli_error("gtp: model path \"%s\" too long", model);
-            goto out;
-        }
-        spec = pspec;
-    }
-    brain_opts bo = {.spec = spec, .sims = sims, .memory_mb = memory};
     char err[1024];
     s = gtp_new(&c, &bo, err, sizeof err);
     if (!s) {
@@ -98,6 +54,6 @@ int cmd_gtp(int argc, char **argv)
 out:
     free(line);
     gtp_free(s);
-    free(sets);
+    cli_engine_args_deinit(&args);
     return rc;
 }

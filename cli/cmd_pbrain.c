@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "engine_args.h"
 #include "pbrain.h"
 
 static void pbrain_usage(FILE *f)
@@ -29,72 +30,24 @@ static void pbrain_usage(FILE *f)
 
 int cmd_pbrain(int argc, char **argv)
 {
-    const char *cfg_path = NULL, *model = NULL, *spec = NULL;
-    char **sets = malloc(sizeof(char *) * (size_t)argc);
-    if (!sets)
-        return EXIT_FAIL;
-    int nsets = 0, sims = 0, rc = EXIT_USAGE;
-    double memory = 0;
-    bool debug = false;
+    cli_engine_args args;
+    gz_config c;
+    brain_opts bo;
     pbrain *pb = NULL;
     char *line = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool more = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            pbrain_usage(stdout);
-            free(sets);
-            return EXIT_OK;
-        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && more) {
-            cfg_path = argv[++i];
-        } else if (!strcmp(a, "--set") && more) {
-            sets[nsets++] = argv[++i];
-        } else if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && more) {
-            model = argv[++i];
-        } else if (!strcmp(a, "--player") && more) {
-            spec = argv[++i];
-        } else if ((!strcmp(a, "--sims") || !strcmp(a, "--nodes")) && more) {
-            if (cli_parse_int(argv[++i], 1, 1 << 28, &sims) < 0) {
-                cli_error("pbrain: %s \"%s\": expected a whole number >= 1", a, argv[i]);
-                goto out;
-            }
-        } else if (!strcmp(a, "--memory") && more) {
-            int mb;
-            if (cli_parse_int(argv[++i], 1, 1 << 20, &mb) < 0) {
-                cli_error("pbrain: --memory \"%s\": expected megabytes >= 1", argv[i]);
-                goto out;
-            }
-            memory = mb;
-        } else if (!strcmp(a, "--debug")) {
-            debug = true;
-        } else {
-            cli_error("pbrain: unknown or incomplete option \"%s\" (see gridzero pbrain --help)", a);
-            goto out;
-        }
-    }
-    if (model && spec) {
-        cli_error("pbrain: give -m MODEL or --player SPEC, not both");
+    int rc = EXIT_USAGE;
+    int p = cli_engine_args_parse(argc, argv, "pbrain", true, pbrain_usage, &args, &c, &bo);
+    if (p != 0) {
+        rc = p > 0 ? EXIT_OK : EXIT_USAGE;
         goto out;
     }
-    gz_config c;
-    if (cli_load_config(&c, cfg_path, sets, nsets))
-        goto out;
-    if (!cfg_path && !strcmp(c.game.name, "mnk")) {
+    if (!args.cfg_path && !strcmp(c.game.name, "mnk")) {
         /* The built-in default is tic-tac-toe: the protocol is for Gomoku. */
         c.game.rows = c.game.cols = 15;
         c.game.k = 5;
     }
-    char pspec[PLAYER_NAME_LEN + 8];
-    if (model) {
-        if (snprintf(pspec, sizeof pspec, "model:%s", model) >= PLAYER_NAME_LEN) {
-            cli_error("pbrain: model path \"%s\" too long", model);
-            goto out;
-        }
-        spec = pspec;
-    }
-    brain_opts bo = {.spec = spec, .sims = sims, .memory_mb = memory};
     char err[1024];
-    pb = pbrain_new(&c, &bo, debug, err, sizeof err);
+    pb = pbrain_new(&c, &bo, args.debug, err, sizeof err);
     if (!pb) {
         cli_error("pbrain: %s", err);
         goto out;
@@ -107,6 +60,6 @@ int cmd_pbrain(int argc, char **argv)
 out:
     free(line);
     pbrain_free(pb);
-    free(sets);
+    cli_engine_args_deinit(&args);
     return rc;
 }
