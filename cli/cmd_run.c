@@ -60,7 +60,17 @@ typedef struct run_ctx {
     int done_upto;      /* generations state.json recorded as done at the start */
     const char *crash_after; /* test hook: "GEN:STAGE" -> SIGKILL after that stage */
     cli_progress prog;
+    /* --time: the run's wall-clock budget, counted over every session of the run */
+    double budget;       /* seconds; 0 = none */
+    double clock_before; /* seconds spent by earlier sessions (clock.json) */
+    double session_t0;   /* this session's start (cli_now) */
 } run_ctx;
+
+/* Seconds the run has spent so far, earlier sessions included. */
+static double run_seconds(const run_ctx *r)
+{
+    return r->clock_before + (cli_now() - r->session_t0);
+}
 
 static void run_usage(FILE *f)
 {
@@ -75,7 +85,10 @@ static void run_usage(FILE *f)
             "  -o, --output DIR    the run directory (default runs/<config name>, built-in:\n"
             "                      runs/tictactoe)\n"
             "  --generations N     generations in all (default loop.generations); a finished run\n"
-            "                      is continued by asking for more\n\n"
+            "                      is continued by asking for more\n"
+            "  --time DURATION     a wall-clock budget for the whole run (90s, 60m, 2h; a plain\n"
+            "                      number is seconds), counted over every session of it: no stage\n"
+            "                      starts once it is spent (clock.json keeps the count)\n\n"
             "RUN_DIR holds config.json, models/gen_NNNN.h5, data/gen_NNNN.h5, arena/gen_NNNN.jsonl,\n"
             "arena.jsonl, metrics.jsonl, ratings.csv, best, state.json and (with gnuplot) elo.png\n"
             "and loss.png. Killed at any moment and started again with the same command, the run\n"
@@ -170,6 +183,7 @@ static char *read_text(const char *path)
 /* Appends one event to metrics.jsonl (takes ownership of obj). */
 static void metric(run_ctx *r, cJSON *obj)
 {
+    cJSON_AddNumberToObject(obj, "run_seconds", run_seconds(r));
     char *s = cJSON_PrintUnformatted(obj);
     if (s && r->metrics) {
         /* One write() of the whole line (the file is opened for appending), so a kill
@@ -341,7 +355,9 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
     int first = gen - r->c.train.window + 1;
     if (first < 1)
         first = 1;
+    int64_t new_positions = 0;
     for (int k = first; k <= gen; k++) {
+        int64_t before = dataset_train_count(d) + dataset_val_count(d);
         char dp[PATH_LEN], why[512];
         join(dp, r, "data/gen_%04d.h5", k);
         if (dataset_add_path(d, dp, why, sizeof why) < 0) {
@@ -351,6 +367,8 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
             cJSON_AddStringToObject(m, "error", why);
             metric(r, m);
         }
+        if (k == gen)
+            new_positions = dataset_train_count(d) + dataset_val_count(d) - before;
     }
     if (dataset_train_count(d) == 0) {
         snprintf(err, errlen, "gen %d: no readable samples in data/gen_%04d.h5..gen_%04d.h5", gen,
@@ -359,10 +377,26 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         nn_params_free(p);
         return -1;
     }
+    /* Steps from the data made (train.reuse: each new position is drawn about `reuse`
+     * times), not a fixed count that reuses a small generation 10-18 times. */
     int steps = r->c.train.steps;
-    trainer *t = trainer_new(p, &r->c.train, steps, rng_derive(r->c.seed, 0x54520000ULL + (uint64_t)gen),
+    if (r->c.train.reuse > 0) {
+        double s = ceil(r->c.train.reuse * (double)new_positions / r->c.train.batch_size);
+        steps = s < 1 ? 1 : s > 100000000 ? 100000000 : (int)s;
+    }
+    /* schedule_scope run: one optimizer over the whole run. The momentum (or Adam's
+     * moments) comes from the parent's /optim/ and the schedule reads the global step
+     * (pm.step), over train.run_steps. generation: a fresh optimizer of `steps` steps. */
+    bool run_scope = !strcmp(r->c.train.schedule_scope, "run");
+    int64_t total = run_scope ? (r->c.train.run_steps > 0 ? r->c.train.run_steps : 0) : steps;
+    trainer *t = trainer_new(p, &r->c.train, total, rng_derive(r->c.seed, 0x54520000ULL + (uint64_t)gen),
                              err, errlen);
     if (!t) {
+        dataset_free(d);
+        return -1;
+    }
+    if (run_scope && trainer_continue(t, from, pm.step, err, errlen) < 0) {
+        trainer_free(t);
         dataset_free(d);
         return -1;
     }
@@ -825,8 +859,39 @@ static void write_plots(run_ctx *r)
         fprintf(stderr, "run: gnuplot failed; plots not updated\n");
 }
 
+/* clock.json: the seconds the run has spent, rewritten (atomically) after every stage,
+ * so --time counts every session; a kill loses at most the stage in progress. */
+static int write_clock(run_ctx *r, char *err, size_t errlen)
+{
+    char path[PATH_LEN], text[128];
+    snprintf(path, sizeof path, "%s/clock.json", r->dir);
+    snprintf(text, sizeof text, "{\"seconds\": %.3f}\n", run_seconds(r));
+    return write_atomic(path, text, err, errlen);
+}
+
+static double read_clock(const run_ctx *r)
+{
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/clock.json", r->dir);
+    char *text = read_text(path);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "seconds");
+    double v = cJSON_IsNumber(s) && s->valuedouble >= 0 ? s->valuedouble : 0;
+    cJSON_Delete(o);
+    return v;
+}
+
+/* Whether the --time budget is spent (then no further stage starts). */
+static bool out_of_time(const run_ctx *r)
+{
+    return r->budget > 0 && run_seconds(r) >= r->budget;
+}
+
 static int write_state(run_ctx *r, int gen, const char *stage, char *err, size_t errlen)
 {
+    if (write_clock(r, err, errlen) < 0)
+        return -1;
     char path[PATH_LEN], text[PATH_LEN + 128];
     snprintf(path, sizeof path, "%s/best", r->dir);
     snprintf(text, sizeof text, "%s\n", r->best);
@@ -949,7 +1014,7 @@ static int generations_done(const run_ctx *r)
 }
 
 /* One generation's stages; each is skipped when its file exists. Returns 0, 1 when
- * interrupted, -1 with a message. */
+ * interrupted, 2 when the --time budget is spent before a stage, -1 with a message. */
 static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
 {
     int st;
@@ -959,16 +1024,21 @@ static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
      * state.json and ratings.csv). */
     bool replay = gen <= r->done_upto;
     replay_promotions(r, gen - 1, false);
+    if (!replay && out_of_time(r))
+        return 2;
     if ((st = stage_selfplay(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "selfplay");
     if (!replay && write_state(r, gen, "selfplay", err, errlen) < 0)
         return -1;
+    if (!replay && out_of_time(r))
+        return 2;
     if ((st = stage_train(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "train");
     if (!replay && write_state(r, gen, "train", err, errlen) < 0)
         return -1;
+    /* the arena of a trained model still runs: it rates the model the budget paid for */
     if ((st = stage_arena(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "arena");
@@ -1017,6 +1087,11 @@ int cmd_run(int argc, char **argv)
             sets[nsets++] = argv[++i];
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && v) {
             dir = v, i++;
+        } else if (!strcmp(a, "--time") && v) {
+            if (cli_parse_duration(argv[++i], &r.budget) < 0) {
+                cli_error("run: --time: expected a duration such as 90s, 60m or 2h, got \"%s\"", v);
+                goto done;
+            }
         } else if (!strcmp(a, "--generations") && v) {
             if (cli_parse_int(argv[++i], 1, 1000000, &gens) < 0) {
                 cli_error("run: --generations: expected a number >= 1, got \"%s\"", v);
@@ -1053,6 +1128,8 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     r.done_upto = generations_done(&r);
+    r.session_t0 = cli_now();
+    r.clock_before = read_clock(&r);
     signal(SIGINT, on_sigint);
     signal(SIGTERM, on_sigint);
     rc = EXIT_FAIL;
@@ -1074,6 +1151,21 @@ int cmd_run(int argc, char **argv)
             cli_error("run: generation %d: %s", gen, err);
             goto done;
         }
+        if (st == 2) {
+            char e2[256];
+            if (write_clock(&r, e2, sizeof e2) < 0)
+                fprintf(stderr, "run: %s\n", e2);
+            printf("run: time budget of %.0f s spent (%.0f s in all) before generation %d; best model "
+                   "%s/%s; ratings in %s/ratings.csv\n",
+                   r.budget, run_seconds(&r), gen, dir, r.best, dir);
+            rc = EXIT_OK;
+            goto done;
+        }
+    }
+    {
+        char e2[256];
+        if (write_clock(&r, e2, sizeof e2) < 0)
+            fprintf(stderr, "run: %s\n", e2);
     }
     printf("run: %d generations in %s (%.0f s this session); best model %s/%s; ratings in %s/ratings.csv\n",
            G, dir, cli_now() - t0, dir, r.best, dir);

@@ -18,6 +18,10 @@
  *   z     float32 [N, players]             outcomes, MOVER-FIRST (to move, next, ...)
  *   game  int32   [N]                      game index within the file's batch
  *   ply   int32   [N]                      moves played before the sample
+ *   policy_weight float32 [N]              (version 2) weight of the sample's policy
+ *                                          target in [0, 100]: 0 = value target only
+ *                                          (fast searches, proven-lost roots)
+ * Version 1 files (no policy_weight) are read with every weight 1.
  * HDF5 (Debian's serial build) is not thread-safe: one thread at a time. Errors never
  * print: they become messages naming the file and what is wrong.
  */
@@ -31,7 +35,8 @@
 #include "engine/game.h"
 
 #define SP_FORMAT "gridzero-samples"
-#define SP_VERSION 1
+#define SP_VERSION 2
+#define SP_MAX_WEIGHT 100.0
 #define SP_MODEL_LEN 256
 
 /* What a file says about itself (and what a writer is told). */
@@ -66,6 +71,10 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
  * written in chunks. Returns 0 or -1 with a message (the writer must then be aborted). */
 int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const uint8_t *legal,
                      const float *z, int32_t gameix, int32_t ply, char *err, size_t errlen);
+/* The same with the sample's policy weight (sp_writer_append writes 1). */
+int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi,
+                              const uint8_t *legal, const float *z, float policy_weight,
+                              int32_t gameix, int32_t ply, char *err, size_t errlen);
 /* Samples appended so far. */
 int64_t sp_writer_count(const sp_writer *w);
 /* Flushes, marks complete, closes and renames path.tmp to path; frees w (always).
@@ -88,6 +97,7 @@ typedef struct sp_file {
     uint8_t *legal;    /* (n, actions) */
     float *z;          /* (n, players) */
     int32_t *gameix, *ply; /* (n) */
+    float *weight;     /* (n) policy weights (1 for version 1 files) */
 } sp_file;
 
 /* Reads and validates a file: the format and version, the "complete" mark, every

@@ -27,6 +27,9 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c)
     o->search.noise = true;
     o->resign_threshold = c->selfplay.resign_threshold;
     o->resign_disabled_fraction = c->selfplay.resign_disabled_fraction;
+    o->full_fraction = c->selfplay.full_fraction;
+    o->fast_simulations = c->selfplay.fast_simulations;
+    o->zero_weight_proven = c->selfplay.zero_weight_proven;
     o->seed = c->seed;
 }
 
@@ -43,6 +46,9 @@ typedef struct sp_slot {
     float *pi;            /* (max_len, actions) */
     uint8_t *legal;       /* (max_len, actions) */
     int8_t *mover;        /* (max_len) player to move */
+    float *weight;        /* (max_len) policy weight */
+    rng r;                /* full or fast search per move (playout cap randomisation) */
+    bool full;            /* this move's search is a full one */
 } sp_slot;
 
 /* What every worker shares. */
@@ -110,6 +116,7 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
                    rng_uniform(&r) < sh->o->resign_disabled_fraction;
     game_init(g, scratch, &r);
     mcts_set_root(s->tree, scratch);
+    rng_seed(&s->r, rng_derive(sh->o->seed, 0x706372ULL + (uint64_t)gameix));
 }
 
 /* The game in slot s ended with outcome z (absolute players): write its samples. */
@@ -126,8 +133,9 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned,
         float zm[GAME_MAX_PLAYERS];
         for (int k = 0; k < P; k++)
             zm[k] = z[(s->mover[i] + k) % P];
-        rc = sp_writer_append(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A, zm,
-                              s->gameix, i, err, errlen);
+        rc = sp_writer_append_weighted(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
+                                       zm, s->weight[i], s->gameix, i, err, errlen);
+        sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
     }
     if (rc == 0) {
         sp_stats *st = &sh->st;
@@ -189,10 +197,11 @@ static void *worker_main(void *arg)
         s->pi = malloc(sizeof(float) * (size_t)L * (size_t)A);
         s->legal = malloc((size_t)L * (size_t)A);
         s->mover = malloc((size_t)L);
+        s->weight = malloc(sizeof(float) * (size_t)L);
         if (!s->tree) {
             fail_shared(sh, err);
             ok = false;
-        } else if (!s->planes || !s->pi || !s->legal || !s->mover) {
+        } else if (!s->planes || !s->pi || !s->legal || !s->mover || !s->weight) {
             ok = false;
         }
     }
@@ -222,8 +231,18 @@ static void *worker_main(void *arg)
             break;
 
         /* One move in every active game: search them together. */
-        for (int j = 0; j < nact; j++)
+        /* (zero-filled options, as tests make them by hand, mean no randomisation) */
+        bool pcr = o->full_fraction > 0 && o->full_fraction < 1.0 && o->fast_simulations >= 1;
+        for (int j = 0; j < nact; j++) {
+            sp_slot *s = &slots[active_ix[j]];
+            s->full = true;
+            if (pcr) {
+                s->full = rng_uniform(&s->r) < o->full_fraction;
+                mcts_set_simulations(active[j], s->full ? o->search.simulations : o->fast_simulations);
+                mcts_set_noise(active[j], s->full && o->search.noise);
+            }
             mcts_begin(active[j]);
+        }
         for (;;) {
             bool all_done = true;
             for (int j = 0; j < nact && all_done; j++)
@@ -254,6 +273,9 @@ static void *worker_main(void *arg)
             memcpy(s->pi + (size_t)s->n * A, pi, sizeof(float) * (size_t)A);
             game_legal(g, root, s->legal + (size_t)s->n * A);
             s->mover[s->n] = (int8_t)mover;
+            bool full = s->full;
+            bool degenerate = o->zero_weight_proven && res.proven && res.value[mover] < 1.0f;
+            s->weight[s->n] = full && !degenerate ? 1.0f : 0.0f;
             s->n++;
             pthread_mutex_lock(&sh->lock);
             sh->st.simulations += res.stats.simulations;
@@ -305,6 +327,7 @@ static void *worker_main(void *arg)
         free(slots[i].pi);
         free(slots[i].legal);
         free(slots[i].mover);
+        free(slots[i].weight);
     }
     free(slots);
     free(active);

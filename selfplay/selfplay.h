@@ -8,6 +8,10 @@
  * z in mover-first order. Root Dirichlet noise and the temperature schedule come from
  * the mcts config section.
  *
+ * Every sample carries a policy weight (samples.h): 0 for the fast searches of playout
+ * cap randomisation and, with zero_weight_proven, for roots the solver proved lost or
+ * drawn (their visits say nothing: the search stops at about one visit a move).
+ *
  * Resignation (AlphaGo Zero's rule, two-player games only): when the root value of the
  * player to move is below resign_threshold at two consecutive moves of that player, it
  * resigns (outcome -1 for it, +1 for the other) — except in a random
@@ -48,6 +52,7 @@ typedef struct sp_stats {
     int64_t simulations;      /* search simulations */
     int64_t evaluated;        /* leaves sent to evaluators */
     int64_t cache_hits;       /* evaluator cache hits */
+    int64_t policy_targets;   /* samples with policy weight > 0 */
     double seconds;
 } sp_stats;
 
@@ -59,6 +64,13 @@ typedef struct sp_opts {
     bool pure;                /* pure MCTS settings (rollout bootstrap) */
     double resign_threshold;  /* -1 = never resign */
     double resign_disabled_fraction;
+    /* Playout cap randomisation (KataGo): a move gets the full search (search.simulations,
+     * noise on: its pi is a policy target, weight 1) with probability full_fraction, else
+     * a fast search of fast_simulations without noise whose pi gets policy weight 0 (the
+     * position still gives its value target). full_fraction 1 = every move full. */
+    double full_fraction;
+    int fast_simulations;
+    bool zero_weight_proven;  /* a root proven lost or drawn: policy weight 0 */
     uint64_t seed;
     int64_t generation;       /* written to the file's meta */
     const char *model;        /* the model's name for the file's meta ("rollout", a path) */

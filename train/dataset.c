@@ -115,7 +115,12 @@ static int add_file(dataset *d, const char *path, char *err, size_t errlen)
         }
         int64_t k = s->n++;
         memcpy(s->state + (size_t)k * d->per_state, f->state + (size_t)i * d->per_state, d->per_state);
-        memcpy(s->pi + (size_t)k * d->A, f->pi + (size_t)i * d->A, sizeof(float) * d->A);
+        /* the policy weight scales the target's mass: the cross-entropy and its gradient
+         * (train/layers.h) are then weighted per sample with no other change */
+        float *pk = s->pi + (size_t)k * d->A;
+        const float *pf = f->pi + (size_t)i * d->A;
+        for (size_t a = 0; a < d->A; a++)
+            pk[a] = f->weight[i] * pf[a];
         memcpy(s->legal + (size_t)k * d->A, f->legal + (size_t)i * d->A, d->A);
         memcpy(s->z + (size_t)k * d->P, f->z + (size_t)i * d->P, sizeof(float) * d->P);
         s->gen[k] = f->meta.generation;
