@@ -711,8 +711,9 @@ START_TEST(policy_weight_round_trip)
         for (int k = 0; k < 6; k++)
             id += x[k] > 0.5f;
         id -= 1;
-        ck_assert_float_eq_tol(dpi[3], 0.75f * weights[id], 1e-6);
-        ck_assert_float_eq_tol(dpi[7], 0.25f * weights[id], 1e-6);
+        /* normalised to mean 1: the six weights sum to 3.5 */
+        ck_assert_float_eq_tol(dpi[3], 0.75f * weights[id] * 6 / 3.5f, 1e-6);
+        ck_assert_float_eq_tol(dpi[7], 0.25f * weights[id] * 6 / 3.5f, 1e-6);
     }
     /* weight 0 everywhere: no policy gradient at all, a value gradient still */
     nn_spec s = spec_for(g, 1, 4);
