@@ -273,6 +273,7 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     if (rollout) {
         o.search.simulations = r->c.selfplay.bootstrap_simulations;
         mcts_params_pure(&o.search);
+        o.full_fraction = 1; /* the bootstrap's rollouts are the data: every move in full */
     }
     o.seed = rng_derive(r->c.seed, 0x5350000ULL + (uint64_t)gen);
     o.generation = gen;

@@ -109,6 +109,9 @@ static const cfg_field fields[] = {
      "playout cap randomisation: moves searched with mcts.simulations (policy targets); 1 = all"},
     {"selfplay.fast_simulations", T_INT, OFF(selfplay.fast_simulations), 1, 10000000, 32, NULL, NULL,
      NULL, "the other moves' simulations (no noise; value targets only)"},
+    {"selfplay.record_fast", T_BOOL, OFF(selfplay.record_fast), 0, 1, 0, NULL, NULL, NULL,
+     "playout cap randomisation: write the fast-search positions too (value target only, policy "
+     "weight 0); false: only full searches become samples (KataGo)"},
     {"selfplay.zero_weight_proven", T_BOOL, OFF(selfplay.zero_weight_proven), 0, 1, 1, NULL, NULL,
      NULL, "positions whose root is proven lost or drawn get policy weight 0"},
 

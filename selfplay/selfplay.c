@@ -30,6 +30,7 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c)
     o->full_fraction = c->selfplay.full_fraction;
     o->fast_simulations = c->selfplay.fast_simulations;
     o->zero_weight_proven = c->selfplay.zero_weight_proven;
+    o->record_fast = c->selfplay.record_fast;
     o->seed = c->seed;
 }
 
@@ -46,6 +47,8 @@ typedef struct sp_slot {
     float *pi;            /* (max_len, actions) */
     uint8_t *legal;       /* (max_len, actions) */
     int8_t *mover;        /* (max_len) player to move */
+    int16_t *ply;         /* (max_len) the sample's ply in its game */
+    int plies;            /* moves played in the game */
     float *weight;        /* (max_len) policy weight */
     rng r;                /* full or fast search per move (playout cap randomisation) */
     bool full;            /* this move's search is a full one */
@@ -106,6 +109,7 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
     const game *g = sh->g;
     s->gameix = gameix;
     s->n = 0;
+    s->plies = 0;
     memset(s->low, 0, sizeof s->low);
     memset(s->would_resign, 0, sizeof s->would_resign);
     /* Whether this game may resign is a pure function of the seed and the game number,
@@ -134,14 +138,14 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned,
         for (int k = 0; k < P; k++)
             zm[k] = z[(s->mover[i] + k) % P];
         rc = sp_writer_append_weighted(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
-                                       zm, s->weight[i], s->gameix, i, err, errlen);
+                                       zm, s->weight[i], s->gameix, s->ply[i], err, errlen);
         sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
     }
     if (rc == 0) {
         sp_stats *st = &sh->st;
         st->games++;
         st->positions += s->n;
-        st->plies += s->n;
+        st->plies += s->plies;
         int best = 0, nbest = 1;
         for (int k = 1; k < P; k++) {
             if (z[k] > z[best]) {
@@ -198,10 +202,11 @@ static void *worker_main(void *arg)
         s->legal = malloc((size_t)L * (size_t)A);
         s->mover = malloc((size_t)L);
         s->weight = malloc(sizeof(float) * (size_t)L);
+        s->ply = malloc(sizeof(int16_t) * (size_t)L);
         if (!s->tree) {
             fail_shared(sh, err);
             ok = false;
-        } else if (!s->planes || !s->pi || !s->legal || !s->mover || !s->weight) {
+        } else if (!s->planes || !s->pi || !s->legal || !s->mover || !s->weight || !s->ply) {
             ok = false;
         }
     }
@@ -264,19 +269,24 @@ static void *worker_main(void *arg)
             const game_state *root = mcts_root_state(s->tree);
             int mover = game_current_player(g, root);
             assert(s->n < L);
-            game_encode(g, root, fplanes);
-            uint8_t *dst = s->planes + (size_t)s->n * np;
-            for (int k = 0; k < np; k++) {
-                float v = fplanes[k] < 0 ? 0 : fplanes[k] > 1 ? 1 : fplanes[k];
-                dst[k] = (uint8_t)lrintf(v * 255.0f);
+            bool record = s->full || o->record_fast;
+            if (record)
+                game_encode(g, root, fplanes);
+            if (record) {
+                uint8_t *dst = s->planes + (size_t)s->n * np;
+                for (int k = 0; k < np; k++) {
+                    float v = fplanes[k] < 0 ? 0 : fplanes[k] > 1 ? 1 : fplanes[k];
+                    dst[k] = (uint8_t)lrintf(v * 255.0f);
+                }
+                memcpy(s->pi + (size_t)s->n * A, pi, sizeof(float) * (size_t)A);
+                game_legal(g, root, s->legal + (size_t)s->n * A);
+                s->mover[s->n] = (int8_t)mover;
+                s->ply[s->n] = (int16_t)s->plies;
+                bool degenerate = o->zero_weight_proven && res.proven && res.value[mover] < 1.0f;
+                s->weight[s->n] = s->full && !degenerate ? 1.0f : 0.0f;
+                s->n++;
             }
-            memcpy(s->pi + (size_t)s->n * A, pi, sizeof(float) * (size_t)A);
-            game_legal(g, root, s->legal + (size_t)s->n * A);
-            s->mover[s->n] = (int8_t)mover;
-            bool full = s->full;
-            bool degenerate = o->zero_weight_proven && res.proven && res.value[mover] < 1.0f;
-            s->weight[s->n] = full && !degenerate ? 1.0f : 0.0f;
-            s->n++;
+            s->plies++;
             pthread_mutex_lock(&sh->lock);
             sh->st.simulations += res.stats.simulations;
             sh->st.evaluated += res.stats.evaluated;
@@ -328,6 +338,7 @@ static void *worker_main(void *arg)
         free(slots[i].legal);
         free(slots[i].mover);
         free(slots[i].weight);
+        free(slots[i].ply);
     }
     free(slots);
     free(active);

@@ -71,6 +71,9 @@ typedef struct sp_opts {
     double full_fraction;
     int fast_simulations;
     bool zero_weight_proven;  /* a root proven lost or drawn: policy weight 0 */
+    bool record_fast;         /* write the fast searches' positions (weight 0); false: only
+                               * the full searches' positions become samples (KataGo: the
+                               * game's outcome still comes from every move) */
     uint64_t seed;
     int64_t generation;       /* written to the file's meta */
     const char *model;        /* the model's name for the file's meta ("rollout", a path) */
