@@ -257,6 +257,36 @@ static void sp_progress(void *ctx, const sp_stats *st, int total)
             x->r->prog.tty ? "   " : "\n");
 }
 
+/* The resignation threshold for generation gen's self-play: calibrated on the records
+ * of the no-resign games of the last train.window generations' sample files (read from
+ * the files, so a resumed run computes the same), -1 until enough were measured. A
+ * damaged file contributes nothing (the training stage reports it). */
+static double calibrated_resign(run_ctx *r, int gen)
+{
+    sp_resign_check *all = NULL;
+    int n = 0;
+    for (int k = gen - r->c.train.window; k < gen; k++) {
+        if (k < 1)
+            continue;
+        char path[PATH_LEN], why[512];
+        join(path, r, "data/gen_%04d.h5", k);
+        sp_resign_check *c;
+        int m;
+        if (sp_read_resign_checks(path, &c, &m, why, sizeof why) < 0 || m == 0)
+            continue;
+        sp_resign_check *grown = realloc(all, sizeof *all * (size_t)(n + m));
+        if (grown) {
+            all = grown;
+            memcpy(all + n, c, sizeof *c * (size_t)m);
+            n += m;
+        }
+        free(c);
+    }
+    double t = sp_resign_calibrate(all, n, r->c.selfplay.resign_target, r->c.selfplay.resign_min_checks, 0.0);
+    free(all);
+    return t;
+}
+
 static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], model[PATH_LEN];
@@ -277,6 +307,8 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     }
     o.seed = rng_derive(r->c.seed, 0x5350000ULL + (uint64_t)gen);
     o.generation = gen;
+    if (r->c.selfplay.resign_target > 0 && r->g->players == 2)
+        o.resign_threshold = calibrated_resign(r, gen);
     o.model = rollout ? "rollout" : r->best;
     char *gcfg = sp_game_config_json(&r->c);
     o.game_config = gcfg;
@@ -306,6 +338,8 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     cJSON_AddNumberToObject(m, "first_seat_wins", st.seat_wins[0]);
     cJSON_AddNumberToObject(m, "draws", st.draws);
     cJSON_AddNumberToObject(m, "resigned", st.resigned);
+    cJSON_AddNumberToObject(m, "resign_threshold", o.resign_threshold);
+    cJSON_AddNumberToObject(m, "policy_targets", (double)st.policy_targets);
     cJSON_AddNumberToObject(m, "false_resign_rate",
                             st.resign_checked ? (double)st.resign_false / st.resign_checked : 0);
     cJSON_AddNumberToObject(m, "cache_hit_rate",

@@ -109,6 +109,11 @@ static const cfg_field fields[] = {
      "playout cap randomisation: moves searched with mcts.simulations (policy targets); 1 = all"},
     {"selfplay.fast_simulations", T_INT, OFF(selfplay.fast_simulations), 1, 10000000, 32, NULL, NULL,
      NULL, "the other moves' simulations (no noise; value targets only)"},
+    {"selfplay.resign_target", T_FLOAT, OFF(selfplay.resign_target), 0, 0.5, 0.05, NULL, NULL, NULL,
+     "run: > 0: the threshold is calibrated each generation so that at most this fraction of "
+     "resignations would be false (measured in the no-resign games); 0: resign_threshold fixed"},
+    {"selfplay.resign_min_checks", T_INT, OFF(selfplay.resign_min_checks), 1, 10000000, 200, NULL,
+     NULL, NULL, "calibration: no resignation before this many player-games were measured"},
     {"selfplay.record_fast", T_BOOL, OFF(selfplay.record_fast), 0, 1, 0, NULL, NULL, NULL,
      "playout cap randomisation: write the fast-search positions too (value target only, policy "
      "weight 0); false: only full searches become samples (KataGo)"},

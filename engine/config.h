@@ -71,7 +71,9 @@ typedef struct cfg_selfplay {
     double full_fraction;  /* playout cap randomisation: moves with the full search */
     int fast_simulations;  /* the other moves' search (value targets only) */
     bool zero_weight_proven; /* proven lost/drawn roots: policy weight 0 */
-    bool record_fast;      /* fast-search positions written (policy weight 0) or dropped */
+    bool record_fast;
+    double resign_target;  /* > 0: calibrate the threshold to this false-resign rate */
+    int resign_min_checks; /* records needed before calibrated resignation starts */      /* fast-search positions written (policy weight 0) or dropped */
 } cfg_selfplay;
 
 typedef struct cfg_train {

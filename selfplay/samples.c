@@ -583,3 +583,80 @@ bad:
     H5Fclose(file);
     return NULL;
 }
+
+/* ---- resignation records ----------------------------------------------------------- */
+
+int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, char *err,
+                                size_t errlen)
+{
+    if (n <= 0)
+        return 0;
+    float *buf = malloc(sizeof(float) * 2 * (size_t)n);
+    if (!buf)
+        return gz_fail(err, errlen, "%s: out of memory", w->tmp);
+    for (int i = 0; i < n; i++) {
+        buf[2 * i] = c[i].value;
+        buf[2 * i + 1] = c[i].lost ? 1.0f : 0.0f;
+    }
+    hsize_t dims[2] = {(hsize_t)n, 2};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t d = sp >= 0 ? H5Dcreate2(w->file, "resign_checks", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                   H5P_DEFAULT)
+                      : -1;
+    int ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+    if (d >= 0)
+        H5Dclose(d);
+    if (sp >= 0)
+        H5Sclose(sp);
+    free(buf);
+    if (!ok)
+        return gz_fail(err, errlen, "%s: cannot write dataset resign_checks (disk full? HDF5 error)", w->tmp);
+    return 0;
+}
+
+int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    nn_h5_quiet();
+    if (H5Fis_hdf5(path) <= 0)
+        return gz_fail(err, errlen, "%s: not an HDF5 file (or truncated)", path);
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0)
+        return gz_fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated)", path);
+    int rc = 0;
+    if (H5Lexists(file, "resign_checks", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(file, "resign_checks", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hsize_t dims[2] = {0, 0};
+        int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 &&
+                 H5Sget_simple_extent_dims(sp, dims, NULL) == 2 && dims[1] == 2 && dims[0] <= (1u << 24);
+        float *buf = ok ? malloc(sizeof(float) * 2 * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
+        ok = ok && buf && H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+        sp_resign_check *c = ok ? malloc(sizeof *c * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
+        for (hsize_t i = 0; c && i < dims[0]; i++) {
+            float v = buf[2 * i], l = buf[2 * i + 1];
+            if (!isfinite(v) || v < -1 || v > 2 || (l != 0 && l != 1)) {
+                free(c);
+                c = NULL;
+                break;
+            }
+            c[i].value = v;
+            c[i].lost = l == 1;
+        }
+        if (c) {
+            *out = c;
+            *n = (int)dims[0];
+        } else {
+            rc = gz_fail(err, errlen, "%s: dataset resign_checks is not [K, 2] records of a value in "
+                                      "[-1, 2] and 0/1", path);
+        }
+        free(buf);
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    H5Fclose(file);
+    return rc;
+}

@@ -21,6 +21,8 @@
  *   policy_weight float32 [N]              (version 2) weight of the sample's policy
  *                                          target in [0, 100]: 0 = value target only
  *                                          (fast searches, proven-lost roots)
+ *   resign_checks float32 [K, 2]           (version 2, optional) resignation records of
+ *                                          the no-resign games: value, lost (0/1)
  * Version 1 files (no policy_weight) are read with every weight 1.
  * HDF5 (Debian's serial build) is not thread-safe: one thread at a time. Errors never
  * print: they become messages naming the file and what is wrong.
@@ -75,6 +77,22 @@ int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const u
 int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi,
                               const uint8_t *legal, const float *z, float policy_weight,
                               int32_t gameix, int32_t ply, char *err, size_t errlen);
+/* One no-resign game's measurement for one player (selfplay.h: resignation calibration):
+ * the threshold below which it would have resigned, and whether it then lost. */
+typedef struct sp_resign_check {
+    float value; /* in [-1, 1], or 2 when it never had two moves */
+    int lost;    /* 1 lost, 0 drew or won */
+} sp_resign_check;
+
+/* Stores the resignation records in the file being written (dataset resign_checks,
+ * float32 [n, 2]: value, lost), at most once per file. Returns 0 or -1 with a message. */
+int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, char *err,
+                                size_t errlen);
+/* Reads a complete sample file's resignation records (none: *n = 0 and *out NULL, as in
+ * version 1 files). *out is malloc'd (free with free()). Returns 0 or -1 with a message. */
+int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char *err,
+                          size_t errlen);
+
 /* Samples appended so far. */
 int64_t sp_writer_count(const sp_writer *w);
 /* Flushes, marks complete, closes and renames path.tmp to path; frees w (always).

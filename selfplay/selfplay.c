@@ -9,7 +9,41 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/errmsg.h"
 #include "samples.h"
+
+static int cmp_check(const void *a, const void *b)
+{
+    float x = ((const sp_resign_check *)a)->value, y = ((const sp_resign_check *)b)->value;
+    return (x > y) - (x < y);
+}
+
+double sp_resign_calibrate(const sp_resign_check *r, int n, double target, int min_records,
+                           double cap)
+{
+    if (n < min_records || n <= 0)
+        return -1.0;
+    sp_resign_check *s = malloc(sizeof *s * (size_t)n);
+    if (!s)
+        return -1.0;
+    memcpy(s, r, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_check);
+    /* thresholds just above each record's value, lowest first: the records below the
+     * threshold are s[0..i]; keep the highest whose false fraction meets the target */
+    double best = -1.0;
+    int wrong = 0;
+    for (int i = 0; i < n && s[i].value < cap; i++) {
+        wrong += !s[i].lost;
+        bool last_of_value = i + 1 == n || s[i + 1].value > s[i].value;
+        if (last_of_value && (double)wrong <= target * (double)(i + 1)) {
+            double t = i + 1 < n && s[i + 1].value < cap ? s[i + 1].value : cap;
+            if (t > best)
+                best = t;
+        }
+    }
+    free(s);
+    return best > cap ? cap : best;
+}
 
 int sp_cores(void)
 {
@@ -42,6 +76,9 @@ typedef struct sp_slot {
     bool no_resign;       /* this game never resigns (false-resignation check) */
     int low[GAME_MAX_PLAYERS];        /* consecutive own moves below the threshold */
     bool would_resign[GAME_MAX_PLAYERS];
+    float prev_v[GAME_MAX_PLAYERS];   /* the player's root value at its previous move (NAN) */
+    float resign_at[GAME_MAX_PLAYERS]; /* min over its consecutive move pairs of the pair's
+                                        * max: it would resign under any threshold above */
     int n;                /* samples so far */
     uint8_t *planes;      /* (max_len, planes*hw) x255 */
     float *pi;            /* (max_len, actions) */
@@ -62,6 +99,8 @@ typedef struct sp_shared {
     sp_writer *w;         /* guarded by lock (HDF5 is not thread-safe) */
     int next_game;        /* guarded */
     sp_stats st;          /* guarded */
+    sp_resign_check *checks; /* guarded: the no-resign games' records */
+    int nchecks, capchecks;
     int failed;           /* guarded: first failure wins */
     char err[512];        /* guarded */
 } sp_shared;
@@ -112,6 +151,10 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
     s->plies = 0;
     memset(s->low, 0, sizeof s->low);
     memset(s->would_resign, 0, sizeof s->would_resign);
+    for (int k = 0; k < GAME_MAX_PLAYERS; k++) {
+        s->prev_v[k] = NAN;
+        s->resign_at[k] = 2.0f; /* never */
+    }
     /* Whether this game may resign is a pure function of the seed and the game number,
      * so it does not depend on which worker plays it. */
     rng r;
@@ -160,6 +203,24 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned,
         else
             st->draws++;
         st->resigned += resigned;
+        /* a no-resign game measures where each player would have resigned and whether
+         * that would have been false (selfplay.h: resignation calibration) */
+        if (s->no_resign && P == 2)
+            for (int k = 0; k < P && rc == 0; k++) {
+                if (sh->nchecks == sh->capchecks) {
+                    int cap = sh->capchecks ? 2 * sh->capchecks : 256;
+                    sp_resign_check *nc = realloc(sh->checks, sizeof *nc * (size_t)cap);
+                    if (!nc) {
+                        rc = gz_fail(err, errlen, "self-play: out of memory");
+                        break;
+                    }
+                    sh->checks = nc;
+                    sh->capchecks = cap;
+                }
+                sh->checks[sh->nchecks].value = s->resign_at[k];
+                sh->checks[sh->nchecks].lost = z[k] <= -1.0f;
+                sh->nchecks++;
+            }
         for (int k = 0; k < P; k++)
             if (s->would_resign[k]) {
                 st->resign_checked++;
@@ -294,6 +355,15 @@ static void *worker_main(void *arg)
 
             /* Resignation: two consecutive own moves below the threshold. */
             bool resign = false;
+            if (g->players == 2) {
+                float v = res.value[mover], pv = s->prev_v[mover];
+                if (!isnan(pv)) {
+                    float pair = v > pv ? v : pv;
+                    if (pair < s->resign_at[mover])
+                        s->resign_at[mover] = pair;
+                }
+                s->prev_v[mover] = v;
+            }
             if (g->players == 2 && o->resign_threshold > -1.0) {
                 if (res.value[mover] < o->resign_threshold)
                     s->low[mover]++;
@@ -408,6 +478,12 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
     }
     if (rc == 0 && should_stop(&sh))
         rc = 1;
+    if (rc == 0 && sh.nchecks > 0 &&
+        sp_writer_put_resign_checks(sh.w, sh.checks, sh.nchecks, err, errlen) < 0) {
+        sp_writer_abort(sh.w);
+        sh.w = NULL;
+        rc = -1;
+    }
     if (rc == 0) {
         if (sp_writer_close(sh.w, err, errlen) < 0)
             rc = -1;
@@ -416,6 +492,7 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
     }
     if (stats)
         *stats = sh.st;
+    free(sh.checks);
     pthread_mutex_destroy(&sh.lock);
     return rc;
 }

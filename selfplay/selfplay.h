@@ -18,6 +18,13 @@
  * resign_disabled_fraction of the games, which play on; there, a player that would
  * have resigned but did not lose is a false resignation, and the rate is reported.
  *
+ * Resignation calibration (AlphaGo Zero keeps false resignations under 5%): in every
+ * no-resign two-player game each player's "resign_at" is recorded, the lowest over its
+ * consecutive move pairs of the pair's higher root value (it would have resigned under
+ * any threshold above it), with whether it then lost. The records go into the sample
+ * file (samples.h, resign_checks) and sp_resign_calibrate turns the last generations'
+ * records into the next threshold.
+ *
  * The evaluators come from a factory (one per worker thread, each used by its thread
  * only): the network evaluator for a model, or the rollout evaluator (pure MCTS) for a
  * bootstrap generation. This module knows search and sample files, not networks.
@@ -33,6 +40,7 @@
 #include "engine/eval.h"
 #include "engine/game.h"
 #include "engine/mcts.h"
+#include "samples.h"
 
 /* Makes worker `worker`'s evaluator (of `workers`). Returns a new evaluator (the
  * worker frees it) or NULL with a message. Called from the main thread. */
@@ -96,6 +104,14 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c);
  * written). stats (may be NULL) receives the totals. */
 int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eval_ctx,
            const char *out_path, sp_stats *stats, char *err, size_t errlen);
+
+/* The highest resignation threshold whose false-resignation rate over the records is at
+ * most `target`: among the records with resign_at < t, the fraction that did not lose
+ * (a player that would have resigned but drew or won). Returns -1 (never resign) when
+ * there are fewer than min_records records, or no threshold above -1 meets the target;
+ * the result is at most `cap` (a threshold of 0 would resign even games). Pure. */
+double sp_resign_calibrate(const sp_resign_check *r, int n, double target, int min_records,
+                           double cap);
 
 /* The number of CPU cores online (>= 1). */
 int sp_cores(void);

@@ -6,6 +6,7 @@
 #define GZ_TESTS_RUN_UTIL_H
 
 #include <check.h>
+#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
