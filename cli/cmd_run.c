@@ -90,8 +90,9 @@ static void run_usage(FILE *f)
             "                      number is seconds), counted over every session of it: no stage\n"
             "                      starts once it is spent (clock.json keeps the count)\n\n"
             "RUN_DIR holds config.json, models/gen_NNNN.h5, data/gen_NNNN.h5, arena/gen_NNNN.jsonl,\n"
-            "arena.jsonl, metrics.jsonl, ratings.csv, best, state.json and (with gnuplot) elo.png\n"
-            "and loss.png. Killed at any moment and started again with the same command, the run\n"
+            "arena.jsonl, metrics.jsonl, ratings.csv, best, state.json, clock.json and (with\n"
+            "gnuplot) elo.png, elo_time.png (against the run's clock and self-play games) and\n"
+            "loss.png. Killed at any moment and started again with the same command, the run\n"
             "continues with the unfinished stage. Ctrl-C stops after the current step.\n");
 }
 
@@ -796,8 +797,9 @@ static int write_ladder(run_ctx *r, int upto, char *err, size_t errlen)
     return rc;
 }
 
-/* Plots with gnuplot when it is installed: elo.png from ratings.csv, loss.png from the
- * train events of metrics.jsonl. */
+/* Plots with gnuplot when it is installed: elo.png from ratings.csv, elo_time.png (the
+ * same ratings against the run's clock and the self-play games so far), loss.png from
+ * the train events of metrics.jsonl. */
 static void write_plots(run_ctx *r)
 {
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -813,18 +815,42 @@ static void write_plots(run_ctx *r)
         return;
     size_t cap = strlen(text) + 64, off = 0;
     char *rows = malloc(cap);
-    if (!rows) {
-        free(text);
+    /* per generation (the last event of each, as a resumed stage logs again): the
+     * steps it trained, the run's clock when it was rated, its self-play games */
+    int G = r->c.loop.generations;
+    double *steps_of = calloc((size_t)G + 2, sizeof(double)), *time_of = calloc((size_t)G + 2, sizeof(double));
+    double *games_of = calloc((size_t)G + 2, sizeof(double));
+    if (!rows || !steps_of || !time_of || !games_of) {
+        free(text), free(rows), free(steps_of), free(time_of), free(games_of);
         return;
     }
     rows[0] = 0;
+    char *copy = strdup(text);
+    for (char *line = copy ? strtok(copy, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+        int gen = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
+        if (cJSON_IsString(ev) && gen >= 1 && gen <= G) {
+            if (!strcmp(ev->valuestring, "train")) {
+                double st = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "step"));
+                steps_of[gen] = st > steps_of[gen] ? st : steps_of[gen];
+            } else if (!strcmp(ev->valuestring, "elo")) {
+                time_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "run_seconds"));
+            } else if (!strcmp(ev->valuestring, "selfplay")) {
+                games_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "games"));
+            }
+        }
+        cJSON_Delete(o);
+    }
+    free(copy);
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         cJSON *o = cJSON_Parse(line);
         const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
         if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "train")) {
             double gen = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
             double step = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "step"));
-            double steps = r->c.train.steps;
+            int gi = (int)gen;
+            double steps = gi >= 1 && gi <= G && steps_of[gi] > 0 ? steps_of[gi] : r->c.train.steps;
             off += (size_t)snprintf(rows + off, cap - off, "%.3f %g %g %g\n",
                                     gen - 1 + step / steps,
                                     cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "policy")),
@@ -876,11 +902,32 @@ static void write_plots(run_ctx *r)
         }
     }
     write_atomic(tsv, sorted, err, sizeof err);
+    /* elo_time.tsv: generation, hours of the run's clock, self-play games so far, Elo,
+     * interval: the ladder against compute, not only against generations */
+    char timed[12288] = "";
+    size_t to = 0;
+    double games = 0;
+    int next = 1;
+    for (char *q = sorted; *q && to < sizeof timed - 120;) {
+        char *nl = strchr(q, '\n');
+        int gen;
+        double elo, low, high;
+        if (sscanf(q, "%d %lf %lf %lf", &gen, &elo, &low, &high) == 4 && gen <= G) {
+            for (; next <= gen; next++)
+                games += games_of[next];
+            to += (size_t)snprintf(timed + to, sizeof timed - to, "%d %.4f %.0f %.1f %.1f %.1f\n", gen,
+                                   time_of[gen] / 3600.0, games, elo, low, high);
+        }
+        q = nl ? nl + 1 : q + strlen(q);
+    }
+    free(steps_of), free(time_of), free(games_of);
+    snprintf(tsv, sizeof tsv, "%s/elo_time.tsv", r->dir);
+    write_atomic(tsv, timed, err, sizeof err);
     if (strchr(r->dir, '\'')) {
         fprintf(stderr, "run: the run directory's name has a quote: plots skipped\n");
         return;
     }
-    char cmd[4 * PATH_LEN + 2048];
+    char cmd[4 * PATH_LEN + 8192];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && gnuplot -e \"set terminal png size 800,500; set output 'loss.png.tmp';"
              " set xlabel 'generation'; set ylabel 'loss'; set key top right;"
@@ -888,8 +935,13 @@ static void write_plots(run_ctx *r)
              " >/dev/null 2>&1 && mv loss.png.tmp loss.png &&"
              " gnuplot -e \"set terminal png size 800,500; set output 'elo.png.tmp';"
              " set xlabel 'generation'; set ylabel 'Elo (random = 0)'; set key outside right;"
-             " plot 'elo.tsv' u 1:2:3:4 w yerrorlines t 'models'%s\" >/dev/null 2>&1 && mv elo.png.tmp elo.png",
-             r->dir, lines);
+             " plot 'elo.tsv' u 1:2:3:4 w yerrorlines t 'models'%s\" >/dev/null 2>&1 && mv elo.png.tmp elo.png &&"
+             " gnuplot -e \"set terminal png size 1000,450; set output 'elo_time.png.tmp';"
+             " set multiplot layout 1,2; set ylabel 'Elo (random = 0)'; set key top left;"
+             " set xlabel 'hours (run clock)'; plot 'elo_time.tsv' u 2:4:5:6 w yerrorlines t 'models'%s;"
+             " set xlabel 'self-play games'; plot 'elo_time.tsv' u 3:4:5:6 w yerrorlines t 'models'%s;"
+             " unset multiplot\" >/dev/null 2>&1 && mv elo_time.png.tmp elo_time.png",
+             r->dir, lines, lines, lines);
     if (system(cmd) != 0)
         fprintf(stderr, "run: gnuplot failed; plots not updated\n");
 }
