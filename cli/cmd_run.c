@@ -283,7 +283,8 @@ static double calibrated_resign(run_ctx *r, int gen)
         }
         free(c);
     }
-    double t = sp_resign_calibrate(all, n, r->c.selfplay.resign_target, r->c.selfplay.resign_min_checks, 0.0);
+    double t = sp_resign_calibrate(all, n, r->c.selfplay.resign_target,
+                                   r->c.selfplay.resign_min_checks, 0.0);
     free(all);
     return t;
 }
@@ -818,7 +819,8 @@ static void write_plots(run_ctx *r)
     /* per generation (the last event of each, as a resumed stage logs again): the
      * steps it trained, the run's clock when it was rated, its self-play games */
     int G = r->c.loop.generations;
-    double *steps_of = calloc((size_t)G + 2, sizeof(double)), *time_of = calloc((size_t)G + 2, sizeof(double));
+    double *steps_of = calloc((size_t)G + 2, sizeof(double));
+    double *time_of = calloc((size_t)G + 2, sizeof(double));
     double *games_of = calloc((size_t)G + 2, sizeof(double));
     if (!rows || !steps_of || !time_of || !games_of) {
         free(text), free(rows), free(steps_of), free(time_of), free(games_of);

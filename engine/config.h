@@ -71,9 +71,9 @@ typedef struct cfg_selfplay {
     double full_fraction;  /* playout cap randomisation: moves with the full search */
     int fast_simulations;  /* the other moves' search (value targets only) */
     bool zero_weight_proven; /* proven lost/drawn roots: policy weight 0 */
-    bool record_fast;
+    bool record_fast;      /* fast-search positions written (policy weight 0) or dropped */
     double resign_target;  /* > 0: calibrate the threshold to this false-resign rate */
-    int resign_min_checks; /* records needed before calibrated resignation starts */      /* fast-search positions written (policy weight 0) or dropped */
+    int resign_min_checks; /* records needed before calibrated resignation starts */
 } cfg_selfplay;
 
 typedef struct cfg_train {

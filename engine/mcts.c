@@ -348,8 +348,8 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     t->root_state = malloc(g->state_size);
     t->scratch = malloc(g->state_size);
     t->own = mcts_batch_new(g, p->batch);
-    if (!t->nodes || !t->edges || !t->remap || !t->noise || !t->base || !t->tgt || !t->pit || !t->mask || !t->root_state ||
-        !t->scratch || !t->own) {
+    if (!t->nodes || !t->edges || !t->remap || !t->noise || !t->base || !t->tgt || !t->pit ||
+        !t->mask || !t->root_state || !t->scratch || !t->own) {
         mcts_free(t);
         snprintf(err, errlen, "mcts: out of memory (%lld nodes, %lld edges)", (long long)nodes,
                  (long long)edges);

@@ -330,10 +330,10 @@ static void *worker_main(void *arg)
             const game_state *root = mcts_root_state(s->tree);
             int mover = game_current_player(g, root);
             assert(s->n < L);
-            bool record = s->full || o->record_fast;
-            if (record)
+            /* playout cap randomisation: a fast search's position is a sample only with
+             * record_fast (then with policy weight 0) */
+            if (s->full || o->record_fast) {
                 game_encode(g, root, fplanes);
-            if (record) {
                 uint8_t *dst = s->planes + (size_t)s->n * np;
                 for (int k = 0; k < np; k++) {
                     float v = fplanes[k] < 0 ? 0 : fplanes[k] > 1 ? 1 : fplanes[k];
