@@ -19,6 +19,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -990,6 +991,52 @@ static int write_state(run_ctx *r, int gen, const char *stage, char *err, size_t
     return write_atomic(path, text, err, errlen);
 }
 
+/* ---- the run directory's lock ---- */
+
+/* Takes the run directory's lock: an advisory fcntl write lock on RUN_DIR/lock, held
+ * for the whole run. The kernel releases it when the process ends, however it ends
+ * (kill -9 included), so a killed run never blocks its resume. Creates RUN_DIR when
+ * missing; writes nothing else. Returns the lock's descriptor (close it, or exit, to
+ * release), -2 with a message naming the directory and the holder's pid when another
+ * process holds the lock, or -1 with a message on an I/O error. */
+static int lock_run_dir(const char *dir, char *err, size_t errlen)
+{
+    if (mkdir_p(dir, err, errlen) < 0)
+        return -1;
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open the run directory's lock file: %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_SETLK, &fl) == 0) {
+        /* the holder's pid for people; the lock itself is what counts */
+        char text[32];
+        int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)n, 0) != n)
+            fprintf(stderr, "run: %s: cannot write the pid (the lock holds anyway)\n", path);
+        return fd;
+    }
+    int e = errno;
+    if (e != EACCES && e != EAGAIN) {
+        snprintf(err, errlen, "%s: cannot lock: %s", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    long pid = fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK ? (long)q.l_pid : 0;
+    close(fd);
+    char who[48] = "another process";
+    if (pid > 0)
+        snprintf(who, sizeof who, "another process (pid %ld)", pid);
+    snprintf(err, errlen, "%s is in use: %s holds its lock %s; only one gridzero run may write "
+             "into a run directory (wait for it to end, or stop it)", dir, who, path);
+    return -2;
+}
+
 /* ---- setup ---- */
 
 /* The config compared between runs: everything but the run length and the settings
@@ -1158,7 +1205,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *cfg_path = NULL, *dir = NULL;
     char **sets = calloc((size_t)argc, sizeof *sets);
-    int nsets = 0, gens = 0, rc = EXIT_USAGE;
+    int nsets = 0, gens = 0, rc = EXIT_USAGE, lock_fd = -1;
     run_ctx r;
     memset(&r, 0, sizeof r);
     for (int i = 1; i < argc; i++) {
@@ -1210,6 +1257,14 @@ int cmd_run(int argc, char **argv)
      * generation of self-play and training. */
     if (cli_check_baselines(&r.c, r.g, cfg_path))
         goto done;
+    /* The lock comes before anything is written or cleaned up in the directory: a second
+     * run must not remove the first one's temporaries nor append to its files. */
+    lock_fd = lock_run_dir(dir, err, sizeof err);
+    if (lock_fd < 0) {
+        cli_error("run: %s", err);
+        rc = lock_fd == -2 ? EXIT_USAGE : EXIT_FAIL;
+        goto done;
+    }
     if (setup_dir(&r, err, sizeof err) < 0) {
         cli_error("run: %s", err);
         goto done;
@@ -1260,6 +1315,8 @@ int cmd_run(int argc, char **argv)
 done:
     if (r.metrics)
         fclose(r.metrics);
+    if (lock_fd >= 0)
+        close(lock_fd); /* releases the run directory */
     game_free(r.g);
     free(sets);
     return rc;
