@@ -1051,6 +1051,8 @@ static char *config_identity(const gz_config *c)
     return cfg_to_json(&x);
 }
 
+/* Returns 0; -2 with a message when the directory holds another or an unreadable config
+ * (bad input); -1 with a message on an I/O error (a full or read-only disk). */
 static int setup_dir(run_ctx *r, char *err, size_t errlen)
 {
     char p[PATH_LEN];
@@ -1070,14 +1072,14 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
         char why[512];
         if (cfg_parse(&old, text, p, why, sizeof why) < 0) {
             snprintf(err, errlen, "%s: the run's config is unreadable: %s", p, why);
-            rc = -1;
+            rc = -2;
         } else {
             char *theirs = config_identity(&old);
             if (strcmp(mine, theirs) != 0) {
                 snprintf(err, errlen, "%s was made with a different config (only loop.generations, "
                          "selfplay.threads, net.threads and net.cache may change when continuing a run): use another -o RUN_DIR, or the same config",
                          r->dir);
-                rc = -1;
+                rc = -2;
             }
             free(theirs);
         }
@@ -1089,13 +1091,13 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     }
     free(mine);
     if (rc < 0)
-        return -1;
+        return rc;
     /* generation 0: the random-init network everything starts from */
     snprintf(p, sizeof p, "%s/models/gen_0000.h5", r->dir);
     if (!path_exists(p)) {
         nn_spec spec;
         if (nn_spec_from_config(&spec, &r->c.net, r->g, err, errlen) < 0)
-            return -1;
+            return -2; /* the config's net does not fit its game */
         nn_params *params = nn_params_new(&spec, err, errlen);
         if (!params)
             return -1;
@@ -1265,8 +1267,10 @@ int cmd_run(int argc, char **argv)
         rc = lock_fd == -2 ? EXIT_USAGE : EXIT_FAIL;
         goto done;
     }
-    if (setup_dir(&r, err, sizeof err) < 0) {
+    int setup = setup_dir(&r, err, sizeof err);
+    if (setup < 0) {
         cli_error("run: %s", err);
+        rc = setup == -2 ? EXIT_USAGE : EXIT_FAIL; /* a full or read-only disk is no bad input */
         goto done;
     }
     r.done_upto = generations_done(&r);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,16 +37,27 @@ static void tensor_path(const char *name, char *out, size_t len)
             *c = '/';
 }
 
+/* Writes one float dataset. Its data is flushed before the dataset is closed, so that a
+ * full disk shows while the file can still be discarded (nn_h5_discard), never inside
+ * a close; on failure the file is discarded (*discarded set), and the caller only
+ * closes what it holds. */
 static int write_dataset(hid_t f, hid_t lcpl, const char *path, int ndim, const hsize_t *dims,
-                         const float *data)
+                         const float *data, bool *discarded)
 {
     hid_t sp = H5Screate_simple(ndim, dims, NULL);
     if (sp < 0)
         return -1;
     hid_t d = H5Dcreate2(f, path, H5T_IEEE_F32LE, sp, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0;
-    if (d >= 0)
-        H5Dclose(d);
+    int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ||
+                     H5Dflush(d) < 0
+                 ? -1
+                 : 0;
+    if (rc < 0 && !*discarded) {
+        nn_h5_discard(f);
+        *discarded = true;
+    }
+    if (d >= 0 && H5Dclose(d) < 0)
+        rc = -1;
     H5Sclose(sp);
     return rc;
 }
@@ -66,10 +78,14 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
         return gz_fail(err, errlen, "%s: path too long", path);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0)
-        return gz_fail(err, errlen, "%s: cannot create %s (directory missing or not writable?)", path,
-                    tmp);
+    if (f < 0) {
+        int e = errno;
+        unlink(tmp); /* created, but its first write failed */
+        return gz_fail(err, errlen, "%s: cannot create %s (%s)", path, tmp,
+                       e ? strerror(e) : "directory missing or not writable?");
+    }
     int rc = -1;
+    bool discarded = false;
     char *spec = nn_spec_to_json(&L->spec);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     hid_t mg = H5Gcreate2(f, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -91,7 +107,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         hsize_t dims[4];
         for (int k = 0; k < t->ndim; k++)
             dims[k] = (hsize_t)t->shape[k];
-        if (write_dataset(f, lcpl, dp, t->ndim, dims, nn_tensor_cptr(L, p->data, i)) < 0) {
+        if (write_dataset(f, lcpl, dp, t->ndim, dims, nn_tensor_cptr(L, p->data, i), &discarded) < 0) {
             gz_fail(err, errlen, "%s: cannot write dataset %s", path, dp);
             goto out;
         }
@@ -100,7 +116,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         char dp[256];
         snprintf(dp, sizeof dp, "/optim/%s", extra[i].name);
         hsize_t dims[1] = {(hsize_t)extra[i].count};
-        if (write_dataset(f, lcpl, dp, 1, dims, extra[i].data) < 0) {
+        if (write_dataset(f, lcpl, dp, 1, dims, extra[i].data, &discarded) < 0) {
             gz_fail(err, errlen, "%s: cannot write dataset %s", path, dp);
             goto out;
         }
@@ -108,6 +124,12 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     rc = 0;
 out:
     free(spec);
+    /* Flushed before the close, so that a full disk shows here, where the file can still
+     * be discarded, and not inside H5Fclose (see nn_h5_discard). */
+    if (rc == 0 && H5Fflush(f, H5F_SCOPE_LOCAL) < 0)
+        rc = gz_fail(err, errlen, "%s: cannot write %s (disk full?)", path, tmp);
+    if (rc != 0 && !discarded)
+        nn_h5_discard(f);
     if (mg >= 0)
         H5Gclose(mg);
     if (lcpl >= 0)

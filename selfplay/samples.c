@@ -160,6 +160,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) {
         gz_fail(err, errlen, "%s: cannot create (%s)", w->tmp, errno ? strerror(errno) : "HDF5 error");
+        unlink(w->tmp); /* created, but its first write failed */
         writer_free(w);
         return NULL;
     }
@@ -326,6 +327,8 @@ void sp_writer_abort(sp_writer *w)
 {
     if (!w)
         return;
+    if (w->file >= 0)
+        nn_h5_discard(w->file); /* the closes cannot fail on a full disk (see nn/h5util.h) */
     writer_close_h5(w);
     unlink(w->tmp);
     writer_free(w);
