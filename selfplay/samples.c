@@ -102,17 +102,21 @@ static void writer_free(sp_writer *w)
     free(w);
 }
 
-static void writer_close_h5(sp_writer *w)
+/* Closes the datasets and the file. Returns 0, or -1 when a close failed (its last
+ * writes did not reach the disk). */
+static int writer_close_h5(sp_writer *w)
 {
+    int rc = 0;
     for (int i = 0; i < DS_COUNT; i++)
         if (w->ds[i] >= 0) {
-            H5Dclose(w->ds[i]);
+            rc |= H5Dclose(w->ds[i]) < 0 ? -1 : 0;
             w->ds[i] = -1;
         }
     if (w->file >= 0) {
-        H5Fclose(w->file);
+        rc |= H5Fclose(w->file) < 0 ? -1 : 0;
         w->file = -1;
     }
+    return rc;
 }
 
 sp_writer *sp_writer_open(const char *path, const game *g, const char *game_config,
@@ -312,7 +316,12 @@ int sp_writer_close(sp_writer *w, char *err, size_t errlen)
         sp_writer_abort(w);
         return -1;
     }
-    writer_close_h5(w);
+    if (writer_close_h5(w) < 0) {
+        gz_fail(err, errlen, "%s: cannot finish the file (closing it failed: disk full?)", w->tmp);
+        unlink(w->tmp);
+        writer_free(w);
+        return -1;
+    }
     if (rename(w->tmp, w->path) != 0) {
         gz_fail(err, errlen, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
         unlink(w->tmp);

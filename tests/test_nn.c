@@ -11,6 +11,7 @@
 #include "engine/game.h"
 #include <hdf5.h>
 
+#include "enospc_util.h"
 #include "nn/checkpoint.h"
 #include "nn/params.h"
 #include "nn/spec.h"
@@ -390,6 +391,34 @@ START_TEST(cli_bench_save_and_info)
 }
 END_TEST
 
+static void fresh_dir(const char *d)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", d, d);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A full disk at every write of a checkpoint (`gridzero train -o`, with its optimizer
+ * state): exit 1 with a message, no crash in HDF5's exit handler, no .tmp left. */
+START_TEST(checkpoint_disk_full)
+{
+    const char *bin = getenv("GZ_BIN");
+    ck_assert_msg(bin != NULL, "GZ_BIN not set (run the tests through meson test)");
+    char cmd[1200], out[4096];
+    char *data = strdup(tmp_path("enospc_data.h5")), *outdir = strdup(tmp_path("enospc_out"));
+    snprintf(cmd, sizeof cmd, "%s selfplay --set selfplay.games=20 --set selfplay.threads=1 "
+             "--set mcts.simulations=16 -o %s 2>&1", bin, data);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    char model[700];
+    snprintf(model, sizeof model, "%s/m.h5", outdir);
+    const char *args[] = {"train", "--data", data, "-o", model, "--steps", "2", NULL};
+    int tried = enospc_sweep("train -o MODEL", args, outdir, tmpdir, 1, fresh_dir, NULL);
+    ck_assert_int_ge(tried, 20);
+    free(data);
+    free(outdir);
+}
+END_TEST
+
 static Suite *nn_suite(void)
 {
     Suite *s = suite_create("nn");
@@ -409,6 +438,7 @@ static Suite *nn_suite(void)
     TCase *cl = tcase_create("cli");
     tcase_set_timeout(cl, 120);
     tcase_add_test(cl, cli_bench_save_and_info);
+    tcase_add_test(cl, checkpoint_disk_full);
     suite_add_tcase(s, cl);
     return s;
 }

@@ -7,6 +7,7 @@
  * extended by asking for more generations; a truncated sample file in the window is
  * reported by name and skipped; a second run on a directory in use is refused (the lock),
  * and a kill -9 of the holder does not block the resume. */
+#include "enospc_util.h"
 #include "run_util.h"
 
 START_TEST(full_run)
@@ -360,6 +361,43 @@ START_TEST(lock_refusal_writes_nothing)
 }
 END_TEST
 
+static void fresh_run_dir(const char *rd)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", rd);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* After a run that failed on a full disk: the same command, space back, finishes. */
+static void resume_after_disk_full(const char *rd, int k)
+{
+    char out[16384];
+    int rc = gz_run(rd, 1, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "resume after write %d failed: exit %d:\n%s", k, rc, out);
+    check_run_dir(rd, 1);
+}
+
+/* A full disk at a spread of the HDF5 writes of a 1-generation run (the first model,
+ * the samples, the trained model): exit 1 with a message, no crash at exit, no .tmp
+ * left, and the same command then finishes the run. */
+START_TEST(run_disk_full)
+{
+    char rd[300];
+    snprintf(rd, sizeof rd, "%s/full", dir);
+    const char *args[MAXARGS];
+    int n = 0;
+    const char *head[] = {"run", "-o", rd, "--generations", "1"};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+        args[n++] = head[i];
+    for (int i = 0; tiny[i]; i++)
+        args[n++] = tiny[i];
+    args[n] = NULL;
+    int tried = enospc_sweep("run -o RUN_DIR", args, rd, dir, 23, fresh_run_dir,
+                             resume_after_disk_full);
+    ck_assert_int_ge(tried, 6);
+}
+END_TEST
+
 static Suite *run_suite(void)
 {
     Suite *s = suite_create("run");
@@ -378,6 +416,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, deep_run_dir);
     tcase_add_test(tc, lock_two_runs);
     tcase_add_test(tc, lock_refusal_writes_nothing);
+    tcase_add_test(tc, run_disk_full);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,6 +14,7 @@
 
 #include <hdf5.h>
 
+#include "enospc_util.h"
 #include "sample_gen.h"
 
 static char dir[256];
@@ -445,6 +446,29 @@ START_TEST(bad_values_refused)
 }
 END_TEST
 
+static void fresh_dir(const char *d)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", d, d);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A full disk at every write of a sample file (`gridzero selfplay -o`, three chunks):
+ * exit 1 with a message, no crash in HDF5's exit handler, no .tmp left, and never a
+ * file renamed into place when its last write failed. */
+START_TEST(writer_disk_full)
+{
+    char outdir[300], file[400];
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    snprintf(file, sizeof file, "%s/a.h5", outdir);
+    const char *args[] = {"selfplay", "--set", "selfplay.games=300", "--set", "selfplay.threads=1",
+                          "--set", "mcts.simulations=8", "-o", file, NULL};
+    int tried = enospc_sweep("selfplay -o FILE", args, outdir, dir, 1, fresh_dir, NULL);
+    ck_assert_int_ge(tried, 9);
+    ck_assert(!exists(file));
+}
+END_TEST
+
 static Suite *samples_suite(void)
 {
     Suite *s = suite_create("samples");
@@ -456,6 +480,7 @@ static Suite *samples_suite(void)
     tcase_add_test(tc, corrupt_truncated_mismatched);
     tcase_add_test(tc, declared_count_refused);
     tcase_add_test(tc, bad_values_refused);
+    tcase_add_test(tc, writer_disk_full);
     suite_add_tcase(s, tc);
     return s;
 }
