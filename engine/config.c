@@ -544,6 +544,11 @@ int cfg_load(gz_config *c, const char *path, char *err, size_t errlen)
     return rc;
 }
 
+int cfg_check(const gz_config *c, const char *source, char *err, size_t errlen)
+{
+    return check_cross(c, source ? source : "config", err, errlen);
+}
+
 /* Applies one "key.path=value" override without the rules between keys. */
 static int set_one(gz_config *c, const char *assignment, char *err, size_t errlen)
 {

@@ -139,6 +139,11 @@ int cfg_load(gz_config *c, const char *path, char *err, size_t errlen);
  * the file. Returns 0 or -1 with a message. */
 int cfg_set(gz_config *c, const char *assignment, char *err, size_t errlen);
 
+/* Checks the rules between keys (game.k at most the longer side, game.moves at most
+ * size*size-1) of a config changed after parsing. source names the change in the
+ * message. Returns 0 or -1 with a message naming the key. */
+int cfg_check(const gz_config *c, const char *source, char *err, size_t errlen);
+
 /* Applies n overrides in order, each checked alone (key, type, range), then checks the
  * rules between keys once on the result, so the order of the overrides does not matter
  * (--set game.size=5 --set game.moves=10 works either way). On error c may hold some of
