@@ -28,6 +28,17 @@ static uint64_t params_checksum(const nn_params *p)
 }
 
 
+/* The first parameter of tensor i that is not finite or exceeds NN_CKPT_MAX_ABS in
+ * magnitude: its index, or -1 when there is none. */
+static long long bad_param(const nn_layout *L, const float *data, int i)
+{
+    const float *v = nn_tensor_cptr(L, data, i);
+    for (size_t j = 0; j < L->t[i].size; j++)
+        if (!(fabsf(v[j]) <= NN_CKPT_MAX_ABS)) /* NaN too */
+            return (long long)j;
+    return -1;
+}
+
 /* "block03.conv1.weight" -> "/block03/conv1/weight" */
 static void tensor_path(const char *name, char *out, size_t len)
 {
@@ -71,6 +82,13 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     if (bad >= 0)
         return gz_fail(err, errlen, "%s: not saved: tensor %s has a non-zero masked hex tap", path,
                     L->t[bad].name);
+    for (int i = 0; i < L->ntensors; i++) {
+        long long j = bad_param(L, p->data, i);
+        if (j >= 0)
+            return gz_fail(err, errlen, "%s: not saved: tensor %s has %g at index %lld (not finite, or "
+                           "beyond %g: a diverged training?)", path, L->t[i].name,
+                           (double)nn_tensor_cptr(L, p->data, i)[j], j, (double)NN_CKPT_MAX_ABS);
+    }
     nn_ckpt_meta zero = {0};
     if (!meta)
         meta = &zero;
@@ -245,7 +263,11 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
     }
     spec_json = nn_h5_attr_get_str(mg, "spec");
     if (!spec_json) {
-        gz_fail(err, errlen, "%s: attribute /meta spec missing", path);
+        if (H5Aexists(mg, "spec") > 0)
+            gz_fail(err, errlen, "%s: attribute /meta spec: unreadable (expected one JSON string of "
+                    "at most 16 MB)", path);
+        else
+            gz_fail(err, errlen, "%s: attribute /meta spec missing", path);
         goto bad;
     }
     nn_spec spec;
@@ -280,6 +302,13 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
         if (read_dataset(f, path, dp, L->t[i].ndim, L->t[i].shape, nn_tensor_ptr(L, p->data, i),
                          L->t[i].size, err, errlen) < 0)
             goto bad;
+        long long big = bad_param(L, p->data, i);
+        if (big >= 0) {
+            gz_fail(err, errlen, "%s: dataset %s: %g at index %lld is beyond the bound %g on a "
+                    "parameter's magnitude", path, dp, (double)nn_tensor_ptr(L, p->data, i)[big], big,
+                    (double)NN_CKPT_MAX_ABS);
+            goto bad;
+        }
         if (L->t[i].kind == NN_T_BN_VAR)
             for (size_t j = 0; j < L->t[i].size; j++)
                 if (nn_tensor_ptr(L, p->data, i)[j] < 0) {
