@@ -144,8 +144,8 @@ static int on_tmpfs(const char *mnt, const char *size, const char *const *args, 
 /* A full disk for real: `run` (tiny: 270 KB in all) on tmpfs of 24 to 260 KB, `selfplay
  * -o` on 16 KB and `train -o` on 200 KB each end with exit 0 or 1 (never a signal), a
  * message when 1, no .tmp left; each run then resumes to the end once there is space (a
- * copy of its directory on the big disk). Needs root for the mounts: skipped with a
- * message otherwise. */
+ * copy of its directory on the big disk); on a read-only disk run and selfplay exit 1.
+ * Needs root for the mounts: skipped with a message otherwise. */
 START_TEST(disk_full_tmpfs)
 {
     char mnt[300], keep[300], out[16384];
@@ -197,6 +197,24 @@ START_TEST(disk_full_tmpfs)
     rc = on_tmpfs(mnt, "200k", tr, NULL, out, sizeof out, &tmps);
     ck_assert_msg(rc == 1 && strstr(out, "gridzero:") && strstr(out, "m.h5") && tmps == 0,
                   "train on 200 KB: exit %d, %d .tmp:\n%s", rc, tmps, out);
+    /* a read-only disk is a run-time failure too (exit 1), not bad input (2) */
+    ck_assert_int_eq(mount("tmpfs", mnt, "tmpfs", 0, "size=1m"), 0);
+    const char *mk[] = {"run", "-o", rundir, "--generations", "1", "--set", "arena.games=0",
+                        "--set", "selfplay.games=2", "--set", "train.steps=2", NULL};
+    int made = run_bin(mk, out, sizeof out);
+    int ro = mount("tmpfs", mnt, NULL, MS_REMOUNT | MS_RDONLY, NULL);
+    char out2[4096] = "";
+    int rc_run = run_bin(mk, out, sizeof out);
+    snprintf(file, sizeof file, "%s/b.h5", mnt);
+    const char *sp2[] = {"selfplay", "--set", "selfplay.games=2", "-o", file, NULL};
+    int rc_sp = run_bin(sp2, out2, sizeof out2);
+    umount(mnt);
+    ck_assert_int_eq(made, 0);
+    ck_assert_int_eq(ro, 0);
+    ck_assert_msg(rc_run == 1 && strstr(out, "Read-only"), "run on a read-only disk: exit %d:\n%s",
+                  rc_run, out);
+    ck_assert_msg(rc_sp == 1 && strstr(out2, "Read-only"), "selfplay on a read-only disk: exit %d:\n%s",
+                  rc_sp, out2);
 }
 END_TEST
 
