@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,17 @@ struct sp_writer {
     uint8_t *b_state, *b_legal;
     float *b_pi, *b_z, *b_weight;
     int32_t *b_game, *b_ply;
+    bool discarded;  /* the file was pointed at memory after a write error */
 };
+
+/* After a write error: the file's later writes (its closes) go to memory, once (see
+ * nn_h5_discard). */
+static void writer_discard(sp_writer *w)
+{
+    if (w->file >= 0 && !w->discarded)
+        nn_h5_discard(w->file);
+    w->discarded = true;
+}
 
 static hid_t ds_file_type(int i)
 {
@@ -336,8 +347,7 @@ void sp_writer_abort(sp_writer *w)
 {
     if (!w)
         return;
-    if (w->file >= 0)
-        nn_h5_discard(w->file); /* the closes cannot fail on a full disk (see nn/h5util.h) */
+    writer_discard(w); /* the closes cannot fail on a full disk (see nn/h5util.h) */
     writer_close_h5(w);
     unlink(w->tmp);
     writer_free(w);
@@ -774,9 +784,14 @@ int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, c
     hid_t d = sp >= 0 ? H5Dcreate2(w->file, "resign_checks", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
                                    H5P_DEFAULT)
                       : -1;
-    int ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
-    if (d >= 0)
-        H5Dclose(d);
+    /* flushed before the close, so that a full disk shows while the file can still be
+     * discarded, not inside the close */
+    int ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0 &&
+             H5Dflush(d) >= 0;
+    if (!ok)
+        writer_discard(w);
+    if (d >= 0 && H5Dclose(d) < 0)
+        ok = 0;
     if (sp >= 0)
         H5Sclose(sp);
     free(buf);
@@ -802,6 +817,10 @@ int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char 
         hsize_t dims[2] = {0, 0};
         int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 &&
                  H5Sget_simple_extent_dims(sp, dims, NULL) == 2 && dims[1] == 2 && dims[0] <= (1u << 24);
+        /* the records it declares really stored, before the buffers (check_storage) */
+        int stored = !ok || check_storage(d, sp, path, "resign_checks", 2, dims,
+                                          (double)dims[0] * 2 * sizeof(float), err, errlen) == 0;
+        ok = ok && stored;
         float *buf = ok ? malloc(sizeof(float) * 2 * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
         ok = ok && buf && H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
         sp_resign_check *c = ok ? malloc(sizeof *c * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
@@ -818,6 +837,8 @@ int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char 
         if (c) {
             *out = c;
             *n = (int)dims[0];
+        } else if (!stored) {
+            rc = -1; /* check_storage said why */
         } else {
             rc = gz_fail(err, errlen, "%s: dataset resign_checks is not [K, 2] records of a value in "
                                       "[-1, 2] and 0/1", path);

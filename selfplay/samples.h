@@ -89,7 +89,9 @@ typedef struct sp_resign_check {
 int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, char *err,
                                 size_t errlen);
 /* Reads a complete sample file's resignation records (none: *n = 0 and *out NULL, as in
- * version 1 files). *out is malloc'd (free with free()). Returns 0 or -1 with a message. */
+ * version 1 files); records the file declares but does not store are refused before
+ * any buffer is allocated. *out is malloc'd (free with free()). Returns 0 or -1 with a
+ * message. */
 int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char *err,
                           size_t errlen);
 

@@ -328,6 +328,23 @@ START_TEST(declared_count_refused)
     forge_extent(bad, two, (hsize_t)n - 1);
     ck_assert_ptr_null(sp_file_read(bad, &e, err, sizeof err));
     ck_assert_msg(strstr(err, bad) && strstr(err, "dataset ply"), "%s", err);
+    /* resignation records declared and never written: refused before the buffers */
+    copy_prefix(good, bad, st.st_size);
+    hid_t hf = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(hf, 0);
+    hsize_t rdims[2] = {1u << 24, 2};
+    hid_t rs = H5Screate_simple(2, rdims, NULL);
+    hid_t rd = H5Dcreate2(hf, "resign_checks", H5T_IEEE_F32LE, rs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(rd, 0);
+    H5Dclose(rd), H5Sclose(rs);
+    ck_assert_int_ge(H5Fclose(hf), 0);
+    sp_resign_check *rc_out = NULL;
+    int nrc = -1;
+    long rss0 = peak_rss_kb();
+    ck_assert_int_eq(sp_read_resign_checks(bad, &rc_out, &nrc, err, sizeof err), -1);
+    ck_assert_msg(peak_rss_kb() - rss0 < 100 * 1024, "memory grew reading forged resign_checks");
+    ck_assert_msg(strstr(err, bad) && strstr(err, "resign_checks") && strstr(err, "declares"), "%s", err);
+    ck_assert_ptr_null(rc_out);
     /* the untouched file still reads */
     sp_file *f = sp_file_read(good, &e, err, sizeof err);
     ck_assert_msg(f != NULL, "%s", err);
