@@ -23,6 +23,7 @@
 
 #include "engine/config.h"
 #include "engine/game.h"
+#include "enospc_util.h"
 #include "selfplay/samples.h"
 
 static char dir[256];
@@ -471,6 +472,43 @@ static inline void kill_and_resume(const char *ref, int kill_ms, int times)
     check_same_file(ref, rd, "arena.jsonl");
     check_same_file(ref, rd, "ratings.csv");
     check_same_file(ref, rd, "best");
+}
+
+/* ---- a full disk (enospc_util.h) ---- */
+
+static inline void fresh_run_dir(const char *rd)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", rd);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* After a run that failed on a full disk: the same command, space back, finishes. */
+static inline void resume_after_disk_full(const char *rd, int k)
+{
+    char out[16384];
+    int rc = gz_run(rd, 1, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "resume after write %d failed: exit %d:\n%s", k, rc, out);
+    check_run_dir(rd, 1);
+}
+
+/* A 1-generation tiny run with every stride-th HDF5 write (and the last) failing on a
+ * full disk in turn: each exits 1 with a message and no .tmp, and resumes to the end.
+ * Returns the number of failure points tried. */
+static inline int run_disk_full_sweep(int stride)
+{
+    char rd[300];
+    snprintf(rd, sizeof rd, "%s/full", dir);
+    const char *args[MAXARGS];
+    int n = 0;
+    const char *head[] = {"run", "-o", rd, "--generations", "1"};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+        args[n++] = head[i];
+    for (int i = 0; tiny[i]; i++)
+        args[n++] = tiny[i];
+    args[n] = NULL;
+    return enospc_sweep("run -o RUN_DIR", args, rd, dir, stride, fresh_run_dir,
+                        resume_after_disk_full);
 }
 
 #endif

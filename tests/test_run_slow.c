@@ -99,6 +99,14 @@ START_TEST(resume_after_crash_more)
 }
 END_TEST
 
+/* A full disk at every 7th HDF5 write of a 1-generation run (test_run.c tries five):
+ * exit 1, a message, no .tmp, and the run then resumes to the end. */
+START_TEST(run_disk_full_more)
+{
+    ck_assert_int_ge(run_disk_full_sweep(7), 20);
+}
+END_TEST
+
 /* Runs GZ_BIN with args (NULL-terminated), output into out; exit status or 128+signal. */
 static int run_bin(const char *const *args, char *out, size_t outlen)
 {
@@ -227,6 +235,7 @@ static Suite *run_slow_suite(void)
     tcase_add_test(tc, learns_tictactoe);
     tcase_add_test(tc, resume_after_crash_more);
     tcase_add_test(tc, disk_full_tmpfs);
+    tcase_add_test(tc, run_disk_full_more);
     suite_add_tcase(s, tc);
     return s;
 }
