@@ -1,4 +1,4 @@
-/* gridzero config check FILE | gridzero config keys */
+/* gridzero config check [FILE | -c FILE] | gridzero config keys */
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,7 +6,7 @@
 
 static void config_usage(FILE *f)
 {
-    fprintf(f, "usage: gridzero config check [FILE] [--set KEY=VALUE]...\n"
+    fprintf(f, "usage: gridzero config check [FILE | -c FILE] [--set KEY=VALUE]...\n"
                "       gridzero config keys\n\n"
                "check: validates FILE (no FILE: the built-in default, tic-tac-toe) and prints the\n"
                "       effective config as JSON, every default filled in. Exit 2 on any error\n"
@@ -40,6 +40,9 @@ int cmd_config(int argc, char **argv)
             sets[nsets++] = argv[++i];
         } else if (!strncmp(argv[i], "--set=", 6)) {
             sets[nsets++] = argv[i] + 6;
+        } else if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc &&
+                   !path) {
+            path = argv[++i]; /* the form every other command takes */
         } else if (argv[i][0] == '-' || path) {
             cli_error("config check: unexpected argument \"%s\"", argv[i]);
             free(sets);

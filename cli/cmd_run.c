@@ -19,6 +19,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -992,6 +993,52 @@ static int write_state(run_ctx *r, int gen, const char *stage, char *err, size_t
     return write_atomic(path, text, err, errlen);
 }
 
+/* ---- the run directory's lock ---- */
+
+/* Takes the run directory's lock: an advisory fcntl write lock on RUN_DIR/lock, held
+ * for the whole run. The kernel releases it when the process ends, however it ends
+ * (kill -9 included), so a killed run never blocks its resume. Creates RUN_DIR when
+ * missing; writes nothing else. Returns the lock's descriptor (close it, or exit, to
+ * release), -2 with a message naming the directory and the holder's pid when another
+ * process holds the lock, or -1 with a message on an I/O error. */
+static int lock_run_dir(const char *dir, char *err, size_t errlen)
+{
+    if (mkdir_p(dir, err, errlen) < 0)
+        return -1;
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open the run directory's lock file: %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_SETLK, &fl) == 0) {
+        /* the holder's pid for people; the lock itself is what counts */
+        char text[32];
+        int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)n, 0) != n)
+            fprintf(stderr, "run: %s: cannot write the pid (the lock holds anyway)\n", path);
+        return fd;
+    }
+    int e = errno;
+    if (e != EACCES && e != EAGAIN) {
+        snprintf(err, errlen, "%s: cannot lock: %s", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    long pid = fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK ? (long)q.l_pid : 0;
+    close(fd);
+    char who[48] = "another process";
+    if (pid > 0)
+        snprintf(who, sizeof who, "another process (pid %ld)", pid);
+    snprintf(err, errlen, "%s is in use: %s holds its lock %s; only one gridzero run may write "
+             "into a run directory (wait for it to end, or stop it)", dir, who, path);
+    return -2;
+}
+
 /* ---- setup ---- */
 
 /* The config compared between runs: everything but the run length and the settings
@@ -1006,6 +1053,8 @@ static char *config_identity(const gz_config *c)
     return cfg_to_json(&x);
 }
 
+/* Returns 0; -2 with a message when the directory holds another or an unreadable config
+ * (bad input); -1 with a message on an I/O error (a full or read-only disk). */
 static int setup_dir(run_ctx *r, char *err, size_t errlen)
 {
     char p[PATH_LEN];
@@ -1025,14 +1074,14 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
         char why[512];
         if (cfg_parse(&old, text, p, why, sizeof why) < 0) {
             snprintf(err, errlen, "%s: the run's config is unreadable: %s", p, why);
-            rc = -1;
+            rc = -2;
         } else {
             char *theirs = config_identity(&old);
             if (strcmp(mine, theirs) != 0) {
                 snprintf(err, errlen, "%s was made with a different config (only loop.generations, "
                          "selfplay.threads, net.threads and net.cache may change when continuing a run): use another -o RUN_DIR, or the same config",
                          r->dir);
-                rc = -1;
+                rc = -2;
             }
             free(theirs);
         }
@@ -1044,13 +1093,13 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     }
     free(mine);
     if (rc < 0)
-        return -1;
+        return rc;
     /* generation 0: the random-init network everything starts from */
     snprintf(p, sizeof p, "%s/models/gen_0000.h5", r->dir);
     if (!path_exists(p)) {
         nn_spec spec;
         if (nn_spec_from_config(&spec, &r->c.net, r->g, err, errlen) < 0)
-            return -1;
+            return -2; /* the config's net does not fit its game */
         nn_params *params = nn_params_new(&spec, err, errlen);
         if (!params)
             return -1;
@@ -1160,7 +1209,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *cfg_path = NULL, *dir = NULL;
     char **sets = calloc((size_t)argc, sizeof *sets);
-    int nsets = 0, gens = 0, rc = EXIT_USAGE;
+    int nsets = 0, gens = 0, rc = EXIT_USAGE, lock_fd = -1;
     run_ctx r;
     memset(&r, 0, sizeof r);
     for (int i = 1; i < argc; i++) {
@@ -1212,8 +1261,18 @@ int cmd_run(int argc, char **argv)
      * generation of self-play and training. */
     if (cli_check_baselines(&r.c, r.g, cfg_path))
         goto done;
-    if (setup_dir(&r, err, sizeof err) < 0) {
+    /* The lock comes before anything is written or cleaned up in the directory: a second
+     * run must not remove the first one's temporaries nor append to its files. */
+    lock_fd = lock_run_dir(dir, err, sizeof err);
+    if (lock_fd < 0) {
         cli_error("run: %s", err);
+        rc = lock_fd == -2 ? EXIT_USAGE : EXIT_FAIL;
+        goto done;
+    }
+    int setup = setup_dir(&r, err, sizeof err);
+    if (setup < 0) {
+        cli_error("run: %s", err);
+        rc = setup == -2 ? EXIT_USAGE : EXIT_FAIL; /* a full or read-only disk is no bad input */
         goto done;
     }
     r.done_upto = generations_done(&r);
@@ -1262,6 +1321,8 @@ int cmd_run(int argc, char **argv)
 done:
     if (r.metrics)
         fclose(r.metrics);
+    if (lock_fd >= 0)
+        close(lock_fd); /* releases the run directory */
     game_free(r.g);
     free(sets);
     return rc;

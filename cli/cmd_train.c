@@ -171,7 +171,11 @@ int cmd_train(int argc, char **argv)
         }
     dataset_apply_window(d, c.train.window);
     if (dataset_train_count(d) == 0) {
-        cli_error("train: no training samples in the data given");
+        char names[512] = "";
+        for (int i = 0, off = 0; i < ndata && off < (int)sizeof names; i++)
+            off += snprintf(names + off, sizeof names - (size_t)off, "%s%s", i ? ", " : "", data[i]);
+        cli_error("train: no training samples in %s (%lld held out for validation; train.window "
+                  "%d)", names, (long long)dataset_val_count(d), c.train.window);
         goto out;
     }
     nn_ckpt_meta from_meta = {0};

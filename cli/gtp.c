@@ -146,7 +146,7 @@ static const char *color_name(const gtp *s, int p, char *buf, size_t len)
 static int color_error(const gtp *s, char *err, size_t errlen, const char *c)
 {
     if (s->g->players == 2)
-        snprintf(err, errlen, "syntax error: invalid color \"%.20s\" (b, black, w, white)", c);
+        snprintf(err, errlen, "syntax error: invalid color \"%.20s\" (b, black, w, white, 1 or 2)", c);
     else
         snprintf(err, errlen, "syntax error: invalid color \"%.20s\" (1, 2 or 3)", c);
     return -1;
@@ -267,14 +267,17 @@ static void cmd_boardsize(gtp *s, const char *id, int argc, char **argv, FILE *o
             replyf(out, id, false, "unacceptable size (sanling: 5..%d)", GAME_MAX_SIDE);
             return;
         }
-        c.game.size = n;
-        if (c.game.moves > n * n - 1)
-            c.game.moves = n * n - 1;
+        c.game.size = n; /* game.moves stays: a board too small for it is refused below */
     } else {
         reply(out, id, false, "unacceptable size (this game has a fixed board)");
         return;
     }
-    char err[512];
+    char err[512], src[48];
+    snprintf(src, sizeof src, "boardsize %d", n);
+    if (cfg_check(&c, src, err, sizeof err) < 0) {
+        replyf(out, id, false, "unacceptable size (%s)", err);
+        return;
+    }
     if (s->g->rows == n && s->g->cols == n && !memcmp(&c.game, &s->cfg.game, sizeof c.game)) {
         gtp_clear(s);
     } else if (gtp_new_game(s, &c, err, sizeof err) < 0) {

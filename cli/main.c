@@ -39,11 +39,10 @@ int cli_load_config(gz_config *c, const char *path, char **sets, int nsets)
         cli_error("%s", err);
         return EXIT_USAGE;
     }
-    for (int i = 0; i < nsets; i++)
-        if (cfg_set(c, sets[i], err, sizeof err) < 0) {
-            cli_error("%s", err);
-            return EXIT_USAGE;
-        }
+    if (cfg_set_all(c, sets, nsets, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        return EXIT_USAGE;
+    }
     return 0;
 }
 

@@ -378,16 +378,48 @@ static bool repeated_key(const cJSON *obj, const cJSON *item)
     return false;
 }
 
+/* The 1-based line of json that at points into. */
+static int line_of(const char *json, const char *at)
+{
+    int line = 1;
+    for (const char *q = json; at && q < at && *q; q++)
+        line += *q == '\n';
+    return line;
+}
+
+/* Parses json as one JSON value followed by nothing but whitespace: cJSON_Parse stops
+ * after the first value and ignores what follows, so "{...} junk" would be accepted.
+ * Returns the value (free with cJSON_Delete), or NULL with *trailing set to the first
+ * character after the value when that is what is wrong (NULL when the JSON itself is
+ * invalid). */
+static cJSON *parse_whole(const char *json, const char **trailing)
+{
+    const char *end = NULL;
+    *trailing = NULL;
+    cJSON *v = cJSON_ParseWithOpts(json, &end, 0);
+    if (!v)
+        return NULL;
+    while (end && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+        end++;
+    if (end && *end) {
+        cJSON_Delete(v);
+        *trailing = end;
+        return NULL;
+    }
+    return v;
+}
+
 int cfg_parse(gz_config *c, const char *json, const char *source, char *err, size_t errlen)
 {
     const char *src = source ? source : "config";
-    cJSON *root = cJSON_Parse(json);
+    const char *trailing;
+    cJSON *root = parse_whole(json, &trailing);
     if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        int line = 1;
-        for (const char *q = json; at && q < at && *q; q++)
-            line += *q == '\n';
-        return gz_fail(err, errlen, "%s: not valid JSON (near line %d)", src, line);
+        if (trailing)
+            return gz_fail(err, errlen, "%s: unexpected text after the JSON object (line %d: \"%.20s\")",
+                           src, line_of(json, trailing), trailing);
+        return gz_fail(err, errlen, "%s: not valid JSON (near line %d)", src,
+                       line_of(json, cJSON_GetErrorPtr()));
     }
     int rc = -1;
     if (!cJSON_IsObject(root)) {
@@ -512,7 +544,13 @@ int cfg_load(gz_config *c, const char *path, char *err, size_t errlen)
     return rc;
 }
 
-int cfg_set(gz_config *c, const char *assignment, char *err, size_t errlen)
+int cfg_check(const gz_config *c, const char *source, char *err, size_t errlen)
+{
+    return check_cross(c, source ? source : "config", err, errlen);
+}
+
+/* Applies one "key.path=value" override without the rules between keys. */
+static int set_one(gz_config *c, const char *assignment, char *err, size_t errlen)
 {
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment)
@@ -531,16 +569,31 @@ int cfg_set(gz_config *c, const char *assignment, char *err, size_t errlen)
     if (!field_applies(f, c->game.name))
         return gz_fail(err, errlen, "--set: key %s: not a key of game %s", path, c->game.name);
     const char *val = eq + 1;
-    cJSON *v = cJSON_Parse(val);
-    if (!v) /* a bare word is a string */
+    const char *trailing;
+    cJSON *v = parse_whole(val, &trailing);
+    if (!v) /* a bare word is a string (and so is "5x": not the number 5) */
         v = cJSON_CreateString(val);
     if (!v)
         return gz_fail(err, errlen, "--set: out of memory");
     int rc = set_value(c, f, v, "--set", err, errlen);
     cJSON_Delete(v);
+    return rc;
+}
+
+int cfg_set(gz_config *c, const char *assignment, char *err, size_t errlen)
+{
+    int rc = set_one(c, assignment, err, errlen);
     if (rc == 0)
         rc = check_cross(c, "--set", err, errlen);
     return rc;
+}
+
+int cfg_set_all(gz_config *c, char *const *assignments, int n, char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i++)
+        if (set_one(c, assignments[i], err, errlen) < 0)
+            return -1;
+    return n > 0 ? check_cross(c, "--set", err, errlen) : 0;
 }
 
 char *cfg_to_json(const gz_config *c)

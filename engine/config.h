@@ -125,9 +125,10 @@ extern const char cfg_default_json[];
 /* Fills c with every default (for game.name as given: defaults depend on the game). */
 void cfg_defaults(gz_config *c, const char *game_name);
 
-/* Parses JSON text. `source` names it in messages (a file name or "built-in default").
- * Returns 0, or -1 with a message in err ("FILE: key mcts.c_puct: expected ...").
- * c is fully written on success; undefined on error. */
+/* Parses JSON text: one JSON object, nothing but whitespace after it. `source` names it
+ * in messages (a file name or "built-in default"). Returns 0, or -1 with a message in
+ * err ("FILE: key mcts.c_puct: expected ..."). c is fully written on success; undefined
+ * on error. */
 int cfg_parse(gz_config *c, const char *json, const char *source, char *err, size_t errlen);
 
 /* Reads and parses a file. NULL path means the built-in default. Same errors, plus
@@ -137,6 +138,17 @@ int cfg_load(gz_config *c, const char *path, char *err, size_t errlen);
 /* Applies one "key.path=value" override (e.g. from --set), with the same checks as
  * the file. Returns 0 or -1 with a message. */
 int cfg_set(gz_config *c, const char *assignment, char *err, size_t errlen);
+
+/* Checks the rules between keys (game.k at most the longer side, game.moves at most
+ * size*size-1) of a config changed after parsing. source names the change in the
+ * message. Returns 0 or -1 with a message naming the key. */
+int cfg_check(const gz_config *c, const char *source, char *err, size_t errlen);
+
+/* Applies n overrides in order, each checked alone (key, type, range), then checks the
+ * rules between keys once on the result, so the order of the overrides does not matter
+ * (--set game.size=5 --set game.moves=10 works either way). On error c may hold some of
+ * the overrides. Returns 0 or -1 with a message naming the key. */
+int cfg_set_all(gz_config *c, char *const *assignments, int n, char *err, size_t errlen);
 
 /* The effective config as JSON text, every key present (defaults filled in), keys of
  * other games left out. Returns a malloc'd string (free with free()). */

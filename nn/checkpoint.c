@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,17 @@ static uint64_t params_checksum(const nn_params *p)
 }
 
 
+/* The first parameter of tensor i that is not finite or exceeds NN_CKPT_MAX_ABS in
+ * magnitude: its index, or -1 when there is none. */
+static long long bad_param(const nn_layout *L, const float *data, int i)
+{
+    const float *v = nn_tensor_cptr(L, data, i);
+    for (size_t j = 0; j < L->t[i].size; j++)
+        if (!(fabsf(v[j]) <= NN_CKPT_MAX_ABS)) /* NaN too */
+            return (long long)j;
+    return -1;
+}
+
 /* "block03.conv1.weight" -> "/block03/conv1/weight" */
 static void tensor_path(const char *name, char *out, size_t len)
 {
@@ -36,16 +48,27 @@ static void tensor_path(const char *name, char *out, size_t len)
             *c = '/';
 }
 
+/* Writes one float dataset. Its data is flushed before the dataset is closed, so that a
+ * full disk shows while the file can still be discarded (nn_h5_discard), never inside
+ * a close; on failure the file is discarded (*discarded set), and the caller only
+ * closes what it holds. */
 static int write_dataset(hid_t f, hid_t lcpl, const char *path, int ndim, const hsize_t *dims,
-                         const float *data)
+                         const float *data, bool *discarded)
 {
     hid_t sp = H5Screate_simple(ndim, dims, NULL);
     if (sp < 0)
         return -1;
     hid_t d = H5Dcreate2(f, path, H5T_IEEE_F32LE, sp, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0;
-    if (d >= 0)
-        H5Dclose(d);
+    int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ||
+                     H5Dflush(d) < 0
+                 ? -1
+                 : 0;
+    if (rc < 0 && !*discarded) {
+        nn_h5_discard(f);
+        *discarded = true;
+    }
+    if (d >= 0 && H5Dclose(d) < 0)
+        rc = -1;
     H5Sclose(sp);
     return rc;
 }
@@ -59,6 +82,13 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     if (bad >= 0)
         return gz_fail(err, errlen, "%s: not saved: tensor %s has a non-zero masked hex tap", path,
                     L->t[bad].name);
+    for (int i = 0; i < L->ntensors; i++) {
+        long long j = bad_param(L, p->data, i);
+        if (j >= 0)
+            return gz_fail(err, errlen, "%s: not saved: tensor %s has %g at index %lld (not finite, or "
+                           "beyond %g: a diverged training?)", path, L->t[i].name,
+                           (double)nn_tensor_cptr(L, p->data, i)[j], j, (double)NN_CKPT_MAX_ABS);
+    }
     nn_ckpt_meta zero = {0};
     if (!meta)
         meta = &zero;
@@ -66,10 +96,14 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
         return gz_fail(err, errlen, "%s: path too long", path);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0)
-        return gz_fail(err, errlen, "%s: cannot create %s (directory missing or not writable?)", path,
-                    tmp);
+    if (f < 0) {
+        int e = errno;
+        unlink(tmp); /* created, but its first write failed */
+        return gz_fail(err, errlen, "%s: cannot create %s (%s)", path, tmp,
+                       e ? strerror(e) : "directory missing or not writable?");
+    }
     int rc = -1;
+    bool discarded = false;
     char *spec = nn_spec_to_json(&L->spec);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     hid_t mg = H5Gcreate2(f, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -91,7 +125,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         hsize_t dims[4];
         for (int k = 0; k < t->ndim; k++)
             dims[k] = (hsize_t)t->shape[k];
-        if (write_dataset(f, lcpl, dp, t->ndim, dims, nn_tensor_cptr(L, p->data, i)) < 0) {
+        if (write_dataset(f, lcpl, dp, t->ndim, dims, nn_tensor_cptr(L, p->data, i), &discarded) < 0) {
             gz_fail(err, errlen, "%s: cannot write dataset %s", path, dp);
             goto out;
         }
@@ -100,7 +134,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         char dp[256];
         snprintf(dp, sizeof dp, "/optim/%s", extra[i].name);
         hsize_t dims[1] = {(hsize_t)extra[i].count};
-        if (write_dataset(f, lcpl, dp, 1, dims, extra[i].data) < 0) {
+        if (write_dataset(f, lcpl, dp, 1, dims, extra[i].data, &discarded) < 0) {
             gz_fail(err, errlen, "%s: cannot write dataset %s", path, dp);
             goto out;
         }
@@ -108,6 +142,12 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     rc = 0;
 out:
     free(spec);
+    /* Flushed before the close, so that a full disk shows here, where the file can still
+     * be discarded, and not inside H5Fclose (see nn_h5_discard). */
+    if (rc == 0 && H5Fflush(f, H5F_SCOPE_LOCAL) < 0)
+        rc = gz_fail(err, errlen, "%s: cannot write %s (disk full?)", path, tmp);
+    if (rc != 0 && !discarded)
+        nn_h5_discard(f);
     if (mg >= 0)
         H5Gclose(mg);
     if (lcpl >= 0)
@@ -223,7 +263,11 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
     }
     spec_json = nn_h5_attr_get_str(mg, "spec");
     if (!spec_json) {
-        gz_fail(err, errlen, "%s: attribute /meta spec missing", path);
+        if (H5Aexists(mg, "spec") > 0)
+            gz_fail(err, errlen, "%s: attribute /meta spec: unreadable (expected one JSON string of "
+                    "at most 16 MB)", path);
+        else
+            gz_fail(err, errlen, "%s: attribute /meta spec missing", path);
         goto bad;
     }
     nn_spec spec;
@@ -258,6 +302,13 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
         if (read_dataset(f, path, dp, L->t[i].ndim, L->t[i].shape, nn_tensor_ptr(L, p->data, i),
                          L->t[i].size, err, errlen) < 0)
             goto bad;
+        long long big = bad_param(L, p->data, i);
+        if (big >= 0) {
+            gz_fail(err, errlen, "%s: dataset %s: %g at index %lld is beyond the bound %g on a "
+                    "parameter's magnitude", path, dp, (double)nn_tensor_ptr(L, p->data, i)[big], big,
+                    (double)NN_CKPT_MAX_ABS);
+            goto bad;
+        }
         if (L->t[i].kind == NN_T_BN_VAR)
             for (size_t j = 0; j < L->t[i].size; j++)
                 if (nn_tensor_ptr(L, p->data, i)[j] < 0) {

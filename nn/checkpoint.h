@@ -13,8 +13,9 @@
  *                    buffers laid out like the parameters, counters...), 1-D
  * Saving writes PATH.tmp.<pid> and renames it over PATH, so PATH is always either the
  * old file or the complete new one. Loading validates format, version, spec (and the
- * spec against a game), every dataset's presence and shape, finite values and the hex
- * mask, and reports the first problem by name. HDF5 errors never print or abort: they
+ * spec against a game), every dataset's presence and shape, finite parameters of at
+ * most NN_CKPT_MAX_ABS in magnitude and the hex mask, and reports the first problem by
+ * name (saving refuses such parameters too). HDF5 errors never print or abort: they
  * become messages. HDF5 (Debian's serial build) is not thread-safe: call these from
  * one thread at a time.
  */
@@ -30,6 +31,11 @@
 #define NN_CKPT_FORMAT "gridzero-model"
 #define NN_CKPT_VERSION 1
 #define NN_CKPT_PARENT_LEN 256
+/* The largest magnitude a parameter (weight, bias, BN statistic) may have in a saved or
+ * loaded model. Trained nets stay far below it (weight decay keeps weights near 1, BN
+ * variances of these inputs are small); a value above it is damage or a diverged run,
+ * and would overflow float in a forward pass. */
+#define NN_CKPT_MAX_ABS 1e6f
 
 typedef struct nn_ckpt_meta {
     int64_t generation;

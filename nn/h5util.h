@@ -11,6 +11,17 @@
 
 /* Turns off HDF5's printing of its error stack (we report errors ourselves). */
 void nn_h5_quiet(void);
+/* For a file being written that failed (a full disk, a write error) and is about to be
+ * closed and removed: points the file's descriptor at an anonymous in-memory copy of
+ * what was written so far (memory the size of the file, until it is closed), so that
+ * the writes HDF5 still makes while the file's objects and the file itself are closed
+ * cannot fail, and reads of what it evicted still find it. (When closing a file fails
+ * to flush, HDF5 1.10 frees the file but keeps its id, and the library's exit handler
+ * then crashes on it: HDFGroup/hdf5#2291.) Call it before closing anything of the file,
+ * once; what is written after it never reaches the disk. f must use the default (sec2)
+ * driver. Returns 0, or -1 when the descriptor could not be replaced (the closes may
+ * then fail as before). */
+int nn_h5_discard(hid_t f);
 /* Writes a scalar fixed-length string attribute. Returns 0 or -1. */
 int nn_h5_attr_put_str(hid_t loc, const char *name, const char *val);
 /* Writes a scalar 64-bit integer attribute. Returns 0 or -1. */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,17 @@ struct sp_writer {
     uint8_t *b_state, *b_legal;
     float *b_pi, *b_z, *b_weight;
     int32_t *b_game, *b_ply;
+    bool discarded;  /* the file was pointed at memory after a write error */
 };
+
+/* After a write error: the file's later writes (its closes) go to memory, once (see
+ * nn_h5_discard). */
+static void writer_discard(sp_writer *w)
+{
+    if (w->file >= 0 && !w->discarded)
+        nn_h5_discard(w->file);
+    w->discarded = true;
+}
 
 static hid_t ds_file_type(int i)
 {
@@ -102,17 +113,21 @@ static void writer_free(sp_writer *w)
     free(w);
 }
 
-static void writer_close_h5(sp_writer *w)
+/* Closes the datasets and the file. Returns 0, or -1 when a close failed (its last
+ * writes did not reach the disk). */
+static int writer_close_h5(sp_writer *w)
 {
+    int rc = 0;
     for (int i = 0; i < DS_COUNT; i++)
         if (w->ds[i] >= 0) {
-            H5Dclose(w->ds[i]);
+            rc |= H5Dclose(w->ds[i]) < 0 ? -1 : 0;
             w->ds[i] = -1;
         }
     if (w->file >= 0) {
-        H5Fclose(w->file);
+        rc |= H5Fclose(w->file) < 0 ? -1 : 0;
         w->file = -1;
     }
+    return rc;
 }
 
 sp_writer *sp_writer_open(const char *path, const game *g, const char *game_config,
@@ -160,6 +175,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) {
         gz_fail(err, errlen, "%s: cannot create (%s)", w->tmp, errno ? strerror(errno) : "HDF5 error");
+        unlink(w->tmp); /* created, but its first write failed */
         writer_free(w);
         return NULL;
     }
@@ -311,7 +327,12 @@ int sp_writer_close(sp_writer *w, char *err, size_t errlen)
         sp_writer_abort(w);
         return -1;
     }
-    writer_close_h5(w);
+    if (writer_close_h5(w) < 0) {
+        gz_fail(err, errlen, "%s: cannot finish the file (closing it failed: disk full?)", w->tmp);
+        unlink(w->tmp);
+        writer_free(w);
+        return -1;
+    }
     if (rename(w->tmp, w->path) != 0) {
         gz_fail(err, errlen, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
         unlink(w->tmp);
@@ -326,6 +347,7 @@ void sp_writer_abort(sp_writer *w)
 {
     if (!w)
         return;
+    writer_discard(w); /* the closes cannot fail on a full disk (see nn/h5util.h) */
     writer_close_h5(w);
     unlink(w->tmp);
     writer_free(w);
@@ -412,6 +434,176 @@ out:
         H5Sclose(sp);
     H5Dclose(d);
     return rc;
+}
+
+/* Deflate packs at most about 1032:1; with the chunk index and headers, no sample file
+ * holds more than this many bytes of data per byte of file. */
+#define SP_MAX_PACK_RATIO 1100.0
+
+/* Whether dataset d's storage may hold what it declares: only the filters the writer
+ * uses (deflate, Fletcher-32, and shuffle), which bound its packing ratio, and every
+ * chunk allocated (a dataset extended and never written reads back as fill values: the
+ * cost of reading it follows what it declares, not what the file holds), or contiguous
+ * storage as large as the data. space: d's dataspace (all selected); bytes: the data's
+ * size in memory. */
+static int check_storage(hid_t d, hid_t space, const char *path, const char *name, int rank,
+                         const hsize_t *dims, double bytes, char *err, size_t errlen)
+{
+    hid_t pl = H5Dget_create_plist(d);
+    if (pl < 0)
+        return gz_fail(err, errlen, "%s: dataset %s: cannot read its storage properties", path, name);
+    int rc = -1;
+    H5D_layout_t layout = H5Pget_layout(pl);
+    int nf = H5Pget_nfilters(pl);
+    for (int k = 0; k < nf; k++) {
+        unsigned flags;
+        size_t ncd = 0;
+        char fname[64];
+        H5Z_filter_t id = H5Pget_filter2(pl, (unsigned)k, &flags, &ncd, NULL, sizeof fname, fname, NULL);
+        if (id != H5Z_FILTER_DEFLATE && id != H5Z_FILTER_FLETCHER32 && id != H5Z_FILTER_SHUFFLE) {
+            gz_fail(err, errlen, "%s: dataset %s: unsupported HDF5 filter %d (gridzero writes deflate "
+                    "and Fletcher-32 only)", path, name, (int)id);
+            goto out;
+        }
+    }
+    if (nf < 0) {
+        gz_fail(err, errlen, "%s: dataset %s: cannot read its filters", path, name);
+        goto out;
+    }
+    if (layout == H5D_CHUNKED) {
+        hsize_t chunk[8];
+        if (H5Pget_chunk(pl, rank, chunk) != rank) {
+            gz_fail(err, errlen, "%s: dataset %s: cannot read its chunk shape", path, name);
+            goto out;
+        }
+        double want = 1;
+        for (int k = 0; k < rank; k++)
+            want *= chunk[k] ? (double)((dims[k] + chunk[k] - 1) / chunk[k]) : 0;
+        hsize_t have = 0;
+        if (H5Dget_num_chunks(d, space, &have) < 0) {
+            gz_fail(err, errlen, "%s: dataset %s: cannot count its chunks (corrupt file?)", path, name);
+            goto out;
+        }
+        if ((double)have < want) {
+            gz_fail(err, errlen, "%s: dataset %s declares %llu samples but stores %llu of its %.0f "
+                    "chunks (a sparse, unfinished or forged file)", path, name,
+                    (unsigned long long)dims[0], (unsigned long long)have, want);
+            goto out;
+        }
+    } else if ((double)H5Dget_storage_size(d) < bytes) {
+        gz_fail(err, errlen, "%s: dataset %s declares %llu samples (%.0f bytes) but stores %llu bytes",
+                path, name, (unsigned long long)dims[0], bytes,
+                (unsigned long long)H5Dget_storage_size(d));
+        goto out;
+    }
+    rc = 0;
+out:
+    H5Pclose(pl);
+    return rc;
+}
+
+/* Checks, before anything proportional to the declared sample count is allocated, that
+ * the first nds datasets of ds_names (the ones the file's version has) exist, agree on
+ * the number of samples, and really hold them: the storage of each (check_storage) and
+ * the whole against the file's size. Shapes and types are checked by read_ds. */
+static int check_extents(hid_t file, const char *path, int nds, char *err, size_t errlen)
+{
+    hsize_t n0 = 0;
+    double total = 0;
+    for (int i = 0; i < nds; i++) {
+        const char *name = ds_names[i];
+        if (H5Lexists(file, name, H5P_DEFAULT) <= 0)
+            return gz_fail(err, errlen, "%s: dataset %s is missing", path, name);
+        hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+        if (d < 0)
+            return gz_fail(err, errlen, "%s: dataset %s cannot be opened", path, name);
+        hid_t sp = H5Dget_space(d), ft = H5Dget_type(d);
+        hsize_t dims[8] = {0};
+        int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+        size_t esz = ft >= 0 ? H5Tget_size(ft) : 0;
+        int rc = -1;
+        if (r < 1 || r > 8 || H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || esz == 0 || esz > 16) {
+            gz_fail(err, errlen, "%s: dataset %s: unreadable shape or type", path, name);
+        } else if (i > 0 && dims[0] != n0) {
+            gz_fail(err, errlen, "%s: dataset %s has %llu samples, dataset %s %llu", path, name,
+                    (unsigned long long)dims[0], ds_names[0], (unsigned long long)n0);
+        } else {
+            n0 = dims[0];
+            double bytes = (double)esz;
+            for (int k = 0; k < r; k++)
+                bytes *= (double)dims[k];
+            total += bytes;
+            rc = check_storage(d, sp, path, name, r, dims, bytes, err, errlen);
+        }
+        if (ft >= 0)
+            H5Tclose(ft);
+        if (sp >= 0)
+            H5Sclose(sp);
+        H5Dclose(d);
+        if (rc < 0)
+            return -1;
+    }
+    hsize_t fsize = 0;
+    if (H5Fget_filesize(file, &fsize) < 0)
+        return gz_fail(err, errlen, "%s: cannot get the file's size", path);
+    if (total > SP_MAX_PACK_RATIO * (double)fsize + (double)(1 << 20))
+        return gz_fail(err, errlen, "%s: declares %llu samples (%.0f MB of data) in a file of %llu "
+                       "bytes: more than it can hold", path, (unsigned long long)n0, total / 1e6,
+                       (unsigned long long)fsize);
+    return 0;
+}
+
+/* Checks sample i of f in one pass over its rows: legal 0/1 with at least one legal
+ * move; pi finite, >= 0, no mass on illegal moves and summing to 1 over the legal ones;
+ * z finite in [-1, 1] and, with two or more players, summing to 0 (every outcome rule
+ * of the games is zero-sum: win/loss/draw, and Sanling's places); game and ply >= 0.
+ * Returns 0, or -1 with a message naming the file (p), the dataset and the sample. */
+static int check_sample(const sp_file *f, const char *p, int64_t i, char *err, size_t errlen)
+{
+    const float *pi = f->pi + (size_t)i * f->actions;
+    const uint8_t *lg = f->legal + (size_t)i * f->actions;
+    const float *z = f->z + (size_t)i * f->players;
+    long long ix = (long long)i;
+    int nlegal = 0;
+    double sum = 0, illegal = 0;
+    for (int a = 0; a < f->actions; a++) {
+        if (lg[a] > 1)
+            return gz_fail(err, errlen, "%s: dataset legal, sample %lld: entry %d is %d, not 0/1", p, ix,
+                           a, lg[a]);
+        if (!isfinite(pi[a]) || pi[a] < 0)
+            return gz_fail(err, errlen, "%s: dataset pi, sample %lld: pi[%d] = %g is not a probability",
+                           p, ix, a, (double)pi[a]);
+        nlegal += lg[a];
+        if (lg[a])
+            sum += pi[a];
+        else
+            illegal += pi[a];
+    }
+    if (nlegal == 0)
+        return gz_fail(err, errlen, "%s: dataset legal, sample %lld: no legal move (an all-zero mask)", p,
+                       ix);
+    if (illegal > 1e-6)
+        return gz_fail(err, errlen, "%s: dataset pi, sample %lld: %g of the probability is on illegal "
+                       "moves", p, ix, illegal);
+    if (fabs(sum - 1) > 1e-3)
+        return gz_fail(err, errlen, "%s: dataset pi, sample %lld: sums to %g over the legal moves, not 1",
+                       p, ix, sum);
+    double zsum = 0;
+    for (int k = 0; k < f->players; k++) {
+        if (!isfinite(z[k]) || z[k] < -1 || z[k] > 1)
+            return gz_fail(err, errlen, "%s: dataset z, sample %lld: z[%d] = %g is not in [-1, 1]", p, ix,
+                           k, (double)z[k]);
+        zsum += z[k];
+    }
+    if (f->players > 1 && fabs(zsum) > 1e-3)
+        return gz_fail(err, errlen, "%s: dataset z, sample %lld: outcomes sum to %g; every game's "
+                       "outcomes sum to 0", p, ix, zsum);
+    if (f->gameix[i] < 0)
+        return gz_fail(err, errlen, "%s: dataset game, sample %lld: negative game index %d", p, ix,
+                       (int)f->gameix[i]);
+    if (f->ply[i] < 0)
+        return gz_fail(err, errlen, "%s: dataset ply, sample %lld: negative ply %d", p, ix, (int)f->ply[i]);
+    return 0;
 }
 
 sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen)
@@ -529,6 +721,9 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
                 goto bad;
             }
     }
+    /* version 1 files have the datasets before policy_weight */
+    if (check_extents(file, path, version >= 2 ? DS_COUNT : DS_WEIGHT, err, errlen) < 0)
+        goto bad;
     f->n = -1;
     hsize_t t_state[3] = {(hsize_t)f->planes, (hsize_t)f->rows, (hsize_t)f->cols};
     hsize_t t_act[1] = {(hsize_t)f->actions}, t_pl[1] = {(hsize_t)f->players};
@@ -558,23 +753,9 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         for (int64_t i = 0; i < f->n; i++)
             f->weight[i] = 1.0f;
     }
-    for (int64_t i = 0; i < f->n * f->actions; i++) {
-        if (!isfinite(f->pi[i]) || f->pi[i] < 0) {
-            gz_fail(err, errlen, "%s: pi of sample %lld is not a probability (%g)", path,
-                 (long long)(i / f->actions), (double)f->pi[i]);
+    for (int64_t i = 0; i < f->n; i++)
+        if (check_sample(f, path, i, err, errlen) < 0)
             goto bad;
-        }
-        if (f->legal[i] > 1) {
-            gz_fail(err, errlen, "%s: legal of sample %lld is not 0/1", path, (long long)(i / f->actions));
-            goto bad;
-        }
-    }
-    for (int64_t i = 0; i < f->n * f->players; i++)
-        if (!isfinite(f->z[i]) || f->z[i] < -1 || f->z[i] > 1) {
-            gz_fail(err, errlen, "%s: z of sample %lld is not in [-1, 1] (%g)", path,
-                 (long long)(i / f->players), (double)f->z[i]);
-            goto bad;
-        }
     H5Fclose(file);
     return f;
 bad:
@@ -603,9 +784,14 @@ int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, c
     hid_t d = sp >= 0 ? H5Dcreate2(w->file, "resign_checks", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
                                    H5P_DEFAULT)
                       : -1;
-    int ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
-    if (d >= 0)
-        H5Dclose(d);
+    /* flushed before the close, so that a full disk shows while the file can still be
+     * discarded, not inside the close */
+    int ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0 &&
+             H5Dflush(d) >= 0;
+    if (!ok)
+        writer_discard(w);
+    if (d >= 0 && H5Dclose(d) < 0)
+        ok = 0;
     if (sp >= 0)
         H5Sclose(sp);
     free(buf);
@@ -631,6 +817,10 @@ int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char 
         hsize_t dims[2] = {0, 0};
         int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 &&
                  H5Sget_simple_extent_dims(sp, dims, NULL) == 2 && dims[1] == 2 && dims[0] <= (1u << 24);
+        /* the records it declares really stored, before the buffers (check_storage) */
+        int stored = !ok || check_storage(d, sp, path, "resign_checks", 2, dims,
+                                          (double)dims[0] * 2 * sizeof(float), err, errlen) == 0;
+        ok = ok && stored;
         float *buf = ok ? malloc(sizeof(float) * 2 * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
         ok = ok && buf && H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
         sp_resign_check *c = ok ? malloc(sizeof *c * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
@@ -647,6 +837,8 @@ int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char 
         if (c) {
             *out = c;
             *n = (int)dims[0];
+        } else if (!stored) {
+            rc = -1; /* check_storage said why */
         } else {
             rc = gz_fail(err, errlen, "%s: dataset resign_checks is not [K, 2] records of a value in "
                                       "[-1, 2] and 0/1", path);

@@ -89,7 +89,9 @@ typedef struct sp_resign_check {
 int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, char *err,
                                 size_t errlen);
 /* Reads a complete sample file's resignation records (none: *n = 0 and *out NULL, as in
- * version 1 files). *out is malloc'd (free with free()). Returns 0 or -1 with a message. */
+ * version 1 files); records the file declares but does not store are refused before
+ * any buffer is allocated. *out is malloc'd (free with free()). Returns 0 or -1 with a
+ * message. */
 int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char *err,
                           size_t errlen);
 
@@ -120,9 +122,15 @@ typedef struct sp_file {
 
 /* Reads and validates a file: the format and version, the "complete" mark, every
  * attribute against expect (may be NULL), every dataset's presence, rank, shape and
- * type, and the values (pi finite and >= 0, z finite in [-1, 1], legal 0/1). Never
- * crashes on corrupt or truncated files. Returns the file (free with sp_file_free) or
- * NULL with "PATH: what is wrong". */
+ * type; before allocating anything in proportion to the declared sample count, that
+ * the datasets agree on it and really store it (every chunk allocated, only the
+ * writer's filters, no more data than deflate could pack into the file's size); then
+ * every sample's values in one pass: legal 0/1 with at least one legal move, pi finite,
+ * >= 0, nothing on illegal moves and summing to 1 (+-1e-3) over the legal ones, z
+ * finite in [-1, 1] and summing to 0 (+-1e-3) with two or more players, game and ply
+ * >= 0. Never crashes on corrupt, truncated or forged files. Returns the file (free
+ * with sp_file_free) or NULL with "PATH: what is wrong" (naming the dataset and sample
+ * for a bad value). */
 sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen);
 void sp_file_free(sp_file *f); /* accepts NULL */
 

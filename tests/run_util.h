@@ -23,6 +23,7 @@
 
 #include "engine/config.h"
 #include "engine/game.h"
+#include "enospc_util.h"
 #include "selfplay/samples.h"
 
 static char dir[256];
@@ -50,19 +51,16 @@ static const char *const tiny[] = {
 
 #define MAXARGS 64
 
-/* Runs `gridzero run -o rundir [--generations gens] [base...] [extra...]` with
- * GZ_RUN_CRASH_AFTER=crash (NULL: unset), output to rundir.log.N. kill_ms > 0: signal
- * sig after that many milliseconds if still running. Returns the exit status, or 128+signal.
- * The output is copied into out (may be NULL). */
-static inline int gz_run_sig(const char *rundir, int gens, const char *crash,
-                             const char *const *base, const char *const *extra, int kill_ms,
-                             int sig, char *out, size_t outlen)
+/* Starts `gridzero run -o rundir [--generations gens] [base...] [extra...]` with
+ * GZ_RUN_CRASH_AFTER=crash (NULL: unset), output to the file log, and returns its pid
+ * at once (wait for it with waitpid). */
+static inline pid_t gz_run_spawn(const char *rundir, int gens, const char *crash,
+                                 const char *const *base, const char *const *extra,
+                                 const char *log)
 {
     const char *bin = getenv("GZ_BIN");
     ck_assert_msg(bin != NULL, "GZ_BIN is not set (run through meson test)");
-    static int nlog;
-    char log[400], gbuf[16];
-    snprintf(log, sizeof log, "%s.log.%d", rundir, nlog++);
+    char gbuf[16];
     snprintf(gbuf, sizeof gbuf, "%d", gens);
     const char *argv[MAXARGS];
     int n = 0;
@@ -95,6 +93,33 @@ static inline int gz_run_sig(const char *rundir, int gens, const char *crash,
         execv(bin, (char *const *)argv);
         _exit(127);
     }
+    return pid;
+}
+
+/* A whole log file into out (NUL-terminated; may be NULL). */
+static inline void gz_read_log(const char *log, char *out, size_t outlen)
+{
+    if (!out)
+        return;
+    FILE *f = fopen(log, "rb");
+    size_t len = f ? fread(out, 1, outlen - 1, f) : 0;
+    out[len] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* Runs `gridzero run -o rundir [--generations gens] [base...] [extra...]` with
+ * GZ_RUN_CRASH_AFTER=crash (NULL: unset), output to rundir.log.N. kill_ms > 0: signal
+ * sig after that many milliseconds if still running. Returns the exit status, or 128+signal.
+ * The output is copied into out (may be NULL). */
+static inline int gz_run_sig(const char *rundir, int gens, const char *crash,
+                             const char *const *base, const char *const *extra, int kill_ms,
+                             int sig, char *out, size_t outlen)
+{
+    static int nlog;
+    char log[400];
+    snprintf(log, sizeof log, "%s.log.%d", rundir, nlog++);
+    pid_t pid = gz_run_spawn(rundir, gens, crash, base, extra, log);
     int st = 0;
     if (kill_ms > 0) {
         struct timespec ts = {kill_ms / 1000, (long)(kill_ms % 1000) * 1000000L};
@@ -102,13 +127,7 @@ static inline int gz_run_sig(const char *rundir, int gens, const char *crash,
         kill(pid, sig);
     }
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    if (out) {
-        FILE *f = fopen(log, "rb");
-        size_t len = f ? fread(out, 1, outlen - 1, f) : 0;
-        out[len] = 0;
-        if (f)
-            fclose(f);
-    }
+    gz_read_log(log, out, outlen);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -453,6 +472,43 @@ static inline void kill_and_resume(const char *ref, int kill_ms, int times)
     check_same_file(ref, rd, "arena.jsonl");
     check_same_file(ref, rd, "ratings.csv");
     check_same_file(ref, rd, "best");
+}
+
+/* ---- a full disk (enospc_util.h) ---- */
+
+static inline void fresh_run_dir(const char *rd)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", rd);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* After a run that failed on a full disk: the same command, space back, finishes. */
+static inline void resume_after_disk_full(const char *rd, int k)
+{
+    char out[16384];
+    int rc = gz_run(rd, 1, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "resume after write %d failed: exit %d:\n%s", k, rc, out);
+    check_run_dir(rd, 1);
+}
+
+/* A 1-generation tiny run with every stride-th HDF5 write (and the last) failing on a
+ * full disk in turn: each exits 1 with a message and no .tmp, and resumes to the end.
+ * Returns the number of failure points tried. */
+static inline int run_disk_full_sweep(int stride)
+{
+    char rd[300];
+    snprintf(rd, sizeof rd, "%s/full", dir);
+    const char *args[MAXARGS];
+    int n = 0;
+    const char *head[] = {"run", "-o", rd, "--generations", "1"};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+        args[n++] = head[i];
+    for (int i = 0; tiny[i]; i++)
+        args[n++] = tiny[i];
+    args[n] = NULL;
+    return enospc_sweep("run -o RUN_DIR", args, rd, dir, stride, fresh_run_dir,
+                        resume_after_disk_full);
 }
 
 #endif

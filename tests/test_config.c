@@ -119,6 +119,9 @@ START_TEST(error_classes)
     expect_error("sanling_moves_too_big",
                  "{\"game\": {\"name\": \"sanling\", \"size\": 5, \"players\": 2, \"moves\": 25}}",
                  "key game.moves 24");
+    /* trailing text after the object (cJSON_Parse alone stops at the object's end) */
+    expect_error("trailing_junk", "{\"seed\": 5} trailing junk {{{", "unexpected text after line 1");
+    expect_error("trailing_object", "{\"seed\": 5}\n{\"seed\": 6}\n", "unexpected text after line 2");
     /* a missing file */
     char path[512], args[600], *out;
     snprintf(path, sizeof path, "%s/no_such_file.json", tmpdir);
@@ -141,12 +144,82 @@ START_TEST(set_overrides)
     ck_assert_int_eq(run("config check --set game.size=9", &out), 2); /* mnk default */
     ck_assert_ptr_nonnull(strstr(out, "game.size"));
     free(out);
+    /* a number followed by junk is not that number */
+    ck_assert_int_eq(run("config check --set seed=5x", &out), 2);
+    ck_assert_msg(strstr(out, "seed") != NULL, "%s", out);
+    free(out);
     ck_assert_int_eq(run("config check --set mcts.c_puct=2.5", &out), 0);
     cJSON *j = cJSON_Parse(out);
     ck_assert_ptr_nonnull(j);
     cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "mcts"), "c_puct");
     ck_assert_double_eq_tol(v->valuedouble, 2.5, 1e-12);
     cJSON_Delete(j);
+    free(out);
+}
+END_TEST
+
+/* The rules between keys are checked once, after every --set: the order does not
+ * matter; a combination that breaks a rule is refused naming the key. */
+START_TEST(set_order)
+{
+    char path[512], args[1200], *out;
+    snprintf(path, sizeof path, "%s/sanling.json", tmpdir);
+    write_file(path, "{\"game\": {\"name\": \"sanling\", \"size\": 13, \"moves\": 36}}\n");
+    const char *orders[] = {"--set game.size=5 --set game.moves=10",
+                            "--set game.moves=10 --set game.size=5"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "config check '%s' %s", path, orders[k]);
+        int rc = run(args, &out);
+        ck_assert_msg(rc == 0, "%s: exit %d: %s", orders[k], rc, out);
+        cJSON *j = cJSON_Parse(out);
+        ck_assert_ptr_nonnull(j);
+        cJSON *g = cJSON_GetObjectItem(j, "game");
+        ck_assert_int_eq(cJSON_GetObjectItem(g, "size")->valueint, 5);
+        ck_assert_int_eq(cJSON_GetObjectItem(g, "moves")->valueint, 10);
+        cJSON_Delete(j);
+        free(out);
+    }
+    snprintf(args, sizeof args, "config check '%s' --set game.size=5", path);
+    ck_assert_int_eq(run(args, &out), 2);
+    ck_assert_msg(strstr(out, "game.moves") && strstr(out, "24"), "%s", out);
+    free(out);
+    /* the library call the commands use */
+    gz_config c;
+    char err[512];
+    ck_assert_int_eq(cfg_parse(&c, "{\"game\": {\"name\": \"sanling\"}}", "t", err, sizeof err), 0);
+    char *sets[] = {"game.size=5", "game.moves=10"};
+    ck_assert_int_eq(cfg_set(&c, sets[0], err, sizeof err), -1); /* alone: 36 moves > 24 */
+    ck_assert_int_eq(cfg_parse(&c, "{\"game\": {\"name\": \"sanling\"}}", "t", err, sizeof err), 0);
+    ck_assert_msg(cfg_set_all(&c, sets, 2, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.game.size, 5);
+    ck_assert_int_eq(c.game.moves, 10);
+    char *bad[] = {"game.moves=30", "game.size=5"};
+    ck_assert_int_eq(cfg_set_all(&c, bad, 2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "game.moves") != NULL, "%s", err);
+    /* trailing text, straight through the parser */
+    ck_assert_int_eq(cfg_parse(&c, "{\"seed\": 5} x", "file.json", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "file.json") && strstr(err, "after"), "%s", err);
+    ck_assert_int_eq(cfg_parse(&c, "{\"seed\": 5} \n\t\r\n", "file.json", err, sizeof err), 0);
+}
+END_TEST
+
+/* `config check -c FILE`, the form every other command takes, works like `config check
+ * FILE`. */
+START_TEST(check_dash_c)
+{
+    char path[512], args[1200], *out, *out2;
+    snprintf(path, sizeof path, "%s/c.json", tmpdir);
+    write_file(path, "{\"seed\": 7}\n");
+    snprintf(args, sizeof args, "config check -c '%s'", path);
+    ck_assert_int_eq(run(args, &out), 0);
+    snprintf(args, sizeof args, "config check '%s'", path);
+    ck_assert_int_eq(run(args, &out2), 0);
+    ck_assert_str_eq(out, out2);
+    free(out);
+    free(out2);
+    snprintf(args, sizeof args, "config check --config '%s' --set seed=9", path);
+    ck_assert_int_eq(run(args, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"seed\":\t9"));
     free(out);
 }
 END_TEST
@@ -272,6 +345,8 @@ int main(void)
     tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
     tcase_add_test(tc, error_classes);
     tcase_add_test(tc, set_overrides);
+    tcase_add_test(tc, set_order);
+    tcase_add_test(tc, check_dash_c);
     tcase_add_test(tc, shipped_configs_validate);
     tcase_add_test(tc, shipped_configs_content);
     tcase_add_test(tc, default_validates);

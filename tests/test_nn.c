@@ -11,6 +11,7 @@
 #include "engine/game.h"
 #include <hdf5.h>
 
+#include "enospc_util.h"
 #include "nn/checkpoint.h"
 #include "nn/params.h"
 #include "nn/spec.h"
@@ -302,6 +303,55 @@ START_TEST(checkpoint_errors_by_name)
     poke(flip, "/policy/bn/gamma", g4);
     expect_load_error(flip, NULL, "checksum");
     free((void *)flip);
+    /* a finite but absurd weight (3e38: a forward pass overflows), by name */
+    const char *huge = strdup(tmp_path("huge.h5"));
+    copy_file(good, huge, -1);
+    g4[2] = 3e38f;
+    poke(huge, "/policy/bn/gamma", g4);
+    expect_load_error(huge, NULL, "/policy/bn/gamma: 3e+38 at index 2 is beyond the bound");
+    free((void *)huge);
+    /* and a net holding one is not saved */
+    float keep = nn_tensor_ptr(L, p->data, L->pol_bn.gamma)[1];
+    nn_tensor_ptr(L, p->data, L->pol_bn.gamma)[1] = -2e7f;
+    ck_assert_int_eq(nn_ckpt_save(tmp_path("huge2.h5"), p, NULL, NULL, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "policy.bn.gamma") && strstr(err, "not saved"), "%s", err);
+    ck_assert(access(tmp_path("huge2.h5"), F_OK) != 0);
+    nn_tensor_ptr(L, p->data, L->pol_bn.gamma)[1] = keep;
+    /* a 100,000-character spec (dense attribute storage, in a file made with the latest
+     * format): named as what it is, not "missing" */
+    const char *longspec = strdup(tmp_path("longspec.h5"));
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+    hid_t lf = H5Fcreate(longspec, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    ck_assert_int_ge(lf, 0);
+    hid_t lg = H5Gcreate2(lf, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(lg, 0);
+    hid_t lt0 = H5Tcopy(H5T_C_S1);
+    H5Tset_size(lt0, strlen(NN_CKPT_FORMAT));
+    hid_t ls0 = H5Screate(H5S_SCALAR);
+    hid_t la0 = H5Acreate2(lg, "format", lt0, ls0, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(H5Awrite(la0, lt0, NN_CKPT_FORMAT), 0);
+    H5Aclose(la0), H5Tclose(lt0);
+    long long one = 1;
+    la0 = H5Acreate2(lg, "version", H5T_STD_I64LE, ls0, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(H5Awrite(la0, H5T_NATIVE_LLONG, &one), 0);
+    H5Aclose(la0), H5Sclose(ls0);
+    char *junk = malloc(100001);
+    memset(junk, 'x', 100000);
+    junk[100000] = 0;
+    hid_t lt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(lt, 100000);
+    hid_t ls = H5Screate(H5S_SCALAR);
+    hid_t la = H5Acreate2(lg, "spec", lt, ls, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(la, 0);
+    ck_assert_int_ge(H5Awrite(la, lt, junk), 0);
+    H5Aclose(la), H5Sclose(ls), H5Tclose(lt), H5Gclose(lg), H5Pclose(fapl);
+    ck_assert_int_ge(H5Fclose(lf), 0);
+    free(junk);
+    char e3[512] = "";
+    ck_assert_ptr_null(nn_ckpt_load(longspec, NULL, NULL, e3, sizeof e3));
+    ck_assert_msg(strstr(e3, "attribute /meta spec") && !strstr(e3, "missing"), "%s", e3);
+    free((void *)longspec);
     /* saving a net with a garbage tap is refused */
     nn_tensor_ptr(L, p->data, L->stem_conv)[8] = 1.0f;
     ck_assert_int_eq(nn_ckpt_save(tmp_path("refused.h5"), p, NULL, NULL, 0, err, sizeof err), -1);
@@ -390,6 +440,34 @@ START_TEST(cli_bench_save_and_info)
 }
 END_TEST
 
+static void fresh_dir(const char *d)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", d, d);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A full disk at every write of a checkpoint (`gridzero train -o`, with its optimizer
+ * state): exit 1 with a message, no crash in HDF5's exit handler, no .tmp left. */
+START_TEST(checkpoint_disk_full)
+{
+    const char *bin = getenv("GZ_BIN");
+    ck_assert_msg(bin != NULL, "GZ_BIN not set (run the tests through meson test)");
+    char cmd[1200], out[4096];
+    char *data = strdup(tmp_path("enospc_data.h5")), *outdir = strdup(tmp_path("enospc_out"));
+    snprintf(cmd, sizeof cmd, "%s selfplay --set selfplay.games=20 --set selfplay.threads=1 "
+             "--set mcts.simulations=16 -o %s 2>&1", bin, data);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    char model[700];
+    snprintf(model, sizeof model, "%s/m.h5", outdir);
+    const char *args[] = {"train", "--data", data, "-o", model, "--steps", "2", NULL};
+    int tried = enospc_sweep("train -o MODEL", args, outdir, tmpdir, 1, fresh_dir, NULL);
+    ck_assert_int_ge(tried, 20);
+    free(data);
+    free(outdir);
+}
+END_TEST
+
 static Suite *nn_suite(void)
 {
     Suite *s = suite_create("nn");
@@ -409,6 +487,7 @@ static Suite *nn_suite(void)
     TCase *cl = tcase_create("cli");
     tcase_set_timeout(cl, 120);
     tcase_add_test(cl, cli_bench_save_and_info);
+    tcase_add_test(cl, checkpoint_disk_full);
     suite_add_tcase(s, cl);
     return s;
 }

@@ -521,7 +521,25 @@ START_TEST(gtp_session_search_and_sanling)
     ck_assert_msg(s != NULL, "%s", err);
     GTP_EXPECT(s, "play black d3", "=\n\n");
     GTP_EXPECT(s, "play 2 e3", "=\n\n");
-    GTP_PREFIX(s, "play 3 c4", "? syntax error: invalid color \"3\"");
+    GTP_EXPECT(s, "play 3 c4", "? syntax error: invalid color \"3\" (b, black, w, white, 1 or 2)\n\n");
+    gtp_free(s);
+
+    /* boardsize keeps the config's rules between keys: a 36-move game does not fit a
+     * 5x5 board (24 free points); it is refused, not cut short */
+    gz_config c36;
+    ck_assert(cfg_parse(&c36, "{\"game\": {\"name\": \"sanling\", \"size\": 9, \"moves\": 36}, "
+                        "\"mcts\": {\"simulations\": 8}}", "test", err, sizeof err) == 0);
+    s = gtp_new(&c36, &r, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    GTP_PREFIX(s, "boardsize 5", "? unacceptable size (boardsize 5: key game.moves: expected at most "
+                                 "size*size-1 = 24");
+    out = gt(s, "showboard", NULL);
+    ck_assert_msg(strstr(out, "a b c d e f g h i") && strstr(out, "move 1 of 36"), "still 9x9, 36 "
+                  "moves: %s", out);
+    free(out);
+    GTP_EXPECT(s, "boardsize 7", "=\n\n"); /* 48 free points */
+    GTP_EXPECT(s, "boardsize 6", "? unacceptable size (boardsize 6: key game.moves: expected at most "
+                                 "size*size-1 = 35 (the free points), got 36)\n\n");
     gtp_free(s);
 }
 END_TEST

@@ -5,7 +5,9 @@
  * and arena.jsonl / ratings.csv are byte-identical to an uninterrupted run with the same
  * seed; a run directory made with another config is refused (exit 2); a finished run is
  * extended by asking for more generations; a truncated sample file in the window is
- * reported by name and skipped. */
+ * reported by name and skipped; a second run on a directory in use is refused (the lock),
+ * and a kill -9 of the holder does not block the resume; a full disk ends a run with
+ * exit 1 and no .tmp, and the run then resumes. */
 #include "run_util.h"
 
 START_TEST(full_run)
@@ -258,6 +260,116 @@ START_TEST(deep_run_dir)
 }
 END_TEST
 
+/* The pid holding RUN_DIR/lock (an fcntl write lock), 0 when nobody holds it. */
+static long lock_holder(const char *rd)
+{
+    char p[400];
+    int fd = open(pathf(p, sizeof p, rd, "lock"), O_RDWR);
+    if (fd < 0)
+        return 0;
+    struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    long pid = fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK ? (long)q.l_pid : 0;
+    close(fd);
+    return pid;
+}
+
+/* Two runs on one directory: the second is refused at once (exit 2, naming the
+ * directory and the first one's pid); the first, killed with SIGKILL, leaves no lock
+ * behind, and the same command then finishes the run. */
+START_TEST(lock_two_runs)
+{
+    char rd[300], log[400], out[16384], p[400];
+    snprintf(rd, sizeof rd, "%s/r", dir);
+    snprintf(log, sizeof log, "%s/holder.log", dir);
+    /* many generations: the holder is still running when it is killed */
+    pid_t a = gz_run_spawn(rd, 1000, NULL, tiny, NULL, log);
+    long holder = 0;
+    for (int i = 0; i < 6000 && holder != (long)a; i++) {
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+        holder = lock_holder(rd);
+    }
+    ck_assert_msg(holder == (long)a, "the first run (pid %ld) never took the lock", (long)a);
+    int rc = gz_run(rd, 2, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 2, "second run: exit %d (want 2):\n%s", rc, out);
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid %ld", (long)a);
+    ck_assert_msg(strstr(out, rd) && strstr(out, pid) && strstr(out, "in use"), "%s", out);
+    ck_assert_int_eq(kill(a, SIGKILL), 0);
+    int st;
+    ck_assert_int_eq(waitpid(a, &st, 0), a);
+    ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    ck_assert_int_eq(lock_holder(rd), 0);
+    /* resume: the generations the holder got to (its last one unfinished) */
+    int gens = 1;
+    for (int k = 2; k < 1000; k++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "data/gen_%04d.h5", k);
+        if (!exists(pathf(p, sizeof p, rd, rel)))
+            break;
+        gens = k;
+    }
+    rc = gz_run(rd, gens, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "resume after kill -9 of the holder: exit %d:\n%s", rc, out);
+    check_run_dir(rd, gens);
+}
+END_TEST
+
+/* A held lock refuses a run before it writes or removes anything: not the holder's
+ * temporaries, not metrics.jsonl, state.json or config.json. Released, the run goes on. */
+START_TEST(lock_refusal_writes_nothing)
+{
+    char rd[300], out[16384], p[400];
+    snprintf(rd, sizeof rd, "%s/r", dir);
+    int rc = gz_run(rd, 1, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    int fd = open(pathf(p, sizeof p, rd, "lock"), O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    ck_assert_int_eq(fcntl(fd, F_SETLK, &fl), 0);
+    FILE *f = fopen(pathf(p, sizeof p, rd, "data/gen_0002.h5.tmp"), "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("the holder's file being written", f);
+    fclose(f);
+    snapshot snap;
+    take_snapshot(rd, 2, &snap);
+    const char *kept[] = {"metrics.jsonl", "state.json", "config.json", "ratings.csv", "best"};
+    char *before[5];
+    for (int i = 0; i < 5; i++)
+        before[i] = slurp_rel(rd, kept[i]);
+    const char *other[] = {"--set", "train.lr=0.01", NULL}; /* refused before the config check */
+    for (int k = 0; k < 2; k++) {
+        rc = gz_run(rd, 2, NULL, k ? other : NULL, 0, out, sizeof out);
+        ck_assert_msg(rc == 2, "exit %d (want 2):\n%s", rc, out);
+        char pid[32];
+        snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+        ck_assert_msg(strstr(out, rd) && strstr(out, pid), "%s", out);
+    }
+    check_unchanged(rd, &snap, "refused run");
+    for (int i = 0; i < 5; i++) {
+        char *after = slurp_rel(rd, kept[i]);
+        ck_assert_msg(!strcmp(before[i], after), "%s changed", kept[i]);
+        free(after);
+        free(before[i]);
+    }
+    ck_assert(exists(pathf(p, sizeof p, rd, "data/gen_0002.h5.tmp")));
+    ck_assert(!exists(pathf(p, sizeof p, rd, "data/gen_0002.h5")));
+    close(fd); /* released: the run continues (and removes the stale temporary) */
+    rc = gz_run(rd, 2, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    check_run_dir(rd, 2);
+}
+END_TEST
+
+/* A full disk at five of the HDF5 writes of a 1-generation run, the first and the last
+ * among them (test_run_slow.c tries many more): exit 1, a message, no .tmp, and the run
+ * then resumes to the end. */
+START_TEST(run_disk_full)
+{
+    ck_assert_int_ge(run_disk_full_sweep(60), 4);
+}
+END_TEST
+
 static Suite *run_suite(void)
 {
     Suite *s = suite_create("run");
@@ -274,6 +386,9 @@ static Suite *run_suite(void)
     tcase_add_test(tc, extend_finished_run);
     tcase_add_test(tc, corrupt_sample_file);
     tcase_add_test(tc, deep_run_dir);
+    tcase_add_test(tc, lock_two_runs);
+    tcase_add_test(tc, lock_refusal_writes_nothing);
+    tcase_add_test(tc, run_disk_full);
     suite_add_tcase(s, tc);
     return s;
 }

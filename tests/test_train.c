@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <hdf5.h>
+
 #include "engine/rng.h"
 #include "nn/infer.h"
 #include "nn/params.h"
@@ -889,6 +891,68 @@ START_TEST(cli_train_end_to_end)
 }
 END_TEST
 
+/* Runs cmd (stdout and stderr into out); returns its exit status. */
+static int run_capture(const char *cmd, char *out, size_t outlen)
+{
+    char full[2200];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *f = popen(full, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(out, 1, outlen - 1, f);
+    out[n] = 0;
+    int st = pclose(f);
+    ck_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* gridzero train and info on sample files they must refuse: an empty file (no
+ * training samples: the message names it), and a file whose legal masks are all zero
+ * (no legal move: named with the dataset and the sample). Exit 2, no model written. */
+START_TEST(cli_train_refuses_bad_files)
+{
+    const char *bin = getenv("GZ_BIN");
+    ck_assert_msg(bin != NULL, "GZ_BIN not set (run the tests through meson test)");
+    mk_tmpdir();
+    game *g = gen_mnk(3, 3, 3);
+    char empty[300], model[300], cmd[2048], out[4096], err[512];
+    snprintf(empty, sizeof empty, "%s/empty.h5", tmpdir);
+    snprintf(model, sizeof model, "%s/m.h5", tmpdir);
+    sp_writer *w = sp_writer_open(empty, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    snprintf(cmd, sizeof cmd, "%s train --data %s -o %s --steps 1", bin, empty, model);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "no training samples") && strstr(out, empty), "%s", out);
+    ck_assert(access(model, F_OK) != 0);
+    /* all-zero legal masks: written through HDF5 directly (the writer keeps them 0/1) */
+    char zero[300];
+    snprintf(zero, sizeof zero, "%s/zero.h5", tmpdir);
+    gen_random_games(g, zero, 2, 1, 0);
+    hid_t f = H5Fopen(zero, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    hid_t d = H5Dopen2(f, "legal", H5P_DEFAULT);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[2];
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    uint8_t *zeros = calloc(dims[0] * dims[1], 1);
+    ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros), 0);
+    free(zeros);
+    H5Sclose(sp);
+    H5Dclose(d);
+    ck_assert_int_ge(H5Fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "%s train --data %s -o %s --steps 1", bin, zero, model);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, zero) && strstr(out, "dataset legal") && strstr(out, "sample 0") &&
+                      strstr(out, "no legal move"), "%s", out);
+    ck_assert(access(model, F_OK) != 0);
+    snprintf(cmd, sizeof cmd, "%s info %s", bin, zero);
+    ck_assert_int_eq(run_capture(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, zero) && strstr(out, "no legal move"), "%s", out);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
 #ifdef GZ_TRAIN_SLOW
 /* The slow suite (test_train_slow.c includes this file): the same oracles on larger
  * nets, where im2col runs in several chunks and every layer has realistic widths. */
@@ -945,6 +1009,7 @@ static Suite *train_suite(void)
     tcase_add_test(tl, dataset_refuses_mismatch);
     tcase_add_test(tl, policy_weight_round_trip);
     tcase_add_test(tl, cli_train_end_to_end);
+    tcase_add_test(tl, cli_train_refuses_bad_files);
     suite_add_tcase(s, tl);
     return s;
 }
