@@ -980,8 +980,6 @@ static bool out_of_time(const run_ctx *r)
 
 static int write_state(run_ctx *r, int gen, const char *stage, char *err, size_t errlen)
 {
-    if (write_clock(r, err, errlen) < 0)
-        return -1;
     char path[PATH_LEN], text[PATH_LEN + 128];
     snprintf(path, sizeof path, "%s/best", r->dir);
     snprintf(text, sizeof text, "%s\n", r->best);
@@ -990,7 +988,11 @@ static int write_state(run_ctx *r, int gen, const char *stage, char *err, size_t
     snprintf(path, sizeof path, "%s/state.json", r->dir);
     snprintf(text, sizeof text, "{\"generation\": %d, \"stage\": \"%s\", \"best\": \"%s\"}\n", gen, stage,
              r->best);
-    return write_atomic(path, text, err, errlen);
+    /* the clock after the state: a kill in between must not make a finished stage's
+     * events be logged again */
+    if (write_atomic(path, text, err, errlen) < 0)
+        return -1;
+    return write_clock(r, err, errlen);
 }
 
 /* ---- the run directory's lock ---- */
