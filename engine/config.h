@@ -39,6 +39,9 @@ typedef struct cfg_mcts {
     int rollouts;           /* random playouts per leaf for the rollout evaluator */
     bool solver;            /* MCTS-solver: propagate proven results */
     bool reuse_tree;
+    int vcf_root;           /* node budget of the root VCF check; 0 = off */
+    int vcf_leaf;           /* node budget of the VCF check at each new node; 0 = off */
+    bool vcf_defend;        /* keep only the moves that answer the opponent's VCF */
 } cfg_mcts;
 
 typedef struct cfg_net {
