@@ -33,6 +33,26 @@ int cli_parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
+int cli_parse_duration(const char *s, double *seconds)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double unit = 1;
+    if (*end == 's')
+        end++;
+    else if (*end == 'm')
+        unit = 60, end++;
+    else if (*end == 'h')
+        unit = 3600, end++;
+    if (errno || *end || end == s || !(v > 0) || v * unit > 1e9)
+        return -1;
+    *seconds = v * unit;
+    return 0;
+}
+
 int cli_parse_int(const char *s, int lo, int hi, int *out)
 {
     if (!s || !*s)

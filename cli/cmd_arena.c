@@ -1,15 +1,20 @@
-/* gridzero arena -c CONFIG A B [C] [--games N] [--results FILE] [--json] [--seed S] */
+/* gridzero arena -c CONFIG A B [C] [--games N] [--results FILE] [--json] [--seed S]
+ *                [--sprt ELO0,ELO1 [--alpha A] [--beta B]] */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "engine/arena.h"
+#include "engine/elo.h"
 
 static void arena_usage(FILE *f)
 {
     fprintf(f,
             "usage: gridzero arena [-c CONFIG] [--set KEY=VALUE]... PLAYER PLAYER [PLAYER]\n"
-            "                      [--games N] [--results FILE] [--json] [--seed S]\n\n"
+            "                      [--games N] [--results FILE] [--json] [--seed S]\n"
+            "                      [--sprt ELO0,ELO1 [--alpha A] [--beta B]]\n\n"
             "Plays a match between the players (as many as the game has seats), rotating seats\n"
             "(all six orders for three players) and starting every game with arena.opening_moves\n"
             "random moves (the same opening for each seat order). Prints the win/draw/loss table,\n"
@@ -22,7 +27,12 @@ static void arena_usage(FILE *f)
             "  --json             print the summary as one JSON object on stdout:\n"
             "                     {\"games\":N,\"players\":[{\"name\",\"wins\",\"draws\",\"losses\",\"score\"}]}\n"
             "                     score = wins + draws/2 (two players), mean outcome (three)\n"
-            "  --seed S           seed of openings and random players (default: the config's)\n\n"
+            "  --seed S           seed of openings and random players (default: the config's)\n"
+            "  --sprt ELO0,ELO1   two players: stop once a sequential probability ratio test on\n"
+            "                     the first player's results decides between H0 \"its advantage is\n"
+            "                     ELO0\" and H1 \"it is ELO1\" (checked after each colour-swapped\n"
+            "                     pair; --games is the cap)\n"
+            "  --alpha A, --beta B  the SPRT's error rates (default 0.05 each)\n\n"
             "A player wins a game when its outcome is strictly the best, loses when strictly the\n"
             "worst, draws otherwise (three players: a middle or shared place).\n\n"
             "players:\n");
@@ -83,6 +93,8 @@ int cmd_arena(int argc, char **argv)
     int nspecs = 0, games = -1;
     bool json = false, have_seed = false;
     uint64_t seed = 0;
+    const char *sprt_text = NULL;
+    elo_sprt sprt = {0, 0, 0.05, 0.05};
     char **sets = malloc(sizeof(char *) * (size_t)argc);
     if (!sets)
         return EXIT_FAIL;
@@ -113,6 +125,16 @@ int cmd_arena(int argc, char **argv)
             have_seed = true;
         } else if (!strcmp(a, "--json")) {
             json = true;
+        } else if (!strcmp(a, "--sprt") && more) {
+            sprt_text = argv[++i];
+        } else if ((!strcmp(a, "--alpha") || !strcmp(a, "--beta")) && more) {
+            char *end;
+            double v = strtod(argv[++i], &end);
+            if (end == argv[i] || *end || !(v > 0 && v < 0.5)) {
+                cli_error("arena: %s \"%s\": expected a probability in (0, 0.5)", a, argv[i]);
+                goto out;
+            }
+            *(a[2] == 'a' ? &sprt.alpha : &sprt.beta) = v;
         } else if (a[0] == '-') {
             cli_error("arena: unknown or incomplete option \"%s\" (see gridzero arena --help)", a);
             goto out;
@@ -151,7 +173,19 @@ int cmd_arena(int argc, char **argv)
             goto free_players;
         }
     }
+    if (sprt_text) {
+        char why[256];
+        if (nspecs != 2) {
+            cli_error("arena: --sprt needs exactly two players");
+            goto free_players;
+        }
+        if (elo_sprt_parse(&sprt, sprt_text, why, sizeof why) < 0) {
+            cli_error("arena: %s", why);
+            goto free_players;
+        }
+    }
     arena_opts o = {
+        .sprt = sprt_text ? &sprt : NULL,
         .games = games > 0 ? games : c.arena.games,
         .opening_moves = c.arena.opening_moves,
         .seed = have_seed ? seed : c.seed,
@@ -191,8 +225,18 @@ int cmd_arena(int argc, char **argv)
     }
     double secs = cli_now() - ps.start;
     char sc[GAME_MAX_PLAYERS][32];
+    int played = t[0].games;
+    double llr = 0;
+    int verdict = sprt_text ? elo_sprt_decide(&sprt, t[0].wins, t[0].draws, t[0].losses, &llr) : 0;
+    const char *vtext = verdict > 0 ? "H1" : verdict < 0 ? "H0" : "none";
     if (json) {
-        printf("{\"games\": %d, \"players\": [", o.games);
+        printf("{\"games\": %d, ", played);
+        if (sprt_text)
+            printf("\"sprt\": {\"elo0\": %g, \"elo1\": %g, \"alpha\": %g, \"beta\": %g, \"llr\": %.4f, "
+                   "\"lower\": %.4f, \"upper\": %.4f, \"accepted\": \"%s\"}, ",
+                   sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, llr, log(sprt.beta / (1 - sprt.alpha)),
+                   log((1 - sprt.beta) / sprt.alpha), vtext);
+        printf("\"players\": [");
         for (int i = 0; i < nspecs; i++) {
             fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
             cli_json_string(stdout, names[i]);
@@ -224,7 +268,12 @@ int cmd_arena(int argc, char **argv)
         printf("\n");
     }
     FILE *sf = json ? stderr : stdout;
-    fprintf(sf, "arena: %d games of %s in %.1f s:", o.games, desc, secs);
+    if (sprt_text)
+        fprintf(sf, "sprt: %s vs %s, H0 elo %g, H1 elo %g: %s after %d games (LLR %.2f, bounds %.2f, %.2f)\n",
+                names[0], names[1], sprt.elo0, sprt.elo1,
+                verdict > 0 ? "H1 accepted" : verdict < 0 ? "H0 accepted" : "undecided (the --games cap came first)",
+                played, llr, log(sprt.beta / (1 - sprt.alpha)), log((1 - sprt.beta) / sprt.alpha));
+    fprintf(sf, "arena: %d games of %s in %.1f s:", played, desc, secs);
     for (int i = 0; i < nspecs; i++)
         fprintf(sf, "%s %s %d-%d-%d (score %s)", i ? "," : "", names[i], t[i].wins, t[i].draws,
                 t[i].losses, score_text(&t[i], nspecs, sc[i], sizeof sc[i]));

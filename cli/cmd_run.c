@@ -60,7 +60,17 @@ typedef struct run_ctx {
     int done_upto;      /* generations state.json recorded as done at the start */
     const char *crash_after; /* test hook: "GEN:STAGE" -> SIGKILL after that stage */
     cli_progress prog;
+    /* --time: the run's wall-clock budget, counted over every session of the run */
+    double budget;       /* seconds; 0 = none */
+    double clock_before; /* seconds spent by earlier sessions (clock.json) */
+    double session_t0;   /* this session's start (cli_now) */
 } run_ctx;
+
+/* Seconds the run has spent so far, earlier sessions included. */
+static double run_seconds(const run_ctx *r)
+{
+    return r->clock_before + (cli_now() - r->session_t0);
+}
 
 static void run_usage(FILE *f)
 {
@@ -75,10 +85,14 @@ static void run_usage(FILE *f)
             "  -o, --output DIR    the run directory (default runs/<config name>, built-in:\n"
             "                      runs/tictactoe)\n"
             "  --generations N     generations in all (default loop.generations); a finished run\n"
-            "                      is continued by asking for more\n\n"
+            "                      is continued by asking for more\n"
+            "  --time DURATION     a wall-clock budget for the whole run (90s, 60m, 2h; a plain\n"
+            "                      number is seconds), counted over every session of it: no stage\n"
+            "                      starts once it is spent (clock.json keeps the count)\n\n"
             "RUN_DIR holds config.json, models/gen_NNNN.h5, data/gen_NNNN.h5, arena/gen_NNNN.jsonl,\n"
-            "arena.jsonl, metrics.jsonl, ratings.csv, best, state.json and (with gnuplot) elo.png\n"
-            "and loss.png. Killed at any moment and started again with the same command, the run\n"
+            "arena.jsonl, metrics.jsonl, ratings.csv, best, state.json, clock.json and (with\n"
+            "gnuplot) elo.png, elo_time.png (against the run's clock and self-play games) and\n"
+            "loss.png. Killed at any moment and started again with the same command, the run\n"
             "continues with the unfinished stage. Ctrl-C stops after the current step.\n");
 }
 
@@ -170,6 +184,7 @@ static char *read_text(const char *path)
 /* Appends one event to metrics.jsonl (takes ownership of obj). */
 static void metric(run_ctx *r, cJSON *obj)
 {
+    cJSON_AddNumberToObject(obj, "run_seconds", run_seconds(r));
     char *s = cJSON_PrintUnformatted(obj);
     if (s && r->metrics) {
         /* One write() of the whole line (the file is opened for appending), so a kill
@@ -243,6 +258,37 @@ static void sp_progress(void *ctx, const sp_stats *st, int total)
             x->r->prog.tty ? "   " : "\n");
 }
 
+/* The resignation threshold for generation gen's self-play: calibrated on the records
+ * of the no-resign games of the last train.window generations' sample files (read from
+ * the files, so a resumed run computes the same), -1 until enough were measured. A
+ * damaged file contributes nothing (the training stage reports it). */
+static double calibrated_resign(run_ctx *r, int gen)
+{
+    sp_resign_check *all = NULL;
+    int n = 0;
+    for (int k = gen - r->c.train.window; k < gen; k++) {
+        if (k < 1)
+            continue;
+        char path[PATH_LEN], why[512];
+        join(path, r, "data/gen_%04d.h5", k);
+        sp_resign_check *c;
+        int m;
+        if (sp_read_resign_checks(path, &c, &m, why, sizeof why) < 0 || m == 0)
+            continue;
+        sp_resign_check *grown = realloc(all, sizeof *all * (size_t)(n + m));
+        if (grown) {
+            all = grown;
+            memcpy(all + n, c, sizeof *c * (size_t)m);
+            n += m;
+        }
+        free(c);
+    }
+    double t = sp_resign_calibrate(all, n, r->c.selfplay.resign_target,
+                                   r->c.selfplay.resign_min_checks, 0.0);
+    free(all);
+    return t;
+}
+
 static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], model[PATH_LEN];
@@ -259,9 +305,12 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     if (rollout) {
         o.search.simulations = r->c.selfplay.bootstrap_simulations;
         mcts_params_pure(&o.search);
+        o.full_fraction = 1; /* the bootstrap's rollouts are the data: every move in full */
     }
     o.seed = rng_derive(r->c.seed, 0x5350000ULL + (uint64_t)gen);
     o.generation = gen;
+    if (r->c.selfplay.resign_target > 0 && r->g->players == 2)
+        o.resign_threshold = calibrated_resign(r, gen);
     o.model = rollout ? "rollout" : r->best;
     char *gcfg = sp_game_config_json(&r->c);
     o.game_config = gcfg;
@@ -291,6 +340,8 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     cJSON_AddNumberToObject(m, "first_seat_wins", st.seat_wins[0]);
     cJSON_AddNumberToObject(m, "draws", st.draws);
     cJSON_AddNumberToObject(m, "resigned", st.resigned);
+    cJSON_AddNumberToObject(m, "resign_threshold", o.resign_threshold);
+    cJSON_AddNumberToObject(m, "policy_targets", (double)st.policy_targets);
     cJSON_AddNumberToObject(m, "false_resign_rate",
                             st.resign_checked ? (double)st.resign_false / st.resign_checked : 0);
     cJSON_AddNumberToObject(m, "cache_hit_rate",
@@ -341,7 +392,9 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
     int first = gen - r->c.train.window + 1;
     if (first < 1)
         first = 1;
+    int64_t new_positions = 0;
     for (int k = first; k <= gen; k++) {
+        int64_t before = dataset_train_count(d) + dataset_val_count(d);
         char dp[PATH_LEN], why[512];
         join(dp, r, "data/gen_%04d.h5", k);
         if (dataset_add_path(d, dp, why, sizeof why) < 0) {
@@ -351,6 +404,8 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
             cJSON_AddStringToObject(m, "error", why);
             metric(r, m);
         }
+        if (k == gen)
+            new_positions = dataset_train_count(d) + dataset_val_count(d) - before;
     }
     if (dataset_train_count(d) == 0) {
         snprintf(err, errlen, "gen %d: no readable samples in data/gen_%04d.h5..gen_%04d.h5", gen,
@@ -359,10 +414,26 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         nn_params_free(p);
         return -1;
     }
+    /* Steps from the data made (train.reuse: each new position is drawn about `reuse`
+     * times), not a fixed count that reuses a small generation 10-18 times. */
     int steps = r->c.train.steps;
-    trainer *t = trainer_new(p, &r->c.train, steps, rng_derive(r->c.seed, 0x54520000ULL + (uint64_t)gen),
+    if (r->c.train.reuse > 0) {
+        double s = ceil(r->c.train.reuse * (double)new_positions / r->c.train.batch_size);
+        steps = s < 1 ? 1 : s > 100000000 ? 100000000 : (int)s;
+    }
+    /* schedule_scope run: one optimizer over the whole run. The momentum (or Adam's
+     * moments) comes from the parent's /optim/ and the schedule reads the global step
+     * (pm.step), over train.run_steps. generation: a fresh optimizer of `steps` steps. */
+    bool run_scope = !strcmp(r->c.train.schedule_scope, "run");
+    int64_t total = run_scope ? (r->c.train.run_steps > 0 ? r->c.train.run_steps : 0) : steps;
+    trainer *t = trainer_new(p, &r->c.train, total, rng_derive(r->c.seed, 0x54520000ULL + (uint64_t)gen),
                              err, errlen);
     if (!t) {
+        dataset_free(d);
+        return -1;
+    }
+    if (run_scope && trainer_continue(t, from, pm.step, err, errlen) < 0) {
+        trainer_free(t);
         dataset_free(d);
         return -1;
     }
@@ -727,8 +798,9 @@ static int write_ladder(run_ctx *r, int upto, char *err, size_t errlen)
     return rc;
 }
 
-/* Plots with gnuplot when it is installed: elo.png from ratings.csv, loss.png from the
- * train events of metrics.jsonl. */
+/* Plots with gnuplot when it is installed: elo.png from ratings.csv, elo_time.png (the
+ * same ratings against the run's clock and the self-play games so far), loss.png from
+ * the train events of metrics.jsonl. */
 static void write_plots(run_ctx *r)
 {
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -744,18 +816,43 @@ static void write_plots(run_ctx *r)
         return;
     size_t cap = strlen(text) + 64, off = 0;
     char *rows = malloc(cap);
-    if (!rows) {
-        free(text);
+    /* per generation (the last event of each, as a resumed stage logs again): the
+     * steps it trained, the run's clock when it was rated, its self-play games */
+    int G = r->c.loop.generations;
+    double *steps_of = calloc((size_t)G + 2, sizeof(double));
+    double *time_of = calloc((size_t)G + 2, sizeof(double));
+    double *games_of = calloc((size_t)G + 2, sizeof(double));
+    if (!rows || !steps_of || !time_of || !games_of) {
+        free(text), free(rows), free(steps_of), free(time_of), free(games_of);
         return;
     }
     rows[0] = 0;
+    char *copy = strdup(text);
+    for (char *line = copy ? strtok(copy, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+        int gen = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
+        if (cJSON_IsString(ev) && gen >= 1 && gen <= G) {
+            if (!strcmp(ev->valuestring, "train")) {
+                double st = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "step"));
+                steps_of[gen] = st > steps_of[gen] ? st : steps_of[gen];
+            } else if (!strcmp(ev->valuestring, "elo")) {
+                time_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "run_seconds"));
+            } else if (!strcmp(ev->valuestring, "selfplay")) {
+                games_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "games"));
+            }
+        }
+        cJSON_Delete(o);
+    }
+    free(copy);
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         cJSON *o = cJSON_Parse(line);
         const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
         if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "train")) {
             double gen = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
             double step = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "step"));
-            double steps = r->c.train.steps;
+            int gi = (int)gen;
+            double steps = gi >= 1 && gi <= G && steps_of[gi] > 0 ? steps_of[gi] : r->c.train.steps;
             off += (size_t)snprintf(rows + off, cap - off, "%.3f %g %g %g\n",
                                     gen - 1 + step / steps,
                                     cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "policy")),
@@ -807,11 +904,32 @@ static void write_plots(run_ctx *r)
         }
     }
     write_atomic(tsv, sorted, err, sizeof err);
+    /* elo_time.tsv: generation, hours of the run's clock, self-play games so far, Elo,
+     * interval: the ladder against compute, not only against generations */
+    char timed[12288] = "";
+    size_t to = 0;
+    double games = 0;
+    int next = 1;
+    for (char *q = sorted; *q && to < sizeof timed - 120;) {
+        char *nl = strchr(q, '\n');
+        int gen;
+        double elo, low, high;
+        if (sscanf(q, "%d %lf %lf %lf", &gen, &elo, &low, &high) == 4 && gen <= G) {
+            for (; next <= gen; next++)
+                games += games_of[next];
+            to += (size_t)snprintf(timed + to, sizeof timed - to, "%d %.4f %.0f %.1f %.1f %.1f\n", gen,
+                                   time_of[gen] / 3600.0, games, elo, low, high);
+        }
+        q = nl ? nl + 1 : q + strlen(q);
+    }
+    free(steps_of), free(time_of), free(games_of);
+    snprintf(tsv, sizeof tsv, "%s/elo_time.tsv", r->dir);
+    write_atomic(tsv, timed, err, sizeof err);
     if (strchr(r->dir, '\'')) {
         fprintf(stderr, "run: the run directory's name has a quote: plots skipped\n");
         return;
     }
-    char cmd[4 * PATH_LEN + 2048];
+    char cmd[4 * PATH_LEN + 8192];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && gnuplot -e \"set terminal png size 800,500; set output 'loss.png.tmp';"
              " set xlabel 'generation'; set ylabel 'loss'; set key top right;"
@@ -819,14 +937,50 @@ static void write_plots(run_ctx *r)
              " >/dev/null 2>&1 && mv loss.png.tmp loss.png &&"
              " gnuplot -e \"set terminal png size 800,500; set output 'elo.png.tmp';"
              " set xlabel 'generation'; set ylabel 'Elo (random = 0)'; set key outside right;"
-             " plot 'elo.tsv' u 1:2:3:4 w yerrorlines t 'models'%s\" >/dev/null 2>&1 && mv elo.png.tmp elo.png",
-             r->dir, lines);
+             " plot 'elo.tsv' u 1:2:3:4 w yerrorlines t 'models'%s\" >/dev/null 2>&1 && mv elo.png.tmp elo.png &&"
+             " gnuplot -e \"set terminal png size 1000,450; set output 'elo_time.png.tmp';"
+             " set multiplot layout 1,2; set ylabel 'Elo (random = 0)'; set key top left;"
+             " set xlabel 'hours (run clock)'; plot 'elo_time.tsv' u 2:4:5:6 w yerrorlines t 'models'%s;"
+             " set xlabel 'self-play games'; plot 'elo_time.tsv' u 3:4:5:6 w yerrorlines t 'models'%s;"
+             " unset multiplot\" >/dev/null 2>&1 && mv elo_time.png.tmp elo_time.png",
+             r->dir, lines, lines, lines);
     if (system(cmd) != 0)
         fprintf(stderr, "run: gnuplot failed; plots not updated\n");
 }
 
+/* clock.json: the seconds the run has spent, rewritten (atomically) after every stage,
+ * so --time counts every session; a kill loses at most the stage in progress. */
+static int write_clock(run_ctx *r, char *err, size_t errlen)
+{
+    char path[PATH_LEN], text[128];
+    snprintf(path, sizeof path, "%s/clock.json", r->dir);
+    snprintf(text, sizeof text, "{\"seconds\": %.3f}\n", run_seconds(r));
+    return write_atomic(path, text, err, errlen);
+}
+
+static double read_clock(const run_ctx *r)
+{
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/clock.json", r->dir);
+    char *text = read_text(path);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "seconds");
+    double v = cJSON_IsNumber(s) && s->valuedouble >= 0 ? s->valuedouble : 0;
+    cJSON_Delete(o);
+    return v;
+}
+
+/* Whether the --time budget is spent (then no further stage starts). */
+static bool out_of_time(const run_ctx *r)
+{
+    return r->budget > 0 && run_seconds(r) >= r->budget;
+}
+
 static int write_state(run_ctx *r, int gen, const char *stage, char *err, size_t errlen)
 {
+    if (write_clock(r, err, errlen) < 0)
+        return -1;
     char path[PATH_LEN], text[PATH_LEN + 128];
     snprintf(path, sizeof path, "%s/best", r->dir);
     snprintf(text, sizeof text, "%s\n", r->best);
@@ -949,7 +1103,7 @@ static int generations_done(const run_ctx *r)
 }
 
 /* One generation's stages; each is skipped when its file exists. Returns 0, 1 when
- * interrupted, -1 with a message. */
+ * interrupted, 2 when the --time budget is spent before a stage, -1 with a message. */
 static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
 {
     int st;
@@ -959,16 +1113,21 @@ static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
      * state.json and ratings.csv). */
     bool replay = gen <= r->done_upto;
     replay_promotions(r, gen - 1, false);
+    if (!replay && out_of_time(r))
+        return 2;
     if ((st = stage_selfplay(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "selfplay");
     if (!replay && write_state(r, gen, "selfplay", err, errlen) < 0)
         return -1;
+    if (!replay && out_of_time(r))
+        return 2;
     if ((st = stage_train(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "train");
     if (!replay && write_state(r, gen, "train", err, errlen) < 0)
         return -1;
+    /* the arena of a trained model still runs: it rates the model the budget paid for */
     if ((st = stage_arena(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "arena");
@@ -1017,6 +1176,11 @@ int cmd_run(int argc, char **argv)
             sets[nsets++] = argv[++i];
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && v) {
             dir = v, i++;
+        } else if (!strcmp(a, "--time") && v) {
+            if (cli_parse_duration(argv[++i], &r.budget) < 0) {
+                cli_error("run: --time: expected a duration such as 90s, 60m or 2h, got \"%s\"", v);
+                goto done;
+            }
         } else if (!strcmp(a, "--generations") && v) {
             if (cli_parse_int(argv[++i], 1, 1000000, &gens) < 0) {
                 cli_error("run: --generations: expected a number >= 1, got \"%s\"", v);
@@ -1053,6 +1217,8 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     r.done_upto = generations_done(&r);
+    r.session_t0 = cli_now();
+    r.clock_before = read_clock(&r);
     signal(SIGINT, on_sigint);
     signal(SIGTERM, on_sigint);
     rc = EXIT_FAIL;
@@ -1074,6 +1240,21 @@ int cmd_run(int argc, char **argv)
             cli_error("run: generation %d: %s", gen, err);
             goto done;
         }
+        if (st == 2) {
+            char e2[256];
+            if (write_clock(&r, e2, sizeof e2) < 0)
+                fprintf(stderr, "run: %s\n", e2);
+            printf("run: time budget of %.0f s spent (%.0f s in all) before generation %d; best model "
+                   "%s/%s; ratings in %s/ratings.csv\n",
+                   r.budget, run_seconds(&r), gen, dir, r.best, dir);
+            rc = EXIT_OK;
+            goto done;
+        }
+    }
+    {
+        char e2[256];
+        if (write_clock(&r, e2, sizeof e2) < 0)
+            fprintf(stderr, "run: %s\n", e2);
     }
     printf("run: %d generations in %s (%.0f s this session); best model %s/%s; ratings in %s/ratings.csv\n",
            G, dir, cli_now() - t0, dir, r.best, dir);

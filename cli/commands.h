@@ -43,6 +43,9 @@ int cli_check_baselines(const gz_config *c, const game *g, const char *cfg_path)
 /* Whole-string number parsing for options: 0 ok, -1 not a number in range. */
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_int(const char *s, int lo, int hi, int *out);
+/* A duration: a positive number with an optional unit s, m or h ("90s", "60m", "1.5h";
+ * no unit = seconds). 0 and *seconds, or -1. */
+int cli_parse_duration(const char *s, double *seconds);
 
 /* Self-play evaluators for a model (or the rollout bootstrap when model is NULL). */
 struct nn_params;

@@ -1,5 +1,7 @@
 #include "arena.h"
 
+#include "elo.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -166,8 +168,8 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = 0, nrot = rotations(nplayers);
-    for (int i = 0; i < o->games && rc == 0; i++) {
+    int rc = 0, nrot = rotations(nplayers), stop_after = 0;
+    for (int i = 0; i < o->games && rc == 0 && !stop_after; i++) {
         arena_record rec = {.moves = moves, .seed = o->seed, .index = i};
         arena_seat_order(nplayers, i, rec.seat_player);
         player *seated[GAME_MAX_PLAYERS];
@@ -196,6 +198,9 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
                 t->seat_draws[s]++;
             }
         }
+        if (o->sprt && nplayers == 2 && i % 2 == 1 &&
+            elo_sprt_decide(o->sprt, tallies[0].wins, tallies[0].draws, tallies[0].losses, NULL) != 0)
+            stop_after = 1;
         if (out) {
             char *line = arena_record_json(g, &rec, players);
             if (!line || fprintf(out, "%s\n", line) < 0 || fflush(out) != 0) {

@@ -56,6 +56,9 @@ typedef struct arena_opts {
     /* Optional: called after every game with the tallies so far (nplayers of them). */
     void (*progress)(void *ctx, int done, int total, const arena_tally *tallies, int nplayers);
     void *progress_ctx;
+    /* Optional (two players): an SPRT on the first player's results, checked after every
+     * colour-swapped pair of games; the match stops early once it decides. */
+    const struct elo_sprt *sprt;
 } arena_opts;
 
 /* +1 win, 0 draw, -1 loss for `seat` given the outcomes z[nplayers] (see top). */

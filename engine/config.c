@@ -70,6 +70,16 @@ static const cfg_field fields[] = {
     {"mcts.vcf_defend", T_BOOL, OFF(mcts.vcf_defend), 0, 1, 0, NULL, NULL, NULL,
      "when the opponent of a new node's mover has a VCF (budget mcts.vcf_leaf, 1000 if 0), "
      "only the moves that defend it become children"},
+    {"mcts.dirichlet_total", T_FLOAT, OFF(mcts.dirichlet_total), 0, 1000, 0, NULL, NULL, NULL,
+     "> 0: root noise alpha = this / legal moves (KataGo); 0: use dirichlet_alpha"},
+    {"mcts.root_policy_temp", T_FLOAT, OFF(mcts.root_policy_temp), 0.1, 10, 1, NULL, NULL, NULL,
+     "self-play root priors raised to 1/T and renormalised; 1 = off"},
+    {"mcts.forced_playouts", T_FLOAT, OFF(mcts.forced_playouts), 0, 100, 2, NULL, NULL, NULL,
+     "self-play: root child c gets at least sqrt(k P(c) N) playouts (KataGo k = 2); 0 = off"},
+    {"mcts.policy_pruning", T_BOOL, OFF(mcts.policy_pruning), 0, 1, 1, NULL, NULL, NULL,
+     "self-play: remove the forced playouts PUCT would not have made from the policy target"},
+    {"mcts.fresh_pi", T_BOOL, OFF(mcts.fresh_pi), 0, 1, 1, NULL, NULL, NULL,
+     "the policy target counts this search's playouts only, not visits kept by tree reuse"},
 
     {"net.blocks", T_INT, OFF(net.blocks), 0, 40, 6, NULL, NULL, NULL, "residual blocks"},
     {"net.channels", T_INT, OFF(net.channels), 1, 512, 64, NULL, NULL, NULL, "trunk width"},
@@ -83,6 +93,8 @@ static const cfg_field fields[] = {
      "inference precision; auto = bf16 where the CPU has it"},
     {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
      "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
+    {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent", NULL,
+     "zerosum: tanh outputs minus their mean (2 players: v and -v); independent: one tanh each"},
     {"net.threads", T_INT, OFF(net.threads), 0, 256, 0, NULL, NULL, NULL,
      "inference threads; 0 = the machine's cores"},
     {"net.cache", T_INT, OFF(net.cache), 0, 1 << 24, 65536, NULL, NULL, NULL,
@@ -102,6 +114,20 @@ static const cfg_field fields[] = {
      NULL, "generation 0's player: pure MCTS with rollouts, or a random-init network"},
     {"selfplay.bootstrap_simulations", T_INT, OFF(selfplay.bootstrap_simulations), 1, 10000000, 400,
      NULL, NULL, NULL, "simulations per move of the rollout bootstrap"},
+    {"selfplay.full_fraction", T_FLOAT, OFF(selfplay.full_fraction), 0.01, 1, 1, NULL, NULL, NULL,
+     "playout cap randomisation: moves searched with mcts.simulations (policy targets); 1 = all"},
+    {"selfplay.fast_simulations", T_INT, OFF(selfplay.fast_simulations), 1, 10000000, 32, NULL, NULL,
+     NULL, "the other moves' simulations (no noise; value targets only)"},
+    {"selfplay.resign_target", T_FLOAT, OFF(selfplay.resign_target), 0, 0.5, 0.05, NULL, NULL, NULL,
+     "run: > 0: the threshold is calibrated each generation so that at most this fraction of "
+     "resignations would be false (measured in the no-resign games); 0: resign_threshold fixed"},
+    {"selfplay.resign_min_checks", T_INT, OFF(selfplay.resign_min_checks), 1, 10000000, 200, NULL,
+     NULL, NULL, "calibration: no resignation before this many player-games were measured"},
+    {"selfplay.record_fast", T_BOOL, OFF(selfplay.record_fast), 0, 1, 0, NULL, NULL, NULL,
+     "playout cap randomisation: write the fast-search positions too (value target only, policy "
+     "weight 0); false: only full searches become samples (KataGo)"},
+    {"selfplay.zero_weight_proven", T_BOOL, OFF(selfplay.zero_weight_proven), 0, 1, 1, NULL, NULL,
+     NULL, "positions whose root is proven lost or drawn get policy weight 0"},
 
     {"train.batch_size", T_INT, OFF(train.batch_size), 1, 8192, 256, NULL, NULL, NULL, "mini-batch size"},
     {"train.steps", T_INT, OFF(train.steps), 1, 100000000, 500, NULL, NULL, NULL,
@@ -124,6 +150,14 @@ static const cfg_field fields[] = {
      NULL, "samples held out for validation"},
     {"train.value_weight", T_FLOAT, OFF(train.value_weight), 0, 100, 1, NULL, NULL, NULL,
      "weight of the value loss"},
+    {"train.reuse", T_FLOAT, OFF(train.reuse), 0, 1000, 4, NULL, NULL, NULL,
+     "run: steps per generation = reuse x new positions / batch_size; 0 = train.steps"},
+    {"train.schedule_scope", T_STR, OFF(train.schedule_scope), 0, 0, 0, "run", "run|generation", NULL,
+     "run: one optimizer over the run (momentum kept, schedule on the global step); generation: restart"},
+    {"train.run_steps", T_INT, OFF(train.run_steps), 0, 1000000000, 0, NULL, NULL, NULL,
+     "scope run: length of the step/cosine schedule in global steps; 0 = constant"},
+    {"train.lr_floor", T_FLOAT, OFF(train.lr_floor), 0, 1, 0, NULL, NULL, NULL,
+     "the schedule never goes below lr x this"},
 
     {"arena.games", T_INT, OFF(arena.games), 0, 1000000, 40, NULL, NULL, NULL,
      "games per arena match"},
@@ -335,6 +369,11 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
                         "%s: key game.moves: expected at most size*size-1 = %d (the free points), got %d",
                         src, cells, g->moves);
     }
+    const cfg_train *t = &c->train;
+    if (!strcmp(t->schedule_scope, "run") && strcmp(t->schedule, "constant") && t->run_steps == 0)
+        return gz_fail(err, errlen,
+                       "%s: key train.run_steps: a %s schedule over the run (train.schedule_scope run) "
+                       "needs its length in global steps (> 0)", src, t->schedule);
     return 0;
 }
 

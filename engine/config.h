@@ -42,6 +42,12 @@ typedef struct cfg_mcts {
     int vcf_root;           /* node budget of the root VCF check; 0 = off */
     int vcf_leaf;           /* node budget of the VCF check at each new node; 0 = off */
     bool vcf_defend;        /* keep only the moves that answer the opponent's VCF */
+    /* the learning recipe (issue 10); self-play searches only unless said otherwise */
+    double dirichlet_total; /* > 0: alpha = this / legal moves (KataGo: 10.83); 0: alpha */
+    double root_policy_temp; /* root priors ^ (1 / T), renormalised; 1 = off */
+    double forced_playouts; /* KataGo's k: root children get sqrt(k P N) playouts; 0 = off */
+    bool policy_pruning;    /* remove forced playouts from pi (with forced_playouts) */
+    bool fresh_pi;          /* pi counts this search's playouts, not reused visits */
 } cfg_mcts;
 
 typedef struct cfg_net {
@@ -52,6 +58,7 @@ typedef struct cfg_net {
     char policy_head[CFG_STR_LEN]; /* "conv" | "dense" */
     char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
+    char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" */
     int threads;       /* inference threads; 0 = the machine's cores */
     int cache;         /* position-cache entries; 0 = no cache */
 } cfg_net;
@@ -64,6 +71,12 @@ typedef struct cfg_selfplay {
     double resign_disabled_fraction;
     char bootstrap[CFG_STR_LEN]; /* generation 0: "rollout" | "random_net" */
     int bootstrap_simulations;
+    double full_fraction;  /* playout cap randomisation: moves with the full search */
+    int fast_simulations;  /* the other moves' search (value targets only) */
+    bool zero_weight_proven; /* proven lost/drawn roots: policy weight 0 */
+    bool record_fast;      /* fast-search positions written (policy weight 0) or dropped */
+    double resign_target;  /* > 0: calibrate the threshold to this false-resign rate */
+    int resign_min_checks; /* records needed before calibrated resignation starts */
 } cfg_selfplay;
 
 typedef struct cfg_train {
@@ -79,6 +92,10 @@ typedef struct cfg_train {
     int log_every;
     double validation_fraction;
     double value_weight;
+    double reuse;         /* > 0: steps = reuse * new positions / batch_size; 0: steps */
+    char schedule_scope[CFG_STR_LEN]; /* "run" | "generation" (gridzero run) */
+    int run_steps;        /* scope run: the schedule's length in global steps; 0 = open */
+    double lr_floor;      /* lr never falls below lr * lr_floor */
 } cfg_train;
 
 typedef struct cfg_arena {

@@ -68,4 +68,25 @@ int elo_games(const elo_table *t);
 int elo_compute(const elo_table *t, const elo_opts *opts, elo_rating *out, char *err,
                 size_t errlen);
 
+/* Sequential probability ratio test of a two-player match (Fishtest's generalised SPRT
+ * on the trinomial win/draw/loss results, normal approximation): H0 = the first
+ * player's Elo advantage is elo0, H1 = it is elo1 (elo1 > elo0). The log-likelihood
+ * ratio of results w-d-l (of the first player) is
+ *   LLR = N (s1 - s0) (2 m - s0 - s1) / (2 v),
+ * s_e = 1 / (1 + 10^(-e/400)) the expected score at Elo e, m the mean score and v its
+ * variance per game. The test accepts H1 when LLR >= log((1 - beta) / alpha) and H0
+ * when LLR <= log(beta / (1 - alpha)), so a true elo0 is taken for elo1 with
+ * probability about alpha and a true elo1 for elo0 about beta. */
+typedef struct elo_sprt {
+    double elo0, elo1;   /* elo0 < elo1 */
+    double alpha, beta;  /* error rates, each in (0, 0.5) */
+} elo_sprt;
+
+/* The LLR after w-d-l (0 while the results cannot estimate a variance yet). */
+double elo_sprt_llr(const elo_sprt *s, int wins, int draws, int losses);
+/* +1: H1 accepted; -1: H0 accepted; 0: continue. *llr (may be NULL) gets the LLR. */
+int elo_sprt_decide(const elo_sprt *s, int wins, int draws, int losses, double *llr);
+/* Parses "ELO0,ELO1" (elo0 < elo1). Returns 0, or -1 with a message. */
+int elo_sprt_parse(elo_sprt *s, const char *text, char *err, size_t errlen);
+
 #endif

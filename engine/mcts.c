@@ -124,6 +124,9 @@ struct mcts {
     medge *edges;       /* [cap_edges] */
     int32_t *remap;     /* [cap_nodes] compaction scratch */
     float *noise;       /* [actions] Dirichlet scratch */
+    int32_t *base;      /* [actions] root child visits at mcts_begin, by root edge index */
+    float *tgt;         /* [3 * actions] policy-target scratch: visits, priors, q by edge */
+    float *pit;         /* [actions] the policy target */
     uint8_t *mask;      /* [actions] legal-mask scratch */
     game_state *root_state;
     game_state *scratch;
@@ -178,6 +181,11 @@ void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
     p->vcf_root = c->vcf_root;
     p->vcf_leaf = c->vcf_leaf;
     p->vcf_defend = c->vcf_defend;
+    p->dirichlet_total = (float)c->dirichlet_total;
+    p->root_policy_temp = (float)c->root_policy_temp;
+    p->forced_playouts = (float)c->forced_playouts;
+    p->policy_pruning = c->policy_pruning;
+    p->fresh_pi = c->fresh_pi;
 }
 
 void mcts_params_pure(mcts_params *p)
@@ -385,12 +393,15 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     t->edges = malloc((size_t)(edges > 0 ? edges : 1) * sizeof *t->edges);
     t->remap = malloc((size_t)nodes * sizeof *t->remap);
     t->noise = malloc((size_t)t->A * sizeof *t->noise);
+    t->base = calloc((size_t)t->A, sizeof *t->base);
+    t->tgt = malloc(3 * (size_t)t->A * sizeof *t->tgt);
+    t->pit = malloc((size_t)t->A * sizeof *t->pit);
     t->mask = malloc((size_t)t->A);
     t->root_state = malloc(g->state_size);
     t->scratch = malloc(g->state_size);
     t->own = mcts_batch_new(g, p->batch);
-    if (!t->nodes || !t->edges || !t->remap || !t->noise || !t->mask || !t->root_state ||
-        !t->scratch || !t->own) {
+    if (!t->nodes || !t->edges || !t->remap || !t->noise || !t->base || !t->tgt || !t->pit ||
+        !t->mask || !t->root_state || !t->scratch || !t->own) {
         mcts_free(t);
         snprintf(err, errlen, "mcts: out of memory (%lld nodes, %lld edges)", (long long)nodes,
                  (long long)edges);
@@ -421,6 +432,9 @@ void mcts_free(mcts *t)
     free(t->edges);
     free(t->remap);
     free(t->noise);
+    free(t->base);
+    free(t->tgt);
+    free(t->pit);
     free(t->mask);
     free(t->root_state);
     free(t->scratch);
@@ -452,6 +466,12 @@ void mcts_set_simulations(mcts *t, int simulations)
 {
     assert(simulations >= 1);
     t->p.simulations = simulations;
+}
+
+void mcts_set_noise(mcts *t, bool noise)
+{
+    assert(!noise || t->p.dirichlet_alpha > 0 || t->p.dirichlet_total > 0);
+    t->p.noise = noise;
 }
 
 int mcts_root_visits(const mcts *t)
@@ -542,15 +562,29 @@ int mcts_play(mcts *t, int action)
 
 /* ---- search internals ------------------------------------------------------------ */
 
+/* The self-play root: priors ^ (1/root_policy_temp) renormalised, then Dirichlet noise
+ * (alpha = dirichlet_total / legal moves when dirichlet_total > 0). Once per root. */
 static void apply_noise(mcts *t)
 {
     mnode *R = &t->nodes[0];
     if (R->status != NODE_EXPANDED || R->first_edge < 0 || t->root_noised)
         return;
     medge *e = t->edges + R->first_edge;
+    float temp = t->p.root_policy_temp;
+    if (temp > 0.0f && temp != 1.0f) {
+        double ps = 0;
+        for (int i = 0; i < R->nedges; i++) {
+            t->noise[i] = powf(edge_prior(&e[i]), 1.0f / temp);
+            ps += t->noise[i];
+        }
+        for (int i = 0; ps > 0 && i < R->nedges; i++)
+            edge_set_prior(&e[i], (float)(t->noise[i] / ps));
+    }
+    double alpha = t->p.dirichlet_total > 0 ? (double)t->p.dirichlet_total / R->nedges
+                                            : (double)t->p.dirichlet_alpha;
     double sum = 0;
     for (int i = 0; i < R->nedges; i++) {
-        t->noise[i] = (float)rng_gamma(&t->r, t->p.dirichlet_alpha);
+        t->noise[i] = (float)rng_gamma(&t->r, alpha);
         sum += t->noise[i];
     }
     if (sum <= 0)
@@ -640,6 +674,28 @@ static int select_edge(const mcts *t, const mnode *X)
     const medge *e = t->edges + X->first_edge;
     int best = -1;
     float bests = -FLT_MAX;
+    /* KataGo's forced playouts: at the self-play root a child whose visits are below
+     * sqrt(k P N) is taken first (the largest shortfall), so noise-boosted moves get
+     * enough playouts to be judged. */
+    bool forced = X == t->nodes && t->p.noise && t->p.forced_playouts > 0.0f;
+    float shortfall = 0.0f;
+    for (int i = 0; forced && i < X->nedges; i++) {
+        int32_t c = e[i].child;
+        float nv = 0.0f;
+        if (c >= 0) {
+            const mnode *C = &t->nodes[c];
+            if (C->proven)
+                continue;
+            nv = (float)C->n + (float)C->pending;
+        }
+        float need = sqrtf(t->p.forced_playouts * edge_prior(&e[i]) * (float)X->n);
+        if (nv > 0.0f && need - nv > shortfall) {
+            shortfall = need - nv;
+            best = i;
+        }
+    }
+    if (best >= 0)
+        return best;
     for (int i = 0; i < X->nedges; i++) {
         int32_t c = e[i].child;
         float q, nv = 0.0f;
@@ -781,6 +837,12 @@ void mcts_begin(mcts *t)
         vcf_prove(t, R, t->root_state, t->p.vcf_root);
     if (t->p.noise)
         apply_noise(t);
+    /* the visits a reused subtree brought, so that pi can count this search's only */
+    const mnode *R0 = &t->nodes[0];
+    for (int i = 0; R0->first_edge >= 0 && i < R0->nedges; i++) {
+        int32_t c = t->edges[R0->first_edge + i].child;
+        t->base[i] = c >= 0 ? t->nodes[c].n : 0;
+    }
 }
 
 bool mcts_done(const mcts *t)
@@ -838,6 +900,99 @@ int mcts_step_many(mcts *const *trees, int ntrees, mcts_batch *b, evaluator *e, 
     return b->n;
 }
 
+int mcts_prune_policy(int n, const float *prior, const float *q, float *visits, float c_puct,
+                      float k)
+{
+    int best = -1;
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        total += visits[i];
+        if (visits[i] > 0 && (best < 0 || visits[i] > visits[best]))
+            best = i;
+    }
+    if (best < 0)
+        return 0;
+    double sq = sqrt(total);
+    double best_score = q[best] + c_puct * prior[best] * sq / (1.0 + visits[best]);
+    int removed = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == best || visits[i] <= 0)
+            continue;
+        double forced = sqrt(k * prior[i] * total);
+        double floor_n = visits[i] - forced;
+        /* the fewest visits at which PUCT still ranks i below best */
+        double gap = best_score - q[i];
+        double keep = visits[i];
+        if (gap > 0) {
+            double need = ceil(c_puct * prior[i] * sq / gap - 1.0);
+            keep = need > floor_n ? need : ceil(floor_n);
+            if (keep > visits[i])
+                keep = visits[i];
+            if (keep < 0)
+                keep = 0;
+        }
+        if (keep <= 1)
+            keep = 0;
+        removed += (int)(visits[i] - keep);
+        visits[i] = (float)keep;
+    }
+    return removed;
+}
+
+/* The policy target from the root's visits: this search's playouts only (fresh_pi),
+ * proven-losing moves left out when something else was visited, the forced playouts
+ * pruned (self-play with policy_pruning). Writes pi[A] and returns its playouts; 0 when
+ * there are none (the caller keeps the choice distribution). */
+static int policy_target(mcts *t, float *pi)
+{
+    const mnode *R = &t->nodes[0];
+    if (R->status != NODE_EXPANDED || R->first_edge < 0)
+        return 0;
+    const medge *e = t->edges + R->first_edge;
+    int m = R->mover, ne = R->nedges;
+    float *vis = t->tgt, *prior = t->tgt + t->A, *q = t->tgt + 2 * t->A;
+    double total = 0, total_nl = 0;
+    for (int i = 0; i < ne; i++) {
+        int32_t c = e[i].child;
+        float v = 0.0f;
+        if (c >= 0) {
+            v = (float)t->nodes[c].n - (t->p.fresh_pi ? (float)t->base[i] : 0.0f);
+            if (v < 0)
+                v = 0;
+        }
+        vis[i] = v;
+        total += v;
+        if (!(t->p.solver && c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] <= -1.0f))
+            total_nl += v;
+    }
+    if (total <= 0)
+        return 0;
+    if (total_nl > 0)
+        for (int i = 0; i < ne; i++) {
+            int32_t c = e[i].child;
+            if (t->p.solver && c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] <= -1.0f)
+                vis[i] = 0;
+        }
+    if (t->p.noise && t->p.forced_playouts > 0 && t->p.policy_pruning) {
+        for (int i = 0; i < ne; i++) {
+            int32_t c = e[i].child;
+            const mnode *C = c >= 0 ? &t->nodes[c] : NULL;
+            prior[i] = edge_prior(&e[i]);
+            q[i] = !C ? 0.0f : C->proven ? C->pz[m] : C->n > 0 ? C->w[m] / (float)C->n : 0.0f;
+        }
+        mcts_prune_policy(ne, prior, q, vis, t->p.c_puct, t->p.forced_playouts);
+    }
+    double sum = 0;
+    for (int i = 0; i < ne; i++)
+        sum += vis[i];
+    memset(pi, 0, sizeof(float) * (size_t)t->A);
+    if (sum <= 0)
+        return 0;
+    for (int i = 0; i < ne; i++)
+        pi[e[i].action] = (float)(vis[i] / sum);
+    return (int)sum;
+}
+
 void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
 {
     const game *g = t->g;
@@ -847,6 +1002,7 @@ void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
     memset(pi, 0, sizeof(float) * (size_t)A);
     int action = -1;
     const medge *e = R->first_edge >= 0 ? t->edges + R->first_edge : NULL;
+    t->st.pi_visits = 0;
     bool root_win = t->p.solver && R->proven && R->pz[m] >= 1.0f;
 
     if (root_win) {
@@ -894,6 +1050,14 @@ void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
         }
         for (int a = 0; a < A; a++)
             pi[a] = (float)(pi[a] / tot);
+        /* The policy target: this search's playouts, forced playouts pruned. In self-play
+         * (noise on) the move is chosen from it too, so a played move always has target
+         * mass and the forced playouts do not make the play more random; other players
+         * choose from every visit (reused ones are information too) and return the
+         * target as pi. */
+        bool target = !(t->p.solver && R->proven) && (t->st.pi_visits = policy_target(t, t->pit)) > 0;
+        if (target && t->p.noise)
+            memcpy(pi, t->pit, sizeof(float) * (size_t)A);
         int ply = g->ops->ply ? g->ops->ply(g, t->root_state) : 0;
         if (t->p.solver && R->proven) {
             /* proven draw or loss: the most visited of the moves that achieve it */
@@ -961,7 +1125,7 @@ void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
     t->st.arena_full = t->full;
     res->stats = t->st;
     if (pi_out)
-        memcpy(pi_out, pi, sizeof(float) * (size_t)A);
+        memcpy(pi_out, t->st.pi_visits > 0 ? t->pit : pi, sizeof(float) * (size_t)A);
 }
 
 int mcts_search(mcts *t, evaluator *e, float *pi, mcts_result *res, char *err, size_t errlen)

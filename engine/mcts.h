@@ -80,10 +80,30 @@ typedef struct mcts_params {
                              * the node a proven win (no evaluator call) */
     bool vcf_defend;        /* a new node whose mover faces the opponent's VCF gets only
                              * the defending moves as children (budget vcf_leaf, or 1000) */
+    /* The learning recipe (issue 10). Zero = off, except fresh_pi (see mcts_finish). */
+    float dirichlet_total;  /* > 0: noise alpha = dirichlet_total / legal moves at the root
+                             * (KataGo: 10.83), replacing dirichlet_alpha */
+    float root_policy_temp; /* with noise: root priors ^ (1/T) renormalised; 0 or 1 = off */
+    float forced_playouts;  /* with noise: a root child c whose visits are below
+                             * sqrt(k P(c) N_root) is chosen first (KataGo's k = 2); 0 = off */
+    bool policy_pruning;    /* with forced playouts: mcts_finish's pi drops the playouts PUCT
+                             * would not have given (mcts_prune_policy) */
+    bool fresh_pi;          /* pi counts only the playouts of this search (mcts_begin on),
+                             * not the visits a reused subtree brought */
 } mcts_params;
 
 /* Copies the mcts config section into p; noise = false, capacities automatic. */
 void mcts_params_from_config(mcts_params *p, const struct cfg_mcts *c);
+
+/* KataGo's policy target pruning over n root children (arrays of n): prior, q (mean
+ * value from the root mover's view, of the visited children) and visits (this search's
+ * playouts; rewritten in place). best = the most visited child; for every other child
+ * c, as many of its playouts as forced playouts could have added (sqrt(k P(c) N), N =
+ * the sum of visits) are removed while PUCT (c_puct, sqrt(N) / (1 + n)) would still
+ * rank c below best; a child left with a single playout loses it. Returns the playouts
+ * removed. Pure function (no tree): tested on hand-made numbers. */
+int mcts_prune_policy(int n, const float *prior, const float *q, float *visits, float c_puct,
+                      float k);
 
 /* Settings for pure MCTS (the rollout or random evaluator: uniform priors): sets
  * fpu_absolute with fpu_value 1, so every move is tried once before any is tried twice.
@@ -105,6 +125,8 @@ typedef struct mcts_stats {
     double seconds;         /* wall time from mcts_begin to mcts_finish */
     bool proven;            /* the root's outcome is proven (solver) */
     bool arena_full;        /* the arena filled up: the search stopped expanding */
+    int pi_visits;          /* playouts behind pi (fresh_pi: this search's only; after
+                             * policy pruning); 0 when pi is not built from visits */
 } mcts_stats;
 
 /* What a search decided. */
@@ -199,5 +221,9 @@ const mcts_params *mcts_get_params(const mcts *t);
  * randomisation or a player's own count. The arena keeps the size mcts_new gave it:
  * more simulations than it was sized for may fill it (stats.arena_full). */
 void mcts_set_simulations(mcts *t, int simulations);
+/* Switches the root noise (and with it the root policy temperature and forced
+ * playouts, which are self-play devices) on or off for the following searches, e.g. off
+ * for the fast searches of playout cap randomisation. */
+void mcts_set_noise(mcts *t, bool noise);
 
 #endif

@@ -527,8 +527,9 @@ static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t *legal, fl
         float acc = ctx->v2_b[o];
         for (int v = 0; v < V; v++)
             acc += ctx->v2_w[(size_t)o * V + v] * hid[v];
-        values[o] = tanhf(acc);
+        values[o] = acc;
     }
+    nn_value_finish(s, values);
 }
 
 int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal, float *policy,

@@ -161,8 +161,7 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
         float *v = values + (size_t)b * s->players;
         dense_forward(v, hid + H, nn_tensor_cptr(L, P, L->val_fc2_w),
                       nn_tensor_cptr(L, P, L->val_fc2_b), s->players, V);
-        for (int i = 0; i < s->players; i++)
-            v[i] = tanhf(v[i]);
+        nn_value_finish(s, v);
     }
     free(x), free(t), free(u), free(hp), free(hv), free(lg), free(hid);
     return 0;

@@ -1,5 +1,6 @@
 #include "spec.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,21 @@
 
 const char *nn_policy_name(nn_policy_kind k) { return k == NN_POLICY_DENSE ? "dense" : "conv"; }
 const char *nn_trunk_name(nn_trunk_kind k) { return k == NN_TRUNK_PLAIN ? "plain" : "residual"; }
+const char *nn_value_name(nn_value_kind k) { return k == NN_VALUE_ZEROSUM ? "zerosum" : "independent"; }
+
+void nn_value_finish(const nn_spec *s, float *v)
+{
+    double mean = 0;
+    for (int i = 0; i < s->players; i++) {
+        v[i] = tanhf(v[i]);
+        mean += v[i];
+    }
+    if (s->value != NN_VALUE_ZEROSUM)
+        return;
+    mean /= s->players;
+    for (int i = 0; i < s->players; i++)
+        v[i] = (float)(v[i] - mean);
+}
 const char *nn_lattice_name(game_lattice l) { return l == GAME_LATTICE_HEX ? "hex" : "square"; }
 
 int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
@@ -36,6 +52,8 @@ int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
         return gz_fail(err, errlen, "spec: policy_head: expected conv or dense");
     if (s->trunk != NN_TRUNK_RESIDUAL && s->trunk != NN_TRUNK_PLAIN)
         return gz_fail(err, errlen, "spec: trunk: expected residual or plain");
+    if (s->value != NN_VALUE_INDEPENDENT && (s->value != NN_VALUE_ZEROSUM || s->players < 2))
+        return gz_fail(err, errlen, "spec: value_head: expected independent, or zerosum with 2 or more players");
     if (s->policy == NN_POLICY_CONV && s->actions != s->rows * s->cols)
         return gz_fail(err, errlen,
                     "spec: policy_head conv needs one action per point (actions = rows*cols = %d), "
@@ -59,6 +77,9 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     s->value_hidden = net->value_hidden;
     s->policy = strcmp(net->policy_head, "dense") == 0 ? NN_POLICY_DENSE : NN_POLICY_CONV;
     s->trunk = strcmp(net->trunk, "plain") == 0 ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
+    /* one player has nothing to sum to zero against: its value is its own */
+    s->value = strcmp(net->value_head, "zerosum") == 0 && g->players >= 2 ? NN_VALUE_ZEROSUM
+                                                                           : NN_VALUE_INDEPENDENT;
     if (s->policy == NN_POLICY_CONV && g->actions != g->rows * g->cols)
         return gz_fail(err, errlen,
                     "key net.policy_head: \"conv\" needs point actions, but game %s has %d actions on "
@@ -84,6 +105,7 @@ char *nn_spec_to_json(const nn_spec *s)
     cJSON_AddNumberToObject(o, "value_hidden", s->value_hidden);
     cJSON_AddStringToObject(o, "policy_head", nn_policy_name(s->policy));
     cJSON_AddStringToObject(o, "trunk", nn_trunk_name(s->trunk));
+    cJSON_AddStringToObject(o, "value_head", nn_value_name(s->value));
     char *txt = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return txt;
@@ -122,7 +144,7 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         cJSON_Delete(o);
         return gz_fail(err, errlen, "spec JSON: not a JSON object");
     }
-    int lat = 0, pol = 0, trunk = 0, rc = -1;
+    int lat = 0, pol = 0, trunk = 0, value = 0, rc = -1;
     if (get_int(o, "planes", &s->planes, err, errlen) || get_int(o, "rows", &s->rows, err, errlen) ||
         get_int(o, "cols", &s->cols, err, errlen) ||
         get_choice(o, "lattice", "square", "hex", &lat, err, errlen) ||
@@ -138,6 +160,11 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
     if (cJSON_GetObjectItemCaseSensitive(o, "trunk") &&
         get_choice(o, "trunk", "residual", "plain", &trunk, err, errlen))
         goto out;
+    /* "value_head" came with the zero-sum head: absent means independent tanh outputs. */
+    if (cJSON_GetObjectItemCaseSensitive(o, "value_head") &&
+        get_choice(o, "value_head", "independent", "zerosum", &value, err, errlen))
+        goto out;
+    s->value = value ? NN_VALUE_ZEROSUM : NN_VALUE_INDEPENDENT;
     s->lattice = lat ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
     s->policy = pol ? NN_POLICY_DENSE : NN_POLICY_CONV;
     s->trunk = trunk ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;

@@ -10,7 +10,7 @@
  *              conv head:  1x1 conv with bias (H -> 1): one logit per point (rows*cols)
  *              dense head: FC with bias (H*rows*cols -> actions)
  *   value:   1x1 conv (C -> H) -> BN -> ReLU -> global average pool -> FC (H -> V) + bias
- *            -> ReLU -> FC (V -> players) + bias -> tanh
+ *            -> ReLU -> FC (V -> players) + bias -> tanh (-> minus the mean: zerosum)
  * C = channels, H = head_channels, V = value_hidden. Value outputs are MOVER-FIRST:
  * output i is the outcome of the player i seats after the player to move ("to move,
  * next, the one after"); the evaluator rotates them to absolute order.
@@ -33,6 +33,13 @@
 
 typedef enum { NN_POLICY_CONV = 0, NN_POLICY_DENSE = 1 } nn_policy_kind;
 typedef enum { NN_TRUNK_RESIDUAL = 0, NN_TRUNK_PLAIN = 1 } nn_trunk_kind;
+/* How the value FC's `players` outputs become values (nn_value_finish):
+ *   independent  v_i = tanh(o_i), one free output per player;
+ *   zerosum      t_i = tanh(o_i), v_i = t_i - mean(t): the values sum to zero as every
+ *                outcome does, so with two players v = (t0 - t1)/2 and -v, and no
+ *                calibration gap can make both sides think they are winning (with
+ *                three, the order of the values is the order of the t_i). */
+typedef enum { NN_VALUE_INDEPENDENT = 0, NN_VALUE_ZEROSUM = 1 } nn_value_kind;
 
 typedef struct nn_spec {
     int planes;           /* input planes */
@@ -46,6 +53,7 @@ typedef struct nn_spec {
     int value_hidden;     /* V */
     nn_policy_kind policy;
     nn_trunk_kind trunk;
+    nn_value_kind value; /* zerosum only with 2 or more players */
 } nn_spec;
 
 /* Builds the spec for game g from the net section. A conv policy head needs point
@@ -70,7 +78,12 @@ int nn_spec_check_game(const nn_spec *model, const game *g, char *err, size_t er
  * rows x cols board (hex: the 7 live taps only count). */
 double nn_spec_flops(const nn_spec *s, int rows, int cols);
 
-/* "conv"/"dense", "residual"/"plain", "square"/"hex". */
+/* The value head's last step, in place on v[players] (the FC outputs in, the values
+ * out), as the spec's value kind says. Shared by every inference path. */
+void nn_value_finish(const nn_spec *s, float *v);
+
+/* "conv"/"dense", "residual"/"plain", "square"/"hex", "independent"/"zerosum". */
+const char *nn_value_name(nn_value_kind k);
 const char *nn_policy_name(nn_policy_kind k);
 const char *nn_trunk_name(nn_trunk_kind k);
 const char *nn_lattice_name(game_lattice l);

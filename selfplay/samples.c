@@ -53,8 +53,9 @@ char *sp_game_config_json(const gz_config *c)
 
 /* ---- writer -------------------------------------------------------------------- */
 
-enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_COUNT };
-static const char *const ds_names[DS_COUNT] = {"state", "pi", "legal", "z", "game", "ply"};
+enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_WEIGHT, DS_COUNT };
+static const char *const ds_names[DS_COUNT] = {"state", "pi", "legal", "z", "game", "ply",
+                                               "policy_weight"};
 
 struct sp_writer {
     /* immutable after open */
@@ -66,7 +67,7 @@ struct sp_writer {
     int64_t written; /* samples in the file */
     int nbuf;        /* samples in the buffers */
     uint8_t *b_state, *b_legal;
-    float *b_pi, *b_z;
+    float *b_pi, *b_z, *b_weight;
     int32_t *b_game, *b_ply;
 };
 
@@ -76,7 +77,8 @@ static hid_t ds_file_type(int i)
     case DS_STATE:
     case DS_LEGAL: return H5T_STD_U8LE;
     case DS_PI:
-    case DS_Z: return H5T_IEEE_F32LE;
+    case DS_Z:
+    case DS_WEIGHT: return H5T_IEEE_F32LE;
     default: return H5T_STD_I32LE;
     }
 }
@@ -87,7 +89,8 @@ static hid_t ds_mem_type(int i)
     case DS_STATE:
     case DS_LEGAL: return H5T_NATIVE_UINT8;
     case DS_PI:
-    case DS_Z: return H5T_NATIVE_FLOAT;
+    case DS_Z:
+    case DS_WEIGHT: return H5T_NATIVE_FLOAT;
     default: return H5T_NATIVE_INT32;
     }
 }
@@ -95,7 +98,7 @@ static hid_t ds_mem_type(int i)
 static void writer_free(sp_writer *w)
 {
     free(w->path), free(w->tmp), free(w->b_state), free(w->b_legal), free(w->b_pi), free(w->b_z);
-    free(w->b_game), free(w->b_ply);
+    free(w->b_game), free(w->b_ply), free(w->b_weight);
     free(w);
 }
 
@@ -133,7 +136,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->per[DS_STATE] = (size_t)g->planes * hw;
     w->per[DS_PI] = w->per[DS_LEGAL] = (size_t)g->actions;
     w->per[DS_Z] = (size_t)g->players;
-    w->per[DS_GAME] = w->per[DS_PLY] = 1;
+    w->per[DS_GAME] = w->per[DS_PLY] = w->per[DS_WEIGHT] = 1;
     /* chunks of about 256 KB of state, 16..1024 samples */
     size_t ch = (256u << 10) / w->per[DS_STATE];
     w->chunk = ch < 16 ? 16 : ch > 1024 ? 1024 : (int)ch;
@@ -146,7 +149,9 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->b_z = malloc(sizeof(float) * w->per[DS_Z] * w->chunk);
     w->b_game = malloc(sizeof(int32_t) * w->chunk);
     w->b_ply = malloc(sizeof(int32_t) * w->chunk);
-    if (!w->path || !w->tmp || !w->b_state || !w->b_legal || !w->b_pi || !w->b_z || !w->b_game || !w->b_ply) {
+    w->b_weight = malloc(sizeof(float) * w->chunk);
+    if (!w->path || !w->tmp || !w->b_state || !w->b_legal || !w->b_pi || !w->b_z || !w->b_game || !w->b_ply ||
+        !w->b_weight) {
         gz_fail(err, errlen, "%s: out of memory", path);
         writer_free(w);
         return NULL;
@@ -178,7 +183,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
             rank = 4;
             hsize_t d[4] = {0, (hsize_t)g->planes, (hsize_t)g->rows, (hsize_t)g->cols};
             memcpy(dims, d, sizeof d);
-        } else if (i == DS_GAME || i == DS_PLY) {
+        } else if (i == DS_GAME || i == DS_PLY || i == DS_WEIGHT) {
             rank = 1;
         } else {
             rank = 2;
@@ -214,9 +219,10 @@ static int writer_flush(sp_writer *w, char *err, size_t errlen)
 {
     if (w->nbuf == 0)
         return 0;
-    const void *bufs[DS_COUNT] = {w->b_state, w->b_pi, w->b_legal, w->b_z, w->b_game, w->b_ply};
+    const void *bufs[DS_COUNT] = {w->b_state, w->b_pi, w->b_legal, w->b_z, w->b_game, w->b_ply,
+                                  w->b_weight};
     for (int i = 0; i < DS_COUNT; i++) {
-        int rank = i == DS_STATE ? 4 : (i == DS_GAME || i == DS_PLY) ? 1 : 2;
+        int rank = i == DS_STATE ? 4 : (i == DS_GAME || i == DS_PLY || i == DS_WEIGHT) ? 1 : 2;
         hsize_t dims[4], start[4] = {0}, count[4];
         dims[0] = (hsize_t)(w->written + w->nbuf);
         count[0] = (hsize_t)w->nbuf;
@@ -250,7 +256,17 @@ static int writer_flush(sp_writer *w, char *err, size_t errlen)
 int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const uint8_t *legal,
                      const float *z, int32_t gameix, int32_t ply, char *err, size_t errlen)
 {
+    return sp_writer_append_weighted(w, planes, pi, legal, z, 1.0f, gameix, ply, err, errlen);
+}
+
+int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi,
+                              const uint8_t *legal, const float *z, float policy_weight,
+                              int32_t gameix, int32_t ply, char *err, size_t errlen)
+{
     size_t k = (size_t)w->nbuf;
+    if (!(policy_weight >= 0.0f && policy_weight <= SP_MAX_WEIGHT))
+        return gz_fail(err, errlen, "%s: sample %lld: policy weight %g is not in [0, %g]", w->tmp,
+                       (long long)(w->written + w->nbuf), (double)policy_weight, SP_MAX_WEIGHT);
     uint8_t *st = w->b_state + k * w->per[DS_STATE];
     for (size_t i = 0; i < w->per[DS_STATE]; i++) {
         float v = planes[i];
@@ -275,6 +291,7 @@ int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const u
     memcpy(w->b_z + k * w->per[DS_Z], z, sizeof(float) * w->per[DS_Z]);
     w->b_game[k] = gameix;
     w->b_ply[k] = ply;
+    w->b_weight[k] = policy_weight;
     w->nbuf++;
     if (w->nbuf == w->chunk)
         return writer_flush(w, err, errlen);
@@ -321,7 +338,7 @@ void sp_file_free(sp_file *f)
     if (!f)
         return;
     free(f->path), free(f->game_config), free(f->state), free(f->pi), free(f->legal), free(f->z);
-    free(f->gameix), free(f->ply);
+    free(f->gameix), free(f->ply), free(f->weight);
     free(f);
 }
 
@@ -358,7 +375,7 @@ static int read_ds(hid_t file, const char *path, int i, int rank, const hsize_t 
     }
     H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
     size_t sz = ft >= 0 ? H5Tget_size(ft) : 0;
-    int want_float = i == DS_PI || i == DS_Z;
+    int want_float = i == DS_PI || i == DS_Z || i == DS_WEIGHT;
     size_t want_sz = (i == DS_STATE || i == DS_LEGAL) ? 1 : 4;
     int type_ok = want_float ? cls == H5T_FLOAT && sz == 4
                              : cls == H5T_INTEGER && sz == want_sz &&
@@ -434,10 +451,11 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
     free(s);
     s = NULL;
     int64_t v;
-    if (nn_h5_attr_get_i64(file, "version", &v) < 0 || v != SP_VERSION) {
-        gz_fail(err, errlen, "%s: unsupported sample format version (expected %d)", path, SP_VERSION);
+    if (nn_h5_attr_get_i64(file, "version", &v) < 0 || v < 1 || v > SP_VERSION) {
+        gz_fail(err, errlen, "%s: unsupported sample format version (expected 1..%d)", path, SP_VERSION);
         goto bad;
     }
+    int version = (int)v;
     if (nn_h5_attr_get_i64(file, "complete", &v) < 0 || v != 1) {
         gz_fail(err, errlen, "%s: incomplete sample file (no \"complete\" mark: its writer did not finish)", path);
         goto bad;
@@ -521,6 +539,25 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         read_ds(file, path, DS_GAME, 1, NULL, &f->n, (void **)&f->gameix, err, errlen) < 0 ||
         read_ds(file, path, DS_PLY, 1, NULL, &f->n, (void **)&f->ply, err, errlen) < 0)
         goto bad;
+    if (version >= 2) {
+        if (read_ds(file, path, DS_WEIGHT, 1, NULL, &f->n, (void **)&f->weight, err, errlen) < 0)
+            goto bad;
+        for (int64_t i = 0; i < f->n; i++)
+            if (!(f->weight[i] >= 0.0f && f->weight[i] <= SP_MAX_WEIGHT)) {
+                gz_fail(err, errlen, "%s: policy_weight of sample %lld is not in [0, %g] (%g)", path,
+                        (long long)i, SP_MAX_WEIGHT, (double)f->weight[i]);
+                goto bad;
+            }
+    } else {
+        /* version 1 files have no weights: every policy target counts fully */
+        f->weight = malloc(sizeof(float) * (size_t)(f->n > 0 ? f->n : 1));
+        if (!f->weight) {
+            gz_fail(err, errlen, "%s: out of memory", path);
+            goto bad;
+        }
+        for (int64_t i = 0; i < f->n; i++)
+            f->weight[i] = 1.0f;
+    }
     for (int64_t i = 0; i < f->n * f->actions; i++) {
         if (!isfinite(f->pi[i]) || f->pi[i] < 0) {
             gz_fail(err, errlen, "%s: pi of sample %lld is not a probability (%g)", path,
@@ -545,4 +582,81 @@ bad:
     sp_file_free(f);
     H5Fclose(file);
     return NULL;
+}
+
+/* ---- resignation records ----------------------------------------------------------- */
+
+int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, char *err,
+                                size_t errlen)
+{
+    if (n <= 0)
+        return 0;
+    float *buf = malloc(sizeof(float) * 2 * (size_t)n);
+    if (!buf)
+        return gz_fail(err, errlen, "%s: out of memory", w->tmp);
+    for (int i = 0; i < n; i++) {
+        buf[2 * i] = c[i].value;
+        buf[2 * i + 1] = c[i].lost ? 1.0f : 0.0f;
+    }
+    hsize_t dims[2] = {(hsize_t)n, 2};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t d = sp >= 0 ? H5Dcreate2(w->file, "resign_checks", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                   H5P_DEFAULT)
+                      : -1;
+    int ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+    if (d >= 0)
+        H5Dclose(d);
+    if (sp >= 0)
+        H5Sclose(sp);
+    free(buf);
+    if (!ok)
+        return gz_fail(err, errlen, "%s: cannot write dataset resign_checks (disk full? HDF5 error)", w->tmp);
+    return 0;
+}
+
+int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    nn_h5_quiet();
+    if (H5Fis_hdf5(path) <= 0)
+        return gz_fail(err, errlen, "%s: not an HDF5 file (or truncated)", path);
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0)
+        return gz_fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated)", path);
+    int rc = 0;
+    if (H5Lexists(file, "resign_checks", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(file, "resign_checks", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hsize_t dims[2] = {0, 0};
+        int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 &&
+                 H5Sget_simple_extent_dims(sp, dims, NULL) == 2 && dims[1] == 2 && dims[0] <= (1u << 24);
+        float *buf = ok ? malloc(sizeof(float) * 2 * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
+        ok = ok && buf && H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+        sp_resign_check *c = ok ? malloc(sizeof *c * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
+        for (hsize_t i = 0; c && i < dims[0]; i++) {
+            float v = buf[2 * i], l = buf[2 * i + 1];
+            if (!isfinite(v) || v < -1 || v > 2 || (l != 0 && l != 1)) {
+                free(c);
+                c = NULL;
+                break;
+            }
+            c[i].value = v;
+            c[i].lost = l == 1;
+        }
+        if (c) {
+            *out = c;
+            *n = (int)dims[0];
+        } else {
+            rc = gz_fail(err, errlen, "%s: dataset resign_checks is not [K, 2] records of a value in "
+                                      "[-1, 2] and 0/1", path);
+        }
+        free(buf);
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    H5Fclose(file);
+    return rc;
 }

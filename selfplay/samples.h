@@ -18,6 +18,12 @@
  *   z     float32 [N, players]             outcomes, MOVER-FIRST (to move, next, ...)
  *   game  int32   [N]                      game index within the file's batch
  *   ply   int32   [N]                      moves played before the sample
+ *   policy_weight float32 [N]              (version 2) weight of the sample's policy
+ *                                          target in [0, 100]: 0 = value target only
+ *                                          (fast searches, proven-lost roots)
+ *   resign_checks float32 [K, 2]           (version 2, optional) resignation records of
+ *                                          the no-resign games: value, lost (0/1)
+ * Version 1 files (no policy_weight) are read with every weight 1.
  * HDF5 (Debian's serial build) is not thread-safe: one thread at a time. Errors never
  * print: they become messages naming the file and what is wrong.
  */
@@ -31,7 +37,8 @@
 #include "engine/game.h"
 
 #define SP_FORMAT "gridzero-samples"
-#define SP_VERSION 1
+#define SP_VERSION 2
+#define SP_MAX_WEIGHT 100.0
 #define SP_MODEL_LEN 256
 
 /* What a file says about itself (and what a writer is told). */
@@ -66,6 +73,26 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
  * written in chunks. Returns 0 or -1 with a message (the writer must then be aborted). */
 int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const uint8_t *legal,
                      const float *z, int32_t gameix, int32_t ply, char *err, size_t errlen);
+/* The same with the sample's policy weight (sp_writer_append writes 1). */
+int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi,
+                              const uint8_t *legal, const float *z, float policy_weight,
+                              int32_t gameix, int32_t ply, char *err, size_t errlen);
+/* One no-resign game's measurement for one player (selfplay.h: resignation calibration):
+ * the threshold below which it would have resigned, and whether it then lost. */
+typedef struct sp_resign_check {
+    float value; /* in [-1, 1], or 2 when it never had two moves */
+    int lost;    /* 1 lost, 0 drew or won */
+} sp_resign_check;
+
+/* Stores the resignation records in the file being written (dataset resign_checks,
+ * float32 [n, 2]: value, lost), at most once per file. Returns 0 or -1 with a message. */
+int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, char *err,
+                                size_t errlen);
+/* Reads a complete sample file's resignation records (none: *n = 0 and *out NULL, as in
+ * version 1 files). *out is malloc'd (free with free()). Returns 0 or -1 with a message. */
+int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char *err,
+                          size_t errlen);
+
 /* Samples appended so far. */
 int64_t sp_writer_count(const sp_writer *w);
 /* Flushes, marks complete, closes and renames path.tmp to path; frees w (always).
@@ -88,6 +115,7 @@ typedef struct sp_file {
     uint8_t *legal;    /* (n, actions) */
     float *z;          /* (n, players) */
     int32_t *gameix, *ply; /* (n) */
+    float *weight;     /* (n) policy weights (1 for version 1 files) */
 } sp_file;
 
 /* Reads and validates a file: the format and version, the "complete" mark, every

@@ -9,7 +9,41 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/errmsg.h"
 #include "samples.h"
+
+static int cmp_check(const void *a, const void *b)
+{
+    float x = ((const sp_resign_check *)a)->value, y = ((const sp_resign_check *)b)->value;
+    return (x > y) - (x < y);
+}
+
+double sp_resign_calibrate(const sp_resign_check *r, int n, double target, int min_records,
+                           double cap)
+{
+    if (n < min_records || n <= 0)
+        return -1.0;
+    sp_resign_check *s = malloc(sizeof *s * (size_t)n);
+    if (!s)
+        return -1.0;
+    memcpy(s, r, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_check);
+    /* thresholds just above each record's value, lowest first: the records below the
+     * threshold are s[0..i]; keep the highest whose false fraction meets the target */
+    double best = -1.0;
+    int wrong = 0;
+    for (int i = 0; i < n && s[i].value < cap; i++) {
+        wrong += !s[i].lost;
+        bool last_of_value = i + 1 == n || s[i + 1].value > s[i].value;
+        if (last_of_value && (double)wrong <= target * (double)(i + 1)) {
+            double t = i + 1 < n && s[i + 1].value < cap ? s[i + 1].value : cap;
+            if (t > best)
+                best = t;
+        }
+    }
+    free(s);
+    return best > cap ? cap : best;
+}
 
 int sp_cores(void)
 {
@@ -27,6 +61,10 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c)
     o->search.noise = true;
     o->resign_threshold = c->selfplay.resign_threshold;
     o->resign_disabled_fraction = c->selfplay.resign_disabled_fraction;
+    o->full_fraction = c->selfplay.full_fraction;
+    o->fast_simulations = c->selfplay.fast_simulations;
+    o->zero_weight_proven = c->selfplay.zero_weight_proven;
+    o->record_fast = c->selfplay.record_fast;
     o->seed = c->seed;
 }
 
@@ -38,11 +76,19 @@ typedef struct sp_slot {
     bool no_resign;       /* this game never resigns (false-resignation check) */
     int low[GAME_MAX_PLAYERS];        /* consecutive own moves below the threshold */
     bool would_resign[GAME_MAX_PLAYERS];
+    float prev_v[GAME_MAX_PLAYERS];   /* the player's root value at its previous move (NAN) */
+    float resign_at[GAME_MAX_PLAYERS]; /* min over its consecutive move pairs of the pair's
+                                        * max: it would resign under any threshold above */
     int n;                /* samples so far */
     uint8_t *planes;      /* (max_len, planes*hw) x255 */
     float *pi;            /* (max_len, actions) */
     uint8_t *legal;       /* (max_len, actions) */
     int8_t *mover;        /* (max_len) player to move */
+    int16_t *ply;         /* (max_len) the sample's ply in its game */
+    int plies;            /* moves played in the game */
+    float *weight;        /* (max_len) policy weight */
+    rng r;                /* full or fast search per move (playout cap randomisation) */
+    bool full;            /* this move's search is a full one */
 } sp_slot;
 
 /* What every worker shares. */
@@ -53,6 +99,8 @@ typedef struct sp_shared {
     sp_writer *w;         /* guarded by lock (HDF5 is not thread-safe) */
     int next_game;        /* guarded */
     sp_stats st;          /* guarded */
+    sp_resign_check *checks; /* guarded: the no-resign games' records */
+    int nchecks, capchecks;
     int failed;           /* guarded: first failure wins */
     char err[512];        /* guarded */
 } sp_shared;
@@ -100,8 +148,13 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
     const game *g = sh->g;
     s->gameix = gameix;
     s->n = 0;
+    s->plies = 0;
     memset(s->low, 0, sizeof s->low);
     memset(s->would_resign, 0, sizeof s->would_resign);
+    for (int k = 0; k < GAME_MAX_PLAYERS; k++) {
+        s->prev_v[k] = NAN;
+        s->resign_at[k] = 2.0f; /* never */
+    }
     /* Whether this game may resign is a pure function of the seed and the game number,
      * so it does not depend on which worker plays it. */
     rng r;
@@ -110,6 +163,7 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
                    rng_uniform(&r) < sh->o->resign_disabled_fraction;
     game_init(g, scratch, &r);
     mcts_set_root(s->tree, scratch);
+    rng_seed(&s->r, rng_derive(sh->o->seed, 0x706372ULL + (uint64_t)gameix));
 }
 
 /* The game in slot s ended with outcome z (absolute players): write its samples. */
@@ -126,14 +180,15 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned,
         float zm[GAME_MAX_PLAYERS];
         for (int k = 0; k < P; k++)
             zm[k] = z[(s->mover[i] + k) % P];
-        rc = sp_writer_append(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A, zm,
-                              s->gameix, i, err, errlen);
+        rc = sp_writer_append_weighted(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
+                                       zm, s->weight[i], s->gameix, s->ply[i], err, errlen);
+        sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
     }
     if (rc == 0) {
         sp_stats *st = &sh->st;
         st->games++;
         st->positions += s->n;
-        st->plies += s->n;
+        st->plies += s->plies;
         int best = 0, nbest = 1;
         for (int k = 1; k < P; k++) {
             if (z[k] > z[best]) {
@@ -148,6 +203,24 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned,
         else
             st->draws++;
         st->resigned += resigned;
+        /* a no-resign game measures where each player would have resigned and whether
+         * that would have been false (selfplay.h: resignation calibration) */
+        if (s->no_resign && P == 2)
+            for (int k = 0; k < P && rc == 0; k++) {
+                if (sh->nchecks == sh->capchecks) {
+                    int cap = sh->capchecks ? 2 * sh->capchecks : 256;
+                    sp_resign_check *nc = realloc(sh->checks, sizeof *nc * (size_t)cap);
+                    if (!nc) {
+                        rc = gz_fail(err, errlen, "self-play: out of memory");
+                        break;
+                    }
+                    sh->checks = nc;
+                    sh->capchecks = cap;
+                }
+                sh->checks[sh->nchecks].value = s->resign_at[k];
+                sh->checks[sh->nchecks].lost = z[k] <= -1.0f;
+                sh->nchecks++;
+            }
         for (int k = 0; k < P; k++)
             if (s->would_resign[k]) {
                 st->resign_checked++;
@@ -189,10 +262,12 @@ static void *worker_main(void *arg)
         s->pi = malloc(sizeof(float) * (size_t)L * (size_t)A);
         s->legal = malloc((size_t)L * (size_t)A);
         s->mover = malloc((size_t)L);
+        s->weight = malloc(sizeof(float) * (size_t)L);
+        s->ply = malloc(sizeof(int16_t) * (size_t)L);
         if (!s->tree) {
             fail_shared(sh, err);
             ok = false;
-        } else if (!s->planes || !s->pi || !s->legal || !s->mover) {
+        } else if (!s->planes || !s->pi || !s->legal || !s->mover || !s->weight || !s->ply) {
             ok = false;
         }
     }
@@ -222,8 +297,18 @@ static void *worker_main(void *arg)
             break;
 
         /* One move in every active game: search them together. */
-        for (int j = 0; j < nact; j++)
+        /* (zero-filled options, as tests make them by hand, mean no randomisation) */
+        bool pcr = o->full_fraction > 0 && o->full_fraction < 1.0 && o->fast_simulations >= 1;
+        for (int j = 0; j < nact; j++) {
+            sp_slot *s = &slots[active_ix[j]];
+            s->full = true;
+            if (pcr) {
+                s->full = rng_uniform(&s->r) < o->full_fraction;
+                mcts_set_simulations(active[j], s->full ? o->search.simulations : o->fast_simulations);
+                mcts_set_noise(active[j], s->full && o->search.noise);
+            }
             mcts_begin(active[j]);
+        }
         for (;;) {
             bool all_done = true;
             for (int j = 0; j < nact && all_done; j++)
@@ -245,16 +330,24 @@ static void *worker_main(void *arg)
             const game_state *root = mcts_root_state(s->tree);
             int mover = game_current_player(g, root);
             assert(s->n < L);
-            game_encode(g, root, fplanes);
-            uint8_t *dst = s->planes + (size_t)s->n * np;
-            for (int k = 0; k < np; k++) {
-                float v = fplanes[k] < 0 ? 0 : fplanes[k] > 1 ? 1 : fplanes[k];
-                dst[k] = (uint8_t)lrintf(v * 255.0f);
+            /* playout cap randomisation: a fast search's position is a sample only with
+             * record_fast (then with policy weight 0) */
+            if (s->full || o->record_fast) {
+                game_encode(g, root, fplanes);
+                uint8_t *dst = s->planes + (size_t)s->n * np;
+                for (int k = 0; k < np; k++) {
+                    float v = fplanes[k] < 0 ? 0 : fplanes[k] > 1 ? 1 : fplanes[k];
+                    dst[k] = (uint8_t)lrintf(v * 255.0f);
+                }
+                memcpy(s->pi + (size_t)s->n * A, pi, sizeof(float) * (size_t)A);
+                game_legal(g, root, s->legal + (size_t)s->n * A);
+                s->mover[s->n] = (int8_t)mover;
+                s->ply[s->n] = (int16_t)s->plies;
+                bool degenerate = o->zero_weight_proven && res.proven && res.value[mover] < 1.0f;
+                s->weight[s->n] = s->full && !degenerate ? 1.0f : 0.0f;
+                s->n++;
             }
-            memcpy(s->pi + (size_t)s->n * A, pi, sizeof(float) * (size_t)A);
-            game_legal(g, root, s->legal + (size_t)s->n * A);
-            s->mover[s->n] = (int8_t)mover;
-            s->n++;
+            s->plies++;
             pthread_mutex_lock(&sh->lock);
             sh->st.simulations += res.stats.simulations;
             sh->st.evaluated += res.stats.evaluated;
@@ -262,6 +355,15 @@ static void *worker_main(void *arg)
 
             /* Resignation: two consecutive own moves below the threshold. */
             bool resign = false;
+            if (g->players == 2) {
+                float v = res.value[mover], pv = s->prev_v[mover];
+                if (!isnan(pv)) {
+                    float pair = v > pv ? v : pv;
+                    if (pair < s->resign_at[mover])
+                        s->resign_at[mover] = pair;
+                }
+                s->prev_v[mover] = v;
+            }
             if (g->players == 2 && o->resign_threshold > -1.0) {
                 if (res.value[mover] < o->resign_threshold)
                     s->low[mover]++;
@@ -305,6 +407,8 @@ static void *worker_main(void *arg)
         free(slots[i].pi);
         free(slots[i].legal);
         free(slots[i].mover);
+        free(slots[i].weight);
+        free(slots[i].ply);
     }
     free(slots);
     free(active);
@@ -374,6 +478,12 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
     }
     if (rc == 0 && should_stop(&sh))
         rc = 1;
+    if (rc == 0 && sh.nchecks > 0 &&
+        sp_writer_put_resign_checks(sh.w, sh.checks, sh.nchecks, err, errlen) < 0) {
+        sp_writer_abort(sh.w);
+        sh.w = NULL;
+        rc = -1;
+    }
     if (rc == 0) {
         if (sp_writer_close(sh.w, err, errlen) < 0)
             rc = -1;
@@ -382,6 +492,7 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
     }
     if (stats)
         *stats = sh.st;
+    free(sh.checks);
     pthread_mutex_destroy(&sh.lock);
     return rc;
 }

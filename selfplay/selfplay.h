@@ -8,11 +8,22 @@
  * z in mover-first order. Root Dirichlet noise and the temperature schedule come from
  * the mcts config section.
  *
+ * Every sample carries a policy weight (samples.h): 0 for the fast searches of playout
+ * cap randomisation and, with zero_weight_proven, for roots the solver proved lost or
+ * drawn (their visits say nothing: the search stops at about one visit a move).
+ *
  * Resignation (AlphaGo Zero's rule, two-player games only): when the root value of the
  * player to move is below resign_threshold at two consecutive moves of that player, it
  * resigns (outcome -1 for it, +1 for the other) — except in a random
  * resign_disabled_fraction of the games, which play on; there, a player that would
  * have resigned but did not lose is a false resignation, and the rate is reported.
+ *
+ * Resignation calibration (AlphaGo Zero keeps false resignations under 5%): in every
+ * no-resign two-player game each player's "resign_at" is recorded, the lowest over its
+ * consecutive move pairs of the pair's higher root value (it would have resigned under
+ * any threshold above it), with whether it then lost. The records go into the sample
+ * file (samples.h, resign_checks) and sp_resign_calibrate turns the last generations'
+ * records into the next threshold.
  *
  * The evaluators come from a factory (one per worker thread, each used by its thread
  * only): the network evaluator for a model, or the rollout evaluator (pure MCTS) for a
@@ -29,6 +40,7 @@
 #include "engine/eval.h"
 #include "engine/game.h"
 #include "engine/mcts.h"
+#include "samples.h"
 
 /* Makes worker `worker`'s evaluator (of `workers`). Returns a new evaluator (the
  * worker frees it) or NULL with a message. Called from the main thread. */
@@ -48,6 +60,7 @@ typedef struct sp_stats {
     int64_t simulations;      /* search simulations */
     int64_t evaluated;        /* leaves sent to evaluators */
     int64_t cache_hits;       /* evaluator cache hits */
+    int64_t policy_targets;   /* samples with policy weight > 0 */
     double seconds;
 } sp_stats;
 
@@ -59,6 +72,16 @@ typedef struct sp_opts {
     bool pure;                /* pure MCTS settings (rollout bootstrap) */
     double resign_threshold;  /* -1 = never resign */
     double resign_disabled_fraction;
+    /* Playout cap randomisation (KataGo): a move gets the full search (search.simulations,
+     * noise on: its pi is a policy target, weight 1) with probability full_fraction, else
+     * a fast search of fast_simulations without noise whose pi gets policy weight 0 (the
+     * position still gives its value target). full_fraction 1 = every move full. */
+    double full_fraction;
+    int fast_simulations;
+    bool zero_weight_proven;  /* a root proven lost or drawn: policy weight 0 */
+    bool record_fast;         /* write the fast searches' positions (weight 0); false: only
+                               * the full searches' positions become samples (KataGo: the
+                               * game's outcome still comes from every move) */
     uint64_t seed;
     int64_t generation;       /* written to the file's meta */
     const char *model;        /* the model's name for the file's meta ("rollout", a path) */
@@ -81,6 +104,14 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c);
  * written). stats (may be NULL) receives the totals. */
 int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eval_ctx,
            const char *out_path, sp_stats *stats, char *err, size_t errlen);
+
+/* The highest resignation threshold whose false-resignation rate over the records is at
+ * most `target`: among the records with resign_at < t, the fraction that did not lose
+ * (a player that would have resigned but drew or won). Returns -1 (never resign) when
+ * there are fewer than min_records records, or no threshold above -1 meets the target;
+ * the result is at most `cap` (a threshold of 0 would resign even games). Pure. */
+double sp_resign_calibrate(const sp_resign_check *r, int n, double target, int min_records,
+                           double cap);
 
 /* The number of CPU cores online (>= 1). */
 int sp_cores(void);

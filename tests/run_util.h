@@ -6,6 +6,7 @@
 #define GZ_TESTS_RUN_UTIL_H
 
 #include <check.h>
+#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@ static inline void teardown(void)
 /* The tiny settings every run here uses (plus -o DIR and --generations). */
 static const char *const tiny[] = {
     "--set", "selfplay.games=16",  "--set", "train.steps=20",        "--set", "arena.games=4",
+    "--set", "train.reuse=0",
     "--set", "net.blocks=1",       "--set", "net.channels=8",        "--set", "selfplay.threads=1",
     "--set", "mcts.simulations=16", "--set", "selfplay.bootstrap_simulations=32",
     "--set", "arena.simulations=16", "--set", "train.log_every=5", "--set", "seed=5", NULL};

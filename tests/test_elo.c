@@ -235,6 +235,73 @@ START_TEST(results_file)
 }
 END_TEST
 
+/* SPRT on synthetic matches: results drawn with a known Elo advantage and a 30% draw
+ * rate. With H0 = 0, H1 = 100 and alpha = beta = 0.05, a true 0 must be taken for 100
+ * rarely, a true 100 for 0 rarely, and the tests must stop well before a fixed-size
+ * match of the same power would (about 500 games). */
+static int sprt_run(const elo_sprt *s, double elo, rng *r, int *games)
+{
+    double e = 1.0 / (1.0 + pow(10.0, -elo / 400.0));
+    double pd = 0.3, pw = e - pd / 2, pl = 1 - pw - pd;
+    ck_assert(pw > 0 && pl > 0);
+    int w = 0, d = 0, l = 0;
+    for (int n = 1; n <= 20000; n++) {
+        double u = rng_uniform(r);
+        if (u < pw)
+            w++;
+        else if (u < pw + pd)
+            d++;
+        else
+            l++;
+        int v = elo_sprt_decide(s, w, d, l, NULL);
+        if (v != 0) {
+            *games = n;
+            return v;
+        }
+    }
+    *games = 20000;
+    return 0;
+}
+
+START_TEST(sprt_error_rates)
+{
+    elo_sprt s;
+    char err[128];
+    s.alpha = s.beta = 0.05;
+    ck_assert_msg(elo_sprt_parse(&s, "0,100", err, sizeof err) == 0, "%s", err);
+    ck_assert_double_eq(s.elo0, 0);
+    ck_assert_double_eq(s.elo1, 100);
+    rng r;
+    rng_seed(&r, 2024);
+    const int T = 400;
+    int false_h1 = 0, false_h0 = 0, undecided = 0;
+    long games0 = 0, games1 = 0;
+    for (int t = 0; t < T; t++) {
+        int n;
+        int v = sprt_run(&s, 0, &r, &n);
+        false_h1 += v > 0;
+        undecided += v == 0;
+        games0 += n;
+        v = sprt_run(&s, 100, &r, &n);
+        false_h0 += v < 0;
+        undecided += v == 0;
+        games1 += n;
+    }
+    ck_assert_int_eq(undecided, 0);
+    ck_assert_msg(false_h1 <= T * 0.08, "true 0 taken for 100 in %d of %d", false_h1, T);
+    ck_assert_msg(false_h0 <= T * 0.08, "true 100 taken for 0 in %d of %d", false_h0, T);
+    ck_assert_msg(games0 / T < 300 && games1 / T < 300, "mean games %ld and %ld", games0 / T, games1 / T);
+    /* a 4-0 start decides nothing; the LLR grows with a winning record */
+    ck_assert_int_eq(elo_sprt_decide(&s, 4, 0, 0, NULL), 0);
+    ck_assert(elo_sprt_llr(&s, 40, 10, 10) > elo_sprt_llr(&s, 30, 10, 20));
+    /* bad specifications */
+    ck_assert_int_eq(elo_sprt_parse(&s, "50,0", err, sizeof err), -1);
+    ck_assert_int_eq(elo_sprt_parse(&s, "abc", err, sizeof err), -1);
+    ck_assert_int_eq(elo_sprt_parse(&s, "0,", err, sizeof err), -1);
+    ck_assert(strstr(err, "ELO0,ELO1") != NULL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("elo");
@@ -246,6 +313,7 @@ int main(void)
     tcase_add_test(tc, only_wins_stays_finite);
     tcase_add_test(tc, three_player_games_are_pairwise_by_rank);
     tcase_add_test(tc, results_file);
+    tcase_add_test(tc, sprt_error_rates);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1042,6 +1042,126 @@ static int check_tree(const mcts *t, const game *g, const game_state *s, int32_t
     return seen;
 }
 
+/* pi counts this search's playouts only: after tree reuse, the visits the kept subtree
+ * brought are not in it (fresh_pi), and without fresh_pi they are. */
+START_TEST(fresh_pi_excludes_reused_visits)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    char err[256];
+    for (int fresh = 0; fresh <= 1; fresh++) {
+        mcts_params p = params(300);
+        p.fresh_pi = fresh;
+        mcts *t = mcts_new(g, &p, 7, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        mcts_result res;
+        float pi[81];
+        ck_assert_int_eq(mcts_search(t, &e, pi, &res, err, sizeof err), 0);
+        ck_assert_int_eq(mcts_play(t, res.action), 0);
+        /* the kept subtree's visits, per child, before the next search */
+        mcts_child_info before[81], after[81];
+        int nb = mcts_children(t, MCTS_ROOT, before, 81);
+        int carried = 0;
+        for (int i = 0; i < nb; i++)
+            carried += before[i].visits;
+        ck_assert_int_gt(carried, 20); /* the test means something only with reuse */
+        ck_assert_int_eq(mcts_search(t, &e, pi, &res, err, sizeof err), 0);
+        int na = mcts_children(t, MCTS_ROOT, after, 81);
+        ck_assert_int_eq(na, nb);
+        double total = 0;
+        for (int i = 0; i < na; i++)
+            total += after[i].visits - (fresh ? before[i].visits : 0);
+        ck_assert_int_eq(res.stats.pi_visits, (int)total);
+        ck_assert_int_eq((int)total, fresh ? 300 : 300 + carried);
+        for (int i = 0; i < na; i++) {
+            double want = (after[i].visits - (fresh ? before[i].visits : 0)) / total;
+            ck_assert_msg(fabs(pi[after[i].action] - want) < 1e-5, "fresh %d: pi[%d] = %g, want %g", fresh,
+                          after[i].action, pi[after[i].action], want);
+        }
+        mcts_free(t);
+    }
+    game_free(g);
+}
+END_TEST
+
+/* Policy target pruning on hand-made numbers: the most visited child keeps its visits;
+ * a child whose playouts PUCT wanted keeps them; forced-looking playouts of a weak
+ * child are removed down to what PUCT would have given, and a child left with one
+ * playout loses it. */
+START_TEST(policy_pruning_by_hand)
+{
+    /* c_puct 1, k 2. N = 100 + 20 + 9 + 1 = 130, sqrt(N) = 11.40. */
+    float prior[4] = {0.4f, 0.3f, 0.2f, 0.1f};
+    float q[4] = {0.5f, 0.45f, -0.5f, -0.9f};
+    float v[4] = {100, 20, 9, 1};
+    double sq = sqrt(130.0);
+    double best = 0.5 + 1.0 * 0.4 * sq / 101.0; /* 0.5451 */
+    int removed = mcts_prune_policy(4, prior, q, v, 1.0f, 2.0f);
+    ck_assert_float_eq(v[0], 100); /* the best is never touched */
+    /* child 1: PUCT at 20 visits = 0.45 + 0.3*11.40/21 = 0.613 > best: it earned them; at
+     * fewer it would rank higher still, so nothing can be removed */
+    ck_assert_float_eq(v[1], 20);
+    /* child 2: q is far below; forced = sqrt(2*0.2*130) = 7.2, so up to 7 removed, keeping
+     * at least the visits where PUCT = best: n' >= 0.2*11.40/(0.5451+0.5) - 1 = 1.18 -> 2 */
+    ck_assert(ceil(0.2 * sq / (best + 0.5) - 1.0) == 2 && ceil(9 - sqrt(2 * 0.2 * 130.0)) == 2);
+    ck_assert_float_eq(v[2], 2);
+    ck_assert_float_eq(v[3], 0); /* one playout: removed */
+    ck_assert_int_eq(removed, (int)(9 - v[2]) + 1);
+    /* nothing visited: nothing to do */
+    float z[2] = {0, 0}, pz[2] = {0.5f, 0.5f}, qz[2] = {0, 0};
+    ck_assert_int_eq(mcts_prune_policy(2, pz, qz, z, 1.5f, 2.0f), 0);
+}
+END_TEST
+
+/* Forced playouts in a search: with noise on, every root child the search visited has
+ * at least about sqrt(k P N) - 1 visits (P the prior after noise), and pruning takes
+ * them out of pi again, so pi is sharper than the visit counts. */
+START_TEST(forced_playouts_in_search)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    char err[256];
+    mcts_params p = params(400);
+    p.noise = true;
+    p.forced_playouts = 2.0f;
+    p.policy_pruning = true;
+    p.batch = 1;
+    mcts *t = mcts_new(g, &p, 11, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_result res;
+    float pi[81];
+    ck_assert_int_eq(mcts_search(t, &e, pi, &res, err, sizeof err), 0);
+    mcts_child_info ci[81];
+    int nc = mcts_children(t, MCTS_ROOT, ci, 81);
+    int N = 0, visited = 0, pruned_away = 0;
+    for (int i = 0; i < nc; i++)
+        N += ci[i].visits;
+    for (int i = 0; i < nc; i++) {
+        if (ci[i].visits == 0)
+            continue;
+        visited++;
+        double need = sqrt(2.0 * ci[i].prior * N);
+        ck_assert_msg(ci[i].visits >= floor(need) - 1, "child %d: %d visits, forced %g", ci[i].action,
+                      ci[i].visits, need);
+        pruned_away += pi[ci[i].action] < (double)ci[i].visits / N - 1e-6;
+    }
+    ck_assert_int_gt(visited, 3);
+    ck_assert_int_gt(pruned_away, 0);
+    ck_assert_int_lt(res.stats.pi_visits, N);
+    double sum = 0;
+    for (int a = 0; a < 81; a++)
+        sum += pi[a];
+    ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+    ck_assert(pi[res.action] > 0);
+    mcts_free(t);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(tree_invariants_through_games)
 {
     game *g = make(9, 9, 4);
@@ -1455,6 +1575,9 @@ int main(void)
     tcase_add_test(tc, evaluator_error_is_reported);
     tcase_add_test(tc, tree_reuse_keeps_child);
     tcase_add_test(tc, tree_invariants_through_games);
+    tcase_add_test(tc, fresh_pi_excludes_reused_visits);
+    tcase_add_test(tc, policy_pruning_by_hand);
+    tcase_add_test(tc, forced_playouts_in_search);
     tcase_add_test(tc, small_arenas_through_games);
     tcase_add_test(tc, vcf_root_plays_the_proven_win);
     tcase_add_test(tc, vcf_leaf_proves_nodes);

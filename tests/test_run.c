@@ -70,6 +70,82 @@ START_TEST(interrupt_then_resume)
 }
 END_TEST
 
+/* The last metrics event named ev: its number field key (or -1). */
+static double last_event_number(const char *rd, const char *ev, const char *key)
+{
+    char *text = slurp_rel(rd, "metrics.jsonl");
+    double v = -1;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "event");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, key);
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, ev) && cJSON_IsNumber(k))
+            v = k->valuedouble;
+        cJSON_Delete(o);
+    }
+    free(text);
+    return v;
+}
+
+static double clock_seconds(const char *rd)
+{
+    char *text = slurp_rel(rd, "clock.json");
+    ck_assert_msg(text != NULL, "%s/clock.json is missing", rd);
+    cJSON *o = cJSON_Parse(text);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "seconds");
+    ck_assert(cJSON_IsNumber(s));
+    double v = s->valuedouble;
+    cJSON_Delete(o);
+    free(text);
+    return v;
+}
+
+/* --time: the budget counts every session of the run (clock.json survives a kill -9),
+ * a spent budget starts no stage and exits 0 with a message, and a bad duration is
+ * refused with exit 2. */
+START_TEST(time_budget_resumes)
+{
+    char rd[300], out[16384], path[400];
+    snprintf(rd, sizeof rd, "%s/timed", dir);
+    const char *hour[] = {"--time", "1h", NULL};
+    int rc = gz_run(rd, 2, "1:train", hour, 0, out, sizeof out);
+    ck_assert_msg(rc == 128 + SIGKILL, "exit %d:\n%s", rc, out);
+    double c1 = clock_seconds(rd);
+    ck_assert(c1 > 0);
+    rc = gz_run(rd, 2, NULL, hour, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    double c2 = clock_seconds(rd);
+    ck_assert_msg(c2 > c1, "the clock went from %g to %g s", c1, c2);
+    /* the metrics carry the run's clock, so ratings can be drawn against time */
+    ck_assert(last_event_number(rd, "elo", "run_seconds") > c1);
+    /* a budget already spent: nothing more is started */
+    const char *tiny_budget[] = {"--time", "0.5s", NULL};
+    rc = gz_run(rd, 4, NULL, tiny_budget, 0, out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "time budget") != NULL, "exit %d:\n%s", rc, out);
+    ck_assert(!exists(pathf(path, sizeof path, rd, "data/gen_0003.h5")));
+    ck_assert(clock_seconds(rd) >= c2);
+    const char *bad[] = {"--time", "soon", NULL};
+    rc = gz_run(rd, 4, NULL, bad, 0, out, sizeof out);
+    ck_assert_msg(rc == 2 && strstr(out, "--time") != NULL, "exit %d:\n%s", rc, out);
+}
+END_TEST
+
+/* train.reuse: the steps of a generation come from the positions its self-play made
+ * (ceil(reuse * positions / batch_size)), not from train.steps. */
+START_TEST(reuse_sets_steps)
+{
+    char rd[300], out[16384];
+    snprintf(rd, sizeof rd, "%s/reuse", dir);
+    const char *reuse[] = {"--set", "train.reuse=3", "--set", "train.log_every=1", NULL};
+    int rc = gz_run(rd, 1, NULL, reuse, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    double positions = last_event_number(rd, "selfplay", "positions");
+    ck_assert(positions > 0);
+    double steps = last_event_number(rd, "train", "step");
+    ck_assert_msg(steps == ceil(3 * positions / 128), "%g positions, %g steps", positions, steps);
+}
+END_TEST
+
 START_TEST(other_config_refused)
 {
     char rd[300], out[16384], p[400];
@@ -193,6 +269,8 @@ static Suite *run_suite(void)
     tcase_add_test(tc, resume_after_kill);
     tcase_add_test(tc, interrupt_then_resume);
     tcase_add_test(tc, other_config_refused);
+    tcase_add_test(tc, time_budget_resumes);
+    tcase_add_test(tc, reuse_sets_steps);
     tcase_add_test(tc, extend_finished_run);
     tcase_add_test(tc, corrupt_sample_file);
     tcase_add_test(tc, deep_run_dir);

@@ -17,6 +17,7 @@
 #include "engine/config.h"
 #include "engine/eval.h"
 #include "engine/game.h"
+#include "engine/rng.h"
 #include "nn/checkpoint.h"
 #include "nn/net_eval.h"
 #include "nn/params.h"
@@ -543,7 +544,51 @@ START_TEST(resign_disabled_counts_false)
      * self-play draws a lot */
     ck_assert_int_gt(st.resign_false, 0);
     ck_assert_int_le(st.resign_false, st.resign_checked);
+    /* the records of every no-resign game are in the file: two players a game */
+    sp_resign_check *rc;
+    int n;
+    ck_assert_msg(sp_read_resign_checks(path, &rc, &n, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(n, 24);
+    int would = 0, wrong = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert(rc[i].value >= -1 && rc[i].value <= 2);
+        would += rc[i].value < 0.9f;
+        wrong += rc[i].value < 0.9f && !rc[i].lost;
+    }
+    ck_assert_int_eq(would, st.resign_checked);
+    ck_assert_int_eq(wrong, st.resign_false);
+    free(rc);
     game_free(g);
+}
+END_TEST
+
+/* Resignation calibration on a synthetic stream: resign_at uniform in [-1, 1] and the
+ * chance of NOT losing (a false resignation) (v + 1) / 2, so below a threshold t the
+ * false fraction is (t + 1) / 4: a 5% target means t = -0.8. The estimate converges on
+ * it as records accumulate, and says "never" (-1) below the minimum count. */
+START_TEST(resign_calibration_converges)
+{
+    rng r;
+    rng_seed(&r, 99);
+    enum { N = 40000 };
+    sp_resign_check *c = malloc(sizeof *c * N);
+    for (int i = 0; i < N; i++) {
+        c[i].value = (float)(2 * rng_uniform(&r) - 1);
+        c[i].lost = rng_uniform(&r) >= (c[i].value + 1) / 2;
+    }
+    ck_assert_double_eq(sp_resign_calibrate(c, 50, 0.05, 100, 0.0), -1.0);
+    double err400 = fabs(sp_resign_calibrate(c, 400, 0.05, 100, 0.0) + 0.8);
+    double err40k = fabs(sp_resign_calibrate(c, N, 0.05, 100, 0.0) + 0.8);
+    ck_assert_msg(err400 < 0.15, "400 records: off by %g", err400);
+    ck_assert_msg(err40k < 0.04 && err40k < err400, "40000 records: off by %g (400: %g)", err40k, err400);
+    /* a looser target resigns earlier; the cap holds */
+    ck_assert(sp_resign_calibrate(c, N, 0.10, 100, 0.0) > sp_resign_calibrate(c, N, 0.05, 100, 0.0));
+    ck_assert(sp_resign_calibrate(c, N, 0.45, 100, -0.5) <= -0.5);
+    /* every would-be resigner won: never resign */
+    for (int i = 0; i < 200; i++)
+        c[i].lost = 0;
+    ck_assert_double_eq(sp_resign_calibrate(c, 200, 0.05, 100, 0.0), -1.0);
+    free(c);
 }
 END_TEST
 
@@ -814,6 +859,7 @@ static Suite *selfplay_suite(void)
     tcase_add_test(tc, resign_all);
     tcase_add_test(tc, resign_disabled_counts_false);
     tcase_add_test(tc, deterministic);
+    tcase_add_test(tc, resign_calibration_converges);
     tcase_add_test(tc, parallel_and_threads);
     tcase_add_test(tc, stop_leaves_nothing);
     tcase_add_test(tc, failures_leave_nothing);

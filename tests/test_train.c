@@ -219,6 +219,64 @@ START_TEST(grad_square_plain_dense)
 }
 END_TEST
 
+static nn_spec zerosum(nn_spec s)
+{
+    s.value = NN_VALUE_ZEROSUM;
+    return s;
+}
+
+/* The zero-sum value head (2 and 3 players): gradients against finite differences. */
+START_TEST(grad_zerosum_value)
+{
+    grad_case(zerosum(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 14);
+    grad_case(zerosum(tiny_spec(GAME_LATTICE_HEX, 5, 5, 1, 4, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 15);
+}
+END_TEST
+
+/* The zero-sum head's values: two players are exact opposites, three sum to zero, and
+ * the value loss with two players is the mover's squared error alone. */
+START_TEST(zerosum_values_and_loss)
+{
+    for (int P = 2; P <= 3; P++) {
+        nn_spec s = zerosum(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, P, NN_POLICY_CONV, NN_TRUNK_RESIDUAL));
+        char err[256];
+        nn_params *p = nn_params_new(&s, err, sizeof err);
+        ck_assert_ptr_nonnull(p);
+        nn_params_init_he(p, 31);
+        rng r;
+        rng_seed(&r, 31);
+        randomize_bn(p, &r);
+        batch b = make_batch(&s, 8, &r);
+        for (int i = 0; i < 8 && P == 2; i++)
+            b.z[i * 2 + 1] = -b.z[i * 2]; /* two-player outcomes are zero-sum */
+        train_net *t = train_net_new(&p->layout, 8, err, sizeof err);
+        ck_assert_ptr_nonnull(t);
+        train_losses l;
+        train_net_forward(t, p->data, 8, b.x, b.pi, b.legal, b.z, TRAIN_MODE_EVAL, 1, 0, &l);
+        const float *v = train_net_values(t);
+        double mse0 = 0;
+        for (int i = 0; i < 8; i++) {
+            double sum = 0;
+            for (int k = 0; k < P; k++) {
+                sum += v[i * P + k];
+                ck_assert(v[i * P + k] >= -2 && v[i * P + k] <= 2);
+            }
+            ck_assert_msg(fabs(sum) < 1e-6, "sample %d: values sum to %g", i, sum);
+            if (P == 2) {
+                ck_assert(fabsf(v[i * 2] + v[i * 2 + 1]) < 1e-6f);
+                ck_assert(fabsf(v[i * 2]) <= 1.0f);
+                mse0 += (v[i * 2] - b.z[i * 2]) * (v[i * 2] - b.z[i * 2]);
+            }
+        }
+        if (P == 2)
+            ck_assert_msg(fabs(l.value - mse0 / 8) < 1e-6, "value loss %g, mover's MSE %g", l.value, mse0 / 8);
+        free_batch(&b);
+        train_net_free(t);
+        nn_params_free(p);
+    }
+}
+END_TEST
+
 /* Eval-mode forward equals the reference forward, batch 1 and 64. */
 static void ref_case(nn_spec s, uint64_t seed)
 {
@@ -259,6 +317,8 @@ START_TEST(eval_equals_reference)
     ref_case(tiny_spec(GAME_LATTICE_SQUARE, 6, 6, 2, 8, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL), 21);
     ref_case(tiny_spec(GAME_LATTICE_HEX, 7, 7, 2, 8, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL), 22);
     ref_case(tiny_spec(GAME_LATTICE_SQUARE, 5, 4, 1, 6, 2, NN_POLICY_DENSE, NN_TRUNK_PLAIN), 23);
+    ref_case(zerosum(tiny_spec(GAME_LATTICE_SQUARE, 6, 6, 1, 8, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 24);
+    ref_case(zerosum(tiny_spec(GAME_LATTICE_HEX, 7, 7, 1, 8, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 25);
 }
 END_TEST
 
@@ -600,6 +660,92 @@ START_TEST(hex_mask_and_nan)
 END_TEST
 
 /* Files of another game or shape are refused by name; a directory skips .tmp files. */
+/* Policy weights: written per sample, read back (a version 2 file), served by the
+ * dataset as pi times the weight, and a weight-0 batch leaves the policy head's output
+ * layer without a gradient while the value head still learns. */
+START_TEST(policy_weight_round_trip)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(5, 5, 4);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/w.h5", tmpdir);
+    sp_writer *w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    int hw = 25, np = g->planes * hw;
+    float *planes = calloc((size_t)np, sizeof(float)), pi[25] = {0}, z[2] = {1, -1};
+    uint8_t legal[25];
+    memset(legal, 1, sizeof legal);
+    pi[3] = 0.75f, pi[7] = 0.25f;
+    const float weights[6] = {0, 1, 0.5f, 0, 2, 0};
+    for (int i = 0; i < 6; i++) {
+        planes[i] = 1;
+        ck_assert_msg(sp_writer_append_weighted(w, planes, pi, legal, z, weights[i], i, 0, err, sizeof err) == 0,
+                      "%s", err);
+    }
+    ck_assert_int_eq(sp_writer_append_weighted(w, planes, pi, legal, z, -1, 9, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "policy weight") != NULL, "%s", err);
+    sp_writer_abort(w);
+    w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    memset(planes, 0, sizeof(float) * (size_t)np);
+    for (int i = 0; i < 6; i++) {
+        planes[i] = 1; /* sample i is told by its i + 1 marker stones */
+        ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, weights[i], i, 0, err, sizeof err) == 0);
+    }
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    sp_expect ex = sp_expect_game(g);
+    sp_file *f = sp_file_read(path, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->n, 6);
+    for (int i = 0; i < 6; i++)
+        ck_assert_float_eq(f->weight[i], weights[i]);
+    sp_file_free(f);
+    dataset *d = dataset_new(g, 0, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(dataset_train_count(d), 6);
+    float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
+    uint8_t dl[25];
+    for (int i = 0; i < 6; i++) {
+        dataset_get(d, i, SYM_ID, x, dpi, dl, dz);
+        /* the sample's identity: its planes[0..5] marker */
+        int id = 0;
+        for (int k = 0; k < 6; k++)
+            id += x[k] > 0.5f;
+        id -= 1;
+        /* normalised to mean 1: the six weights sum to 3.5 */
+        ck_assert_float_eq_tol(dpi[3], 0.75f * weights[id] * 6 / 3.5f, 1e-6);
+        ck_assert_float_eq_tol(dpi[7], 0.25f * weights[id] * 6 / 3.5f, 1e-6);
+    }
+    /* weight 0 everywhere: no policy gradient at all, a value gradient still */
+    nn_spec s = spec_for(g, 1, 4);
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    nn_params_init_he(p, 5);
+    train_net *t = train_net_new(&p->layout, 3, err, sizeof err);
+    float *xb = malloc(sizeof(float) * 3 * (size_t)np), pib[75] = {0}, zb[6];
+    uint8_t lb[75];
+    for (int b = 0; b < 3; b++)
+        dataset_get(d, b == 0 ? 0 : b == 1 ? 3 : 5, SYM_ID, xb + (size_t)b * np, pib + b * 25, lb + b * 25,
+                    zb + b * 2);
+    train_losses l;
+    train_net_forward(t, p->data, 3, xb, pib, lb, zb, TRAIN_MODE_TRAIN, 1, 0, &l);
+    ck_assert_double_eq_tol(l.policy, 0, 1e-12);
+    float *gr = calloc(p->layout.count, sizeof(float));
+    train_net_backward(t, p->data, gr, 1, 0);
+    const nn_tensor *po = &p->layout.t[p->layout.pol_out_w], *vo = &p->layout.t[p->layout.val_fc2_w];
+    double gp = 0, gv = 0;
+    for (size_t j = 0; j < po->size; j++)
+        gp += fabsf(gr[po->offset + j]);
+    for (size_t j = 0; j < vo->size; j++)
+        gv += fabsf(gr[vo->offset + j]);
+    ck_assert_msg(gp == 0 && gv > 0, "policy-out gradient %g, value gradient %g", gp, gv);
+    free(gr), free(xb), free(x), free(planes);
+    train_net_free(t);
+    nn_params_free(p);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
 START_TEST(dataset_refuses_mismatch)
 {
     mk_tmpdir();
@@ -782,6 +928,8 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_square_residual);
     tcase_add_test(tc, grad_hex_residual);
     tcase_add_test(tc, grad_square_plain_dense);
+    tcase_add_test(tc, grad_zerosum_value);
+    tcase_add_test(tc, zerosum_values_and_loss);
     tcase_add_test(tc, eval_equals_reference);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("training");
@@ -795,6 +943,7 @@ static Suite *train_suite(void)
     tcase_add_test(tl, resume_adam);
     tcase_add_test(tl, hex_mask_and_nan);
     tcase_add_test(tl, dataset_refuses_mismatch);
+    tcase_add_test(tl, policy_weight_round_trip);
     tcase_add_test(tl, cli_train_end_to_end);
     suite_add_tcase(s, tl);
     return s;

@@ -17,6 +17,7 @@ typedef struct split {
     uint8_t *legal; /* (n, A) */
     float *z;       /* (n, P) */
     int64_t *gen;   /* (n) generation */
+    double wsum;    /* sum of the held samples' policy weights (= their pi masses) */
 } split;
 
 struct dataset {
@@ -115,7 +116,13 @@ static int add_file(dataset *d, const char *path, char *err, size_t errlen)
         }
         int64_t k = s->n++;
         memcpy(s->state + (size_t)k * d->per_state, f->state + (size_t)i * d->per_state, d->per_state);
-        memcpy(s->pi + (size_t)k * d->A, f->pi + (size_t)i * d->A, sizeof(float) * d->A);
+        /* the policy weight scales the target's mass: the cross-entropy and its gradient
+         * (train/layers.h) are then weighted per sample with no other change */
+        float *pk = s->pi + (size_t)k * d->A;
+        const float *pf = f->pi + (size_t)i * d->A;
+        for (size_t a = 0; a < d->A; a++)
+            pk[a] = f->weight[i] * pf[a];
+        s->wsum += f->weight[i];
         memcpy(s->legal + (size_t)k * d->A, f->legal + (size_t)i * d->A, d->A);
         memcpy(s->z + (size_t)k * d->P, f->z + (size_t)i * d->P, sizeof(float) * d->P);
         s->gen[k] = f->meta.generation;
@@ -189,9 +196,12 @@ int dataset_add_path(dataset *d, const char *path, char *err, size_t errlen)
 static void window_split(dataset *d, split *s, int64_t oldest)
 {
     int64_t k = 0;
+    s->wsum = 0;
     for (int64_t i = 0; i < s->n; i++) {
         if (s->gen[i] < oldest)
             continue;
+        for (size_t a = 0; a < d->A; a++)
+            s->wsum += s->pi[(size_t)i * d->A + a];
         if (k != i) {
             memmove(s->state + (size_t)k * d->per_state, s->state + (size_t)i * d->per_state, d->per_state);
             memmove(s->pi + (size_t)k * d->A, s->pi + (size_t)i * d->A, sizeof(float) * d->A);
@@ -258,6 +268,14 @@ static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, flo
         }
     }
     memcpy(z, s->z + (size_t)i * d->P, sizeof(float) * d->P);
+    /* weights are served normalised to a mean of 1 over the split, so that samples
+     * without a policy target (fast searches) do not dilute the policy's gradient: the
+     * policy learns per step as fast as with every weight 1 */
+    if (s->wsum > 0 && s->wsum != (double)s->n) {
+        float scale = (float)((double)s->n / s->wsum);
+        for (size_t a = 0; a < d->A; a++)
+            pi[a] *= scale;
+    }
 }
 
 void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal, float *z)

@@ -9,6 +9,9 @@
  * the `window` most recent generations present (generation attribute of the files).
  * Validation: whole games are held out (positions of one game are correlated), chosen
  * by a hash of (generation, file's game index) so the split is stable as files come.
+ * The pi served is the file's pi times the sample's policy weight (samples.h), the
+ * weights normalised to a mean of 1 over the split: a weight-0 sample trains the value
+ * head only, and the policy's gradient per step is not diluted by such samples.
  * Single-threaded; no allocation in the batch functions.
  */
 #ifndef GZ_TRAIN_DATASET_H

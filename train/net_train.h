@@ -5,8 +5,11 @@
  * Loss (the objective the optimizer descends):
  *   total = policy CE + value_weight * value MSE + L2
  *   policy CE  = mean over the batch of -sum_a pi_a log p_a (softmax over legal moves)
- *   value MSE  = mean over batch and players of (v - z)^2 (v = tanh outputs, MOVER-FIRST
- *                as the samples' z)
+ *   value MSE  = mean over the batch of the squared errors (v - z)^2 (v = the values,
+ *                MOVER-FIRST as the samples' z): averaged over players with independent
+ *                outputs, summed over players and halved with the zero-sum head (nn/spec.h;
+ *                two players: the mover's (v - z)^2)
+ *   (a sample's pi may sum to its policy weight instead of 1: the CE is then weighted)
  *   L2         = weight_decay / 2 * sum of squares of conv and dense weights (not BN
  *                parameters, not biases); its gradient weight_decay * w.
  * Activations are kept in the channel-major batch layout of layers.h. Everything is

@@ -5,7 +5,7 @@ struct TN {
     /* immutable after new */
     nn_layout L;
     int maxN;
-    int planes, rows, cols, HW, A, C, Hc, V, P, hex, blocks, residual, dense_policy;
+    int planes, rows, cols, HW, A, C, Hc, V, P, hex, blocks, residual, dense_policy, zerosum;
     size_t conv_scratch_n;
     /* mutated by forward/backward; M = n * HW */
     int n;
@@ -21,7 +21,8 @@ struct TN {
     R *v_c, *v_a;       /* (Hc, M) */
     R *pooled;          /* (N, Hc) */
     R *h1;              /* (N, V) after ReLU */
-    R *v;               /* (N, P) tanh outputs */
+    R *vt;              /* (N, P) tanh outputs */
+    R *v;               /* (N, P) values: vt, or vt minus its mean per sample (zerosum) */
     /* gradient buffers */
     R *g, *t1, *t2;     /* (C, M) */
     R *gh1, *gh2;       /* (Hc, M) */
@@ -51,7 +52,7 @@ void F(train_net_free)(TN *t)
         return;
     R **bufs[] = {&t->x0, &t->stem_c, &t->stem_a, &t->blk, &t->bn_mean, &t->bn_invstd, &t->p_c,
                       &t->p_a, &t->p_flat, &t->logits, &t->probs, &t->v_c, &t->v_a, &t->pooled,
-                      &t->h1, &t->v, &t->g, &t->t1, &t->t2, &t->gh1, &t->gh2, &t->dlogits,
+                      &t->h1, &t->vt, &t->v, &t->g, &t->t1, &t->t2, &t->gh1, &t->gh2, &t->dlogits,
                       &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(*bufs[i]);
@@ -94,6 +95,7 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->hex = s->lattice == GAME_LATTICE_HEX;
     t->blocks = s->blocks;
     t->residual = s->trunk == NN_TRUNK_RESIDUAL;
+    t->zerosum = s->value == NN_VALUE_ZEROSUM;
     t->maxc = t->C > t->Hc ? t->C : t->Hc;
     size_t N = (size_t)max_batch, M = N * t->HW, C = (size_t)t->C, Hc = (size_t)t->Hc;
     conv_dims ds = {max_batch, t->planes, t->C, t->rows, t->cols, t->hex};
@@ -119,6 +121,7 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->v_a = F(alloc_f)(Hc * M, &ok);
     t->pooled = F(alloc_f)(N * Hc, &ok);
     t->h1 = F(alloc_f)(N * t->V, &ok);
+    t->vt = F(alloc_f)(N * t->P, &ok);
     t->v = F(alloc_f)(N * t->P, &ok);
     t->g = F(alloc_f)(C * M, &ok);
     t->t1 = F(alloc_f)(C * M, &ok);
@@ -263,6 +266,47 @@ static void F(trunk_forward_job)(void *arg, int tid, int nth)
     }
 }
 
+/* The value head's last step (nn_value_finish): zerosum subtracts each sample's mean of
+ * the tanh outputs; independent copies them. */
+static void F(value_finish_forward)(TN *t, int n)
+{
+    size_t np = (size_t)n * t->P;
+    memcpy(t->v, t->vt, sizeof(R) * np);
+    if (!t->zerosum)
+        return;
+    for (int b = 0; b < n; b++) {
+        R *v = t->v + (size_t)b * t->P, m = 0;
+        for (int i = 0; i < t->P; i++)
+            m += v[i];
+        m /= (R)t->P;
+        for (int i = 0; i < t->P; i++)
+            v[i] -= m;
+    }
+}
+
+/* In place on t->dv: d/d(vt) from d/d(v). The centring's Jacobian is I - 1/P. */
+static void F(value_finish_backward)(TN *t, int n)
+{
+    if (!t->zerosum)
+        return;
+    for (int b = 0; b < n; b++) {
+        R *d = t->dv + (size_t)b * t->P, m = 0;
+        for (int i = 0; i < t->P; i++)
+            m += d[i];
+        m /= (R)t->P;
+        for (int i = 0; i < t->P; i++)
+            d[i] -= m;
+    }
+}
+
+/* The value loss per sample is sum_p (v_p - z_p)^2 / 2 with the zero-sum head (two
+ * players: exactly the mover's squared error, the outputs no longer halve each
+ * other's gradient) and the mean over players with independent outputs. */
+static double F(value_loss_scale)(const TN *t)
+{
+    return t->zerosum ? (double)t->P / 2.0 : 1.0;
+}
+
 void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
                        const uint8_t *legal, const R *z, train_mode mode, double value_weight,
                        double weight_decay, train_losses *losses)
@@ -298,8 +342,9 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     F(avgpool_forward)(t->pooled, t->v_a, n, Hc, HW);
     F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, Hc, t->V);
     F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
-    F(dense_forward)(t->v, t->h1, F(W)(t, params, L->val_fc2_w), F(W)(t, params, L->val_fc2_b), n, t->V, t->P);
-    F(tanh_forward)(t->v, t->v, (size_t)n * t->P);
+    F(dense_forward)(t->vt, t->h1, F(W)(t, params, L->val_fc2_w), F(W)(t, params, L->val_fc2_b), n, t->V, t->P);
+    F(tanh_forward)(t->vt, t->vt, (size_t)n * t->P);
+    F(value_finish_forward)(t, n);
 
     if (!(pi && legal && z)) {
         for (int b = 0; b < n; b++)
@@ -309,7 +354,7 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     }
     train_losses l = {0};
     l.policy = F(policy_ce_forward)(t->probs, t->logits, pi, legal, n, t->A, &l.entropy);
-    l.value = F(value_mse_forward)(t->v, z, n, t->P);
+    l.value = F(value_mse_forward)(t->v, z, n, t->P) * F(value_loss_scale)(t);
     double ss = 0;
     for (int i = 0; i < L->ntensors; i++) {
         if (!nn_tensor_decays(L->t[i].kind))
@@ -411,10 +456,11 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
     /* value head */
     size_t np = (size_t)n * t->P;
     F(zero)(t->dv, np);
-    F(value_mse_backward)(t->dv, t->v, t->z, n, t->P, (R)value_weight);
+    F(value_mse_backward)(t->dv, t->v, t->z, n, t->P, (R)(value_weight * F(value_loss_scale)(t)));
+    F(value_finish_backward)(t, n);
     R *dpre = t->dlogits; /* free again: reuse for d(pre-tanh) (n, P) <= (n, A) */
     F(zero)(dpre, np);
-    F(tanh_backward)(dpre, t->dv, t->v, np);
+    F(tanh_backward)(dpre, t->dv, t->vt, np);
     F(zero)(t->dh1, (size_t)n * t->V);
     F(dense_backward)(t->dh1, G(L->val_fc2_w), G(L->val_fc2_b), dpre, t->h1, F(W)(t, P, L->val_fc2_w), n,
                    t->V, t->P);

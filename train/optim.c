@@ -21,6 +21,7 @@ int optim_init(optim *o, const nn_layout *L, const cfg_train *tc, int64_t total_
     o->beta2 = 0.999;
     o->eps = 1e-8;
     o->warmup_steps = tc->warmup_steps;
+    o->lr_floor = tc->lr_floor;
     o->total_steps = total_steps > 0 ? total_steps : 1;
     o->m = calloc(L->count, sizeof(float));
     o->v = o->kind == OPTIM_ADAM ? calloc(L->count, sizeof(float)) : NULL;
@@ -47,11 +48,13 @@ double optim_lr(const optim *o, int64_t step)
     double frac = span > 0 ? (double)(step - o->warmup_steps) / span : 1.0;
     if (frac > 1)
         frac = 1;
+    double f = 1.0;
     switch (o->sched) {
-    case SCHED_STEP: return o->lr * (frac >= 0.75 ? 0.01 : frac >= 0.5 ? 0.1 : 1.0);
-    case SCHED_COSINE: return o->lr * 0.5 * (1.0 + cos(M_PI * frac));
-    default: return o->lr;
+    case SCHED_STEP: f = frac >= 0.75 ? 0.01 : frac >= 0.5 ? 0.1 : 1.0; break;
+    case SCHED_COSINE: f = 0.5 * (1.0 + cos(M_PI * frac)); break;
+    default: break;
     }
+    return o->lr * (f > o->lr_floor ? f : o->lr_floor);
 }
 
 double optim_grad_weight_decay(const optim *o)

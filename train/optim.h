@@ -8,7 +8,7 @@
  * after every step.
  * Schedule over `total_steps`: linear warm-up from lr/warmup to lr over warmup_steps,
  * then constant, step (x0.1 at 50% and again at 75% of the steps), or cosine (from lr
- * to 0 at total_steps).
+ * to 0 at total_steps), never below lr * lr_floor; past total_steps the last value.
  * The state (momentum / Adam moments, step count) is plain arrays so it can be saved in
  * a checkpoint's /optim/ group and training resumes bit-identically.
  */
@@ -31,6 +31,7 @@ typedef struct optim {
     sched_kind sched;
     double lr, momentum, weight_decay, beta2, eps;
     int64_t warmup_steps, total_steps;
+    double lr_floor; /* the schedule's factor never goes below this (after warm-up) */
     /* mutated by optim_step */
     int64_t step; /* steps taken */
     float *m;     /* (count) SGD momentum buffer / Adam first moment */

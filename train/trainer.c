@@ -168,6 +168,34 @@ int trainer_save(trainer *t, const char *path, const nn_ckpt_meta *meta, char *e
     return nn_ckpt_save(path, t->p, meta, ex, t->opt.v ? 3 : 2, err, errlen);
 }
 
+int trainer_continue(trainer *t, const char *path, int64_t global_step, char *err, size_t errlen)
+{
+    float state[STATE_WORDS * 4];
+    size_t count = t->p->layout.count;
+    t->opt.step = global_step;
+    nn_ckpt_extra es = {"state", state, STATE_WORDS * 4};
+    int rc = nn_ckpt_read_extra(path, &es, err, errlen);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    uint64_t kind;
+    if (f_to_u64(state, &kind) < 0 || kind != (uint64_t)t->opt.kind)
+        return 0; /* another optimizer's state: start the moments afresh */
+    nn_ckpt_extra em = {"m", t->opt.m, count};
+    if ((rc = nn_ckpt_read_extra(path, &em, err, errlen)) != 0) {
+        memset(t->opt.m, 0, sizeof(float) * count);
+        return rc < 0 ? -1 : 0;
+    }
+    if (t->opt.v) {
+        nn_ckpt_extra ev = {"v", t->opt.v, count};
+        if ((rc = nn_ckpt_read_extra(path, &ev, err, errlen)) != 0) {
+            memset(t->opt.m, 0, sizeof(float) * count);
+            memset(t->opt.v, 0, sizeof(float) * count);
+            return rc < 0 ? -1 : 0;
+        }
+    }
+    return 0;
+}
+
 int trainer_resume(trainer *t, const char *path, char *err, size_t errlen)
 {
     float state[STATE_WORDS * 4];

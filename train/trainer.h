@@ -53,6 +53,15 @@ int trainer_save(trainer *t, const char *path, const nn_ckpt_meta *meta, char *e
  * state (the run starts fresh), -1 with a message on an error. */
 int trainer_resume(trainer *t, const char *path, char *err, size_t errlen);
 
+/* Continues a run-long optimizer from the checkpoint that t's weights came from (the
+ * generation loop's schedule_scope "run"): the momentum (Adam: both moments) from its
+ * /optim/ when that was written by the same optimizer kind, and the step counter set
+ * to global_step (the checkpoint's training steps), so the learning-rate schedule reads
+ * the run's step. This trainer's schedule length and sampling rng are kept. A file with
+ * no optimizer state (generation 0) starts the moments at zero. Returns 0, or -1 with a
+ * message (an unreadable file). */
+int trainer_continue(trainer *t, const char *path, int64_t global_step, char *err, size_t errlen);
+
 nn_params *trainer_params(trainer *t);   /* borrowed */
 const optim *trainer_optim(const trainer *t);
 int64_t trainer_step_count(const trainer *t); /* steps of this optimizer run */
