@@ -1065,6 +1065,35 @@ START_TEST(vcf_agrees_with_brute_force_on_random_positions)
 }
 END_TEST
 
+/* A table of 1,024 entries loses entries during a search: the line is still read back
+ * (re-proven where needed) and still checks. */
+START_TEST(small_table_still_gives_lines)
+{
+    int n = (int)(sizeof vcf_cases / sizeof vcf_cases[0]), wins = 0;
+    char err[256];
+    for (int i = 0; i < n; i++) {
+        const tcase *tc = &vcf_cases[i];
+        bf_board x;
+        load_case(tc, false, &x);
+        threat_solver *t = threat_new(x.rows, x.cols, 5, x.exact, 10, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        int pv[PVMAX], len;
+        for (int kind = 0; kind < 2; kind++) {
+            threat_status st = solve(t, &x, tc->attacker, (threat_kind)kind, 2000000, pv, &len);
+            if (tc->win) {
+                ck_assert_msg(st == THREAT_WIN, "%s: %s", tc->name, threat_status_to_string(st));
+                check_line(tc->name, &x, tc->attacker, (threat_kind)kind, pv, len);
+                wins++;
+            } else if (kind == THREAT_VCF) {
+                ck_assert_int_eq(st, THREAT_NONE);
+            }
+        }
+        threat_free(t);
+    }
+    ck_assert_int_ge(wins, 60);
+}
+END_TEST
+
 /* ---- VCT --------------------------------------------------------------------------- */
 
 /* After the line's first attacker move, every empty point as the defender's reply still
@@ -1458,6 +1487,7 @@ static Suite *threat_suite(void)
     tcase_add_test(tc, vcf_positions);
     tcase_add_test(tc, vcf_lengths_match_brute_force);
     tcase_add_test(tc, vcf_agrees_with_brute_force_on_random_positions);
+    tcase_add_test(tc, small_table_still_gives_lines);
     tcase_add_test(tc, vct_positions);
     tcase_add_test(tc, bad_input_is_refused);
     tcase_add_test(tc, budget_runs_out);

@@ -678,7 +678,7 @@ static int run(threat_solver *t, int attacker, threat_kind kind, long budget, do
 static int read_line(threat_solver *t, threat_kind kind, long budget, int vct_depth, int *pv,
                      int pvmax)
 {
-    int A = t->att, D = 3 - A, nwalk = 0, len = 0, root_mode = t->mode;
+    int A = t->att, D = 3 - A, nwalk = 0, len = 0, root_mode = t->mode, reruns = 0;
     int16_t *mv = t->moves; /* ply 0's list: nothing else uses it between steps */
     bool ok = false;
     while (nwalk < 2 * TH_MAX_PLY - 2) {
@@ -698,10 +698,11 @@ static int read_line(threat_solver *t, threat_kind kind, long budget, int vct_de
             if (m < 0) {
                 int r = run(t, A, kind, budget, 0, vct_depth);
                 t->mode = root_mode;
-                if (r != R_WIN)
+                if (r != R_WIN || ++reruns > 2)
                     break;
                 continue; /* the table has it now */
             }
+            reruns = 0;
         }
         bool five = fives(t, A, mv) > 0;
         place(t, m, A);
