@@ -13,6 +13,10 @@
 
 /* A cap large enough to mean "until the clock stops it" (the arena bounds memory). */
 #define BRAIN_SIMS_UNLIMITED (INT_MAX / 4)
+/* The VCF check before every choice: at most this many nodes (about 0.1 s), and at most
+ * a quarter of a clocked move's budget at 2 million nodes a second. */
+enum { BRAIN_VCF_NODES = 200000, BRAIN_VCF_MIN_NODES = 2000, BRAIN_VCF_PV = 64,
+       BRAIN_VCF_TT_LOG2 = 18 };
 
 struct brain {
     /* immutable after brain_new */
@@ -29,6 +33,8 @@ struct brain {
     evaluator *e;        /* owned */
     mcts_batch *batch;   /* owned */
     mcts_child_info *kids; /* (actions) scratch */
+    void *threat;        /* the game's threat workspace (owned); NULL: the game has none */
+    void (*threat_free)(void *); /* its free (kept: the game may be gone when freeing) */
     rng r;
 };
 
@@ -60,6 +66,9 @@ static void brain_clear(brain *b)
     evaluator_free(b->e);
     mcts_batch_free(b->batch);
     free(b->kids);
+    if (b->threat)
+        b->threat_free(b->threat);
+    b->threat = NULL;
     b->p = NULL;
     b->t = NULL;
     b->e = NULL;
@@ -111,6 +120,15 @@ out:
     return rc;
 }
 
+/* The root VCF check's workspace for g (none when g has no threat solver, e.g.
+ * tic-tac-toe or sanling: then the check is skipped). */
+static void brain_threat_setup(brain *b, const game *g)
+{
+    char why[256];
+    b->threat = g->ops->threat_new ? g->ops->threat_new(g, BRAIN_VCF_TT_LOG2, why, sizeof why) : NULL;
+    b->threat_free = g->ops->threat_free;
+}
+
 int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
 {
     brain_clear(b);
@@ -121,6 +139,7 @@ int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
             return -1;
         player_reset(b->p);
         b->g = g;
+        brain_threat_setup(b, g);
         return 0;
     }
     uint64_t seed = rng_derive(b->cfg.seed, 0x627261696eULL);
@@ -167,6 +186,7 @@ int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
         return -1;
     }
     b->g = g;
+    brain_threat_setup(b, g);
     if (b->model[0] && brain_warm_up(b, mp.batch, err, errlen) < 0) {
         brain_clear(b);
         return -1;
@@ -269,6 +289,23 @@ int brain_choose(brain *b, const game_state *s, double budget, brain_move *out, 
         return -1;
     }
     double t0 = brain_now();
+    if (b->threat) {
+        /* whatever the player: a proven VCF of the side to move is played at once */
+        long nodes = budget < 0 ? BRAIN_VCF_NODES : (long)(budget * 500000.0);
+        nodes = nodes < BRAIN_VCF_MIN_NODES ? BRAIN_VCF_MIN_NODES
+                : nodes > BRAIN_VCF_NODES   ? BRAIN_VCF_NODES : nodes;
+        int pv[BRAIN_VCF_PV];
+        if (b->g->ops->threat_win(b->g, s, b->threat, nodes, pv, BRAIN_VCF_PV) > 0) {
+            out->action = pv[0];
+            out->proven = true;
+            out->value = 1.0f;
+            out->ntop = 1;
+            out->top[0].action = pv[0];
+            out->top[0].value = 1.0f;
+            out->seconds = brain_now() - t0;
+            return pv[0];
+        }
+    }
     if (!b->search) {
         int a = player_choose(b->p, s, &b->r, NULL, err, errlen);
         out->action = a;

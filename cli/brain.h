@@ -15,6 +15,10 @@
  *   per batch size on first use: that cost must not land inside a move's budget).
  * - any other player spec (random, alphabeta[:D], perfect): the player just chooses; the
  *   budget is ignored (alphabeta:Ts has its own clock).
+ * Before any of these, every brain looks for a VCF of the side to move (games with the
+ * threat hooks of game.h: Gomoku; at most 200,000 nodes, and a quarter of a clocked
+ * budget): a proven win's first move is played without asking the player (proven set,
+ * searched false), so no engine built on gridzero misses a forced win by fours.
  * The search tree follows the game through brain_notify (subtree reuse) and starts
  * afresh on any other position (after an undo or a new board).
  *

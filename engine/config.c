@@ -61,6 +61,15 @@ static const cfg_field fields[] = {
     {"mcts.solver", T_BOOL, OFF(mcts.solver), 0, 1, 1, NULL, NULL, NULL, "propagate proven wins and losses"},
     {"mcts.reuse_tree", T_BOOL, OFF(mcts.reuse_tree), 0, 1, 1, NULL, NULL, NULL,
      "keep the chosen move's subtree for the next move"},
+    {"mcts.vcf_root", T_INT, OFF(mcts.vcf_root), 0, 100000000, 0, NULL, NULL, NULL,
+     "node budget of a VCF search at the root before each search (0 = off; games with a "
+     "threat solver: m,n,k with k >= 4; needs mcts.solver): a proven win is played at once"},
+    {"mcts.vcf_leaf", T_INT, OFF(mcts.vcf_leaf), 0, 1000000, 0, NULL, NULL, NULL,
+     "node budget of a VCF search at every new node (0 = off; needs mcts.solver): a node "
+     "whose mover has a VCF is a proven win"},
+    {"mcts.vcf_defend", T_BOOL, OFF(mcts.vcf_defend), 0, 1, 0, NULL, NULL, NULL,
+     "when the opponent of a new node's mover has a VCF (budget mcts.vcf_leaf, 1000 if 0), "
+     "only the moves that defend it become children"},
     {"mcts.dirichlet_total", T_FLOAT, OFF(mcts.dirichlet_total), 0, 1000, 0, NULL, NULL, NULL,
      "> 0: root noise alpha = this / legal moves (KataGo); 0: use dirichlet_alpha"},
     {"mcts.root_policy_temp", T_FLOAT, OFF(mcts.root_policy_temp), 0.1, 10, 1, NULL, NULL, NULL,

@@ -94,6 +94,25 @@ typedef struct game_ops {
     int (*winning_move)(const game *g, const game_state *s);
     /* Number of moves played so far. */
     int (*ply)(const game *g, const game_state *s);
+
+    /* Optional threat-space search (all four or none; NULL in games without one, e.g.
+     * sanling; m,n,k with k >= 4 uses engine/games/threat.h). A workspace is made once
+     * per user (a search tree, a player) and reused; the calls do not allocate.
+     * threat_new: a workspace for g with a transposition table of 2^tt_log2 entries
+     *   (16 bytes each); NULL with a message in err when g has no threat search (e.g.
+     *   k = 3). Free with threat_free (accepts NULL).
+     * threat_win: a proven VCF win for the player to move within budget nodes (> 0):
+     *   writes the line (attacker move, forced reply, ..., the completing move) to
+     *   pv[pvmax] and returns its length (> 0, truncated to pvmax >= 1), or 0 (no win
+     *   found, the position is terminal, or the budget is <= 0).
+     * threat_defend: when the opponent of the player to move has a VCF (found within
+     *   budget nodes), writes mask[actions] (1 = the move defends it: after it no VCF is
+     *   found) and returns the number of such moves (> 0); returns 0 (mask untouched)
+     *   when there is no VCF to answer or no move answers it. */
+    void *(*threat_new)(const game *g, int tt_log2, char *err, size_t errlen);
+    void (*threat_free)(void *ws);
+    int (*threat_win)(const game *g, const game_state *s, void *ws, long budget, int *pv, int pvmax);
+    int (*threat_defend)(const game *g, const game_state *s, void *ws, long budget, uint8_t *mask);
 } game_ops;
 
 struct game {

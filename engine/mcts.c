@@ -39,6 +39,14 @@
  * plays the proven move. With solver off, terminals are still scored exactly but
  * nothing propagates and winning_move is not used.
  *
+ * Threat checks (vcf_root, vcf_leaf, vcf_defend; games with the threat hooks): the tree
+ * owns one threat workspace made by mcts_new. With vcf_leaf, node_setup proves a node
+ * whose mover has a VCF (as winning_move does for an immediate win: no edges, no
+ * evaluator call); with vcf_defend, a node whose mover faces the opponent's VCF gets
+ * edges only for the moves that defend it (so "all children lost" there means "lost to
+ * the VCF", within the defence set's heuristic, see threat.h); with vcf_root,
+ * mcts_begin proves the root won when its mover has a VCF.
+ *
  * Tree reuse: mcts_play re-roots at the chosen child and compacts the arena in place:
  * one sweep in index order keeps a node when it is the new root or its parent was kept
  * (invariant 1 makes this a single pass), moving it and its edge range down to the next
@@ -123,6 +131,8 @@ struct mcts {
     game_state *root_state;
     game_state *scratch;
     mcts_batch *own;    /* for mcts_search: capacity p.batch */
+    void *threat;       /* the game's threat workspace, NULL when no vcf_* is on */
+    uint8_t *defend;    /* [actions] vcf_defend scratch */
     /* mutated */
     rng r;
     int32_t nnodes;
@@ -168,6 +178,9 @@ void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
     p->max_edges = 0;
     p->fpu_absolute = false;
     p->fpu_value = 0.0f;
+    p->vcf_root = c->vcf_root;
+    p->vcf_leaf = c->vcf_leaf;
+    p->vcf_defend = c->vcf_defend;
     p->dirichlet_total = (float)c->dirichlet_total;
     p->root_policy_temp = (float)c->root_policy_temp;
     p->forced_playouts = (float)c->forced_playouts;
@@ -239,6 +252,41 @@ void mcts_batch_free(mcts_batch *b)
 
 /* ---- nodes -------------------------------------------------------------------- */
 
+enum { MCTS_VCF_PV = 64, MCTS_DEFEND_BUDGET = 1000 };
+
+/* vcf_leaf / vcf_root: if the mover of s has a VCF within budget nodes, X becomes a
+ * proven win for him (two players) with the line's first move. */
+static bool vcf_prove(mcts *t, mnode *X, const game_state *s, int budget)
+{
+    const game *g = t->g;
+    int pv[MCTS_VCF_PV];
+    if (g->players != 2 || g->ops->threat_win(g, s, t->threat, budget, pv, MCTS_VCF_PV) <= 0)
+        return false;
+    int m = game_current_player(g, s);
+    X->pz[m] = 1.0f;
+    X->pz[1 - m] = -1.0f;
+    X->proven = 1;
+    X->best = (int16_t)pv[0];
+    X->status = NODE_EXPANDED;
+    return true;
+}
+
+/* vcf_defend: keeps in t->mask (nl legal moves) only the moves that answer the
+ * opponent's VCF, when he has one and something answers it. Returns the new count. */
+static int vcf_restrict(mcts *t, const game_state *s, int nl)
+{
+    const game *g = t->g;
+    int budget = t->p.vcf_leaf > 0 ? t->p.vcf_leaf : MCTS_DEFEND_BUDGET;
+    if (g->ops->threat_defend(g, s, t->threat, budget, t->defend) <= 0)
+        return nl;
+    int n = 0;
+    for (int a = 0; a < t->A; a++) {
+        t->mask[a] &= t->defend[a];
+        n += t->mask[a];
+    }
+    return n > 0 ? n : game_legal(g, s, t->mask);
+}
+
 /* Initialises node x for position s (reached by `parent`): terminal and winning-move
  * proofs, or an edge range for its legal moves. Returns 0, or -1 when the edge array
  * has no room (then nothing is reserved and the node must be given back). */
@@ -274,8 +322,12 @@ static int node_setup(mcts *t, int32_t x, int32_t parent, const game_state *s)
             return 0;
         }
     }
+    if (t->threat && t->p.solver && t->p.vcf_leaf > 0 && vcf_prove(t, X, s, t->p.vcf_leaf))
+        return 0;
     int nl = game_legal(g, s, t->mask);
     assert(nl > 0);
+    if (t->threat && t->p.vcf_defend)
+        nl = vcf_restrict(t, s, nl);
     if (t->nedges_used + nl > t->cap_edges)
         return -1;
     /* invariant 2: edge ranges in node-index order */
@@ -355,6 +407,17 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
                  (long long)edges);
         return NULL;
     }
+    if ((p->vcf_root > 0 || p->vcf_leaf > 0 || p->vcf_defend) && g->ops->threat_new) {
+        /* 2^14 entries (256 KB) a tree: self-play keeps many trees */
+        char terr[256];
+        t->threat = g->ops->threat_new(g, 14, terr, sizeof terr);
+        t->defend = malloc((size_t)t->A);
+        if (!t->threat || !t->defend) {
+            snprintf(err, errlen, "mcts: mcts.vcf_*: %s", t->threat ? "out of memory" : terr);
+            mcts_free(t);
+            return NULL;
+        }
+    }
     rng_seed(&t->r, seed);
     game_init(g, t->root_state, &t->r);
     reset_tree(t);
@@ -376,6 +439,9 @@ void mcts_free(mcts *t)
     free(t->root_state);
     free(t->scratch);
     mcts_batch_free(t->own);
+    if (t->threat)
+        t->g->ops->threat_free(t->threat);
+    free(t->defend);
     free(t);
 }
 
@@ -767,6 +833,8 @@ void mcts_begin(mcts *t)
         if (node_setup(t, 0, -1, t->root_state) < 0)
             t->full = true;
     }
+    if (t->threat && t->p.solver && t->p.vcf_root > 0 && !R->proven)
+        vcf_prove(t, R, t->root_state, t->p.vcf_root);
     if (t->p.noise)
         apply_noise(t);
     /* the visits a reused subtree brought, so that pi can count this search's only */

@@ -72,6 +72,14 @@ typedef struct mcts_params {
                              * every move is tried once, as in UCT; the reduction FPU then
                              * follows the first move tried depth-first. */
     float fpu_value;
+    /* Threat-space checks (games with the threat hooks of game.h; zero = off; the two
+     * proofs need `solver`): */
+    int vcf_root;           /* VCF node budget at the root in mcts_begin: a proven win
+                             * proves the root (played at once, pi one-hot) */
+    int vcf_leaf;           /* VCF node budget at each new node: a mover with a VCF makes
+                             * the node a proven win (no evaluator call) */
+    bool vcf_defend;        /* a new node whose mover faces the opponent's VCF gets only
+                             * the defending moves as children (budget vcf_leaf, or 1000) */
     /* The learning recipe (issue 10). Zero = off, except fresh_pi (see mcts_finish). */
     float dirichlet_total;  /* > 0: noise alpha = dirichlet_total / legal moves at the root
                              * (KataGo: 10.83), replacing dirichlet_alpha */

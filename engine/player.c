@@ -10,12 +10,14 @@ extern const player_kind player_kind_random;
 extern const player_kind player_kind_alphabeta;
 extern const player_kind player_kind_mcts;
 extern const player_kind player_kind_perfect;
+extern const player_kind player_kind_threat;
 
 const player_kind *const player_kinds[] = {
     &player_kind_random,
     &player_kind_mcts,
     &player_kind_alphabeta,
     &player_kind_perfect,
+    &player_kind_threat,
     NULL,
 };
 

@@ -1303,6 +1303,9 @@ START_TEST(no_allocation_while_searching)
     mcts_params p = params(200);
     p.noise = true;
     p.temperature_moves = 4;
+    p.vcf_root = 2000; /* the threat checks allocate nothing either */
+    p.vcf_leaf = 100;
+    p.vcf_defend = true;
     char err[256];
     mcts *t[NT];
     for (int i = 0; i < NT; i++)
@@ -1351,6 +1354,125 @@ START_TEST(no_allocation_while_searching)
 }
 END_TEST
 #endif
+
+/* ---- threat checks (mcts.vcf_root, vcf_leaf, vcf_defend) ------------------------------ */
+
+/* Black: h8 i8 j8 (g8 white) and k6 k7: k8 makes a four and an open three; after the
+ * forced l8, k9 or k5 makes an open four. The only VCF starts with k8. */
+#define VCF_BLACK "h8 i8 j8 k6 k7"
+#define VCF_WHITE "g8 a1 a15 o1 o15"
+
+START_TEST(vcf_root_plays_the_proven_win)
+{
+    game *g = make(15, 15, 5);
+    evaluator *er = eval_random_new(g);
+    game_state *s = position(g, VCF_BLACK, VCF_WHITE);
+    for (int mode = 0; mode < 2; mode++) {
+        mcts_params p = params(200);
+        if (mode == 0)
+            p.vcf_root = 100000; /* the root check in mcts_begin */
+        else
+            p.vcf_leaf = 1000; /* the node check proves the root when it is set up */
+        mcts_result res;
+        float pi[225];
+        search_once(g, s, er, p, 3, &res, pi);
+        ck_assert_int_eq(res.action, move_of(g, "k8"));
+        ck_assert(res.proven);
+        ck_assert_float_eq(res.value[0], 1.0f);
+        ck_assert_int_eq(res.stats.simulations, 0); /* no search needed */
+        ck_assert_float_eq(pi[res.action], 1.0f);
+    }
+    /* with the solver off nothing is proven */
+    mcts_params p = params(50);
+    p.vcf_root = 100000;
+    p.solver = false;
+    mcts_result res;
+    search_once(g, s, er, p, 3, &res, NULL);
+    ck_assert(!res.proven);
+    ck_assert_int_eq(res.stats.simulations, 50);
+    free(s);
+    evaluator_free(er);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(vcf_leaf_proves_nodes)
+{
+    /* White to move, black threatens the VCF: every white move but the defences is a
+     * proven loss as soon as its node is made (black then has the VCF). */
+    game *g = make(15, 15, 5);
+    evaluator *er = eval_random_new(g);
+    game_state *s = position(g, VCF_BLACK " b14", VCF_WHITE);
+    mcts_params p = params(600);
+    p.vcf_leaf = 2000;
+    char err[256];
+    mcts *t = mcts_new(g, &p, 5, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_set_root(t, s);
+    mcts_result res;
+    ck_assert_int_eq(mcts_search(t, er, NULL, &res, err, sizeof err), 0);
+    mcts_child_info ci[225];
+    int n = mcts_children(t, MCTS_ROOT, ci, 225);
+    int lost = 0;
+    for (int i = 0; i < n; i++) {
+        if (ci[i].action == move_of(g, "a2") && ci[i].node >= 0) {
+            ck_assert(ci[i].proven);
+            ck_assert_float_eq(ci[i].proven_value[1], -1.0f);
+        }
+        lost += ci[i].proven && ci[i].proven_value[1] <= -1.0f;
+    }
+    ck_assert_int_gt(lost, 20);
+    /* the chosen move is not a proven loss */
+    for (int i = 0; i < n; i++)
+        if (ci[i].action == res.action)
+            ck_assert(!(ci[i].proven && ci[i].proven_value[1] <= -1.0f));
+    mcts_free(t);
+    free(s);
+    evaluator_free(er);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(vcf_defend_prunes_the_children)
+{
+    game *g = make(15, 15, 5);
+    evaluator *er = eval_random_new(g);
+    game_state *s = position(g, VCF_BLACK " b14", VCF_WHITE);
+    char err[256];
+    void *ws = g->ops->threat_new(g, 14, err, sizeof err);
+    uint8_t mask[225];
+    int nd = g->ops->threat_defend(g, s, ws, 1000, mask);
+    ck_assert_int_gt(nd, 0);
+    ck_assert_int_lt(nd, 40);
+    ck_assert(mask[move_of(g, "k8")] && mask[move_of(g, "l8")] && !mask[move_of(g, "a2")]);
+    mcts_params p = params(100);
+    p.vcf_defend = true;
+    mcts *t = mcts_new(g, &p, 5, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_set_root(t, s);
+    mcts_result res;
+    ck_assert_int_eq(mcts_search(t, er, NULL, &res, err, sizeof err), 0);
+    mcts_child_info ci[225];
+    int n = mcts_children(t, MCTS_ROOT, ci, 225);
+    ck_assert_int_eq(n, nd);
+    for (int i = 0; i < n; i++)
+        ck_assert(mask[ci[i].action]);
+    ck_assert(mask[res.action]);
+    mcts_free(t);
+    g->ops->threat_free(ws);
+    free(s);
+    evaluator_free(er);
+    game_free(g);
+
+    /* tic-tac-toe has no threat solver: the keys are refused, not ignored */
+    g = make(3, 3, 3);
+    p = params(10);
+    p.vcf_leaf = 10;
+    ck_assert(mcts_new(g, &p, 1, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "vcf") && strstr(err, "k = 3"), "%s", err);
+    game_free(g);
+}
+END_TEST
 
 /* ---- noise, temperature, evaluators ---------------------------------------------------- */
 
@@ -1457,6 +1579,9 @@ int main(void)
     tcase_add_test(tc, policy_pruning_by_hand);
     tcase_add_test(tc, forced_playouts_in_search);
     tcase_add_test(tc, small_arenas_through_games);
+    tcase_add_test(tc, vcf_root_plays_the_proven_win);
+    tcase_add_test(tc, vcf_leaf_proves_nodes);
+    tcase_add_test(tc, vcf_defend_prunes_the_children);
 #ifdef COUNT_ALLOCS
     tcase_add_test(tc, no_allocation_while_searching);
 #endif

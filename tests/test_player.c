@@ -236,6 +236,53 @@ START_TEST(alphabeta_blocks_at_tictactoe)
 }
 END_TEST
 
+/* The threat player: a VCF found at the root is played (alphabeta:2 cannot see it), a
+ * threatened VCF is answered, the immediate tactics of alphabeta still hold, and bad
+ * specs and games are refused. Black: h8 i8 j8 (g8 white) and k6 k7, so k8 is a four
+ * and an open three at once; the only VCF starts with k8. */
+START_TEST(threat_player_finds_and_stops_vcf)
+{
+    game *g = make_mnk(15, 15, 5);
+    const char *b[] = {"h8", "i8", "j8", "k6", "k7", "b14"};
+    const char *w[] = {"g8", "a1", "a15", "o1", "o15"};
+    const char *specs[] = {"threat:0.3s", "threat:2"};
+    char err[256];
+    void *ws = g->ops->threat_new(g, 14, err, sizeof err);
+    for (int i = 0; i < 2; i++) {
+        player *p = make_player(specs[i], g);
+        ck_assert_str_eq(p->kind, "threat");
+        const char *e1[] = {"k8"};
+        assert_wins_with(g, p, b, 5, w, 5, e1, 1);
+        /* white to move (b14 added) must answer the VCF */
+        game_state *s = setup(g, b, 6, w, 5);
+        uint8_t mask[225];
+        ck_assert_int_gt(g->ops->threat_defend(g, s, ws, 100000, mask), 0);
+        int a = choose(p, s);
+        ck_assert_msg(mask[a], "%s: %d does not answer the VCF", specs[i], a);
+        game_play(g, s, a);
+        int pv[64];
+        ck_assert_int_eq(g->ops->threat_win(g, s, ws, 100000, pv, 64), 0);
+        free(s);
+        /* immediate tactics as alphabeta */
+        const char *b2[] = {"c4", "m12", "k10", "k14"}, *w2[] = {"d4", "e4", "f4", "g4"};
+        const char *e2[] = {"h4"};
+        assert_wins_with(g, p, b2, 4, w2, 4, e2, 1);
+        player_free(p);
+    }
+    g->ops->threat_free(ws);
+    const char *bad[] = {"threat:0", "threat:x", "threat:-1s", "threat:99", "threat:s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert(player_new(bad[i], g, &cfg, NULL, err, sizeof err) == NULL);
+        ck_assert_msg(strstr(err, "expected threat:"), "%s: %s", bad[i], err);
+    }
+    game_free(g);
+    g = make_mnk(3, 3, 3);
+    ck_assert(player_new("threat", g, &cfg, NULL, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "\"threat\"") && strstr(err, "k = 3"), "%s", err);
+    game_free(g);
+}
+END_TEST
+
 static game *make_sanling(int players)
 {
     cfg_defaults(&cfg, "sanling");
@@ -302,6 +349,8 @@ START_TEST(kinds_refuse_games_they_cannot_play)
     ck_assert_msg(strstr(err, "\"alphabeta\"") && strstr(err, "m,n,k"), "%s", err);
     ck_assert(player_new("alphabeta:3", g, &cfg, NULL, err, sizeof err) == NULL);
     ck_assert_msg(strstr(err, "\"alphabeta:3\""), "%s", err);
+    ck_assert(player_new("threat:1s", g, &cfg, NULL, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "\"threat:1s\"") && strstr(err, "m,n,k"), "%s", err);
     player *p = player_new("random", g, &cfg, NULL, err, sizeof err);
     ck_assert(p != NULL);
     player_free(p);
@@ -417,6 +466,7 @@ int main(void)
     tcase_add_test(tc, alphabeta_takes_immediate_wins);
     tcase_add_test(tc, alphabeta_blocks_immediate_losses);
     tcase_add_test(tc, alphabeta_blocks_at_tictactoe);
+    tcase_add_test(tc, threat_player_finds_and_stops_vcf);
     tcase_add_test(tc, alphabeta2_beats_random_at_gomoku);
     tcase_add_test(tc, mcts_specs);
     tcase_add_test(tc, kinds_refuse_games_they_cannot_play);

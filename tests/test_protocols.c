@@ -749,6 +749,42 @@ START_TEST(self_match_over_pipes)
 }
 END_TEST
 
+/* The root VCF check: a random player behind pbrain and gtp still plays the forced win.
+ * Own stones h8 i8 j8 (g8 the opponent's) and k6 k7: k8 (10,7) is a four and an open
+ * three; after the forced l8 (11,7), k9 or k5 makes an open four, then the five. */
+START_TEST(protocols_play_vcf_with_a_weak_player)
+{
+    gz_config c = gomoku_cfg();
+    brain_opts bo = {.spec = "random"};
+    char err[512];
+    pbrain *s = pbrain_new(&c, &bo, false, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    PB_EXPECT(s, "START 15", "OK\n");
+    const char *stones[] = {"7,7,1", "6,7,2", "8,7,1", "0,14,2", "9,7,1",
+                            "0,0,2", "10,9,1", "14,14,2", "10,8,1", "14,0,2"};
+    PB_EXPECT(s, "BOARD", "");
+    for (int i = 0; i < 10; i++)
+        PB_EXPECT(s, stones[i], "");
+    PB_EXPECT(s, "DONE", "10,7\n");
+    char *out = pb(s, "TURN 11,7", NULL);
+    ck_assert_msg(!strcmp(out, "10,6\n") || !strcmp(out, "10,10\n"), "%s", out);
+    bool up = !strcmp(out, "10,6\n");
+    free(out);
+    /* block one end of the open four: the other end completes five */
+    PB_EXPECT(s, up ? "TURN 10,5" : "TURN 10,11", up ? "10,10\n" : "10,6\n");
+    pbrain_free(s);
+
+    gtp *g = gtp_new(&c, &bo, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    const char *moves[] = {"play b h8", "play w g8", "play b i8", "play w a1", "play b j8",
+                           "play w a15", "play b k6", "play w o1", "play b k7", "play w o15"};
+    for (int i = 0; i < 10; i++)
+        GTP_EXPECT(g, moves[i], "=\n\n");
+    GTP_EXPECT(g, "genmove b", "= k8\n\n");
+    gtp_free(g);
+}
+END_TEST
+
 /* A short random-input run (the long one is the slow suite's test_protocols_fuzz). */
 START_TEST(random_input_smoke)
 {
@@ -801,6 +837,7 @@ int main(void)
     tcase_add_test(tc, through_the_binary);
     tcase_add_test(tc, self_match_over_pipes);
     tcase_add_test(tc, random_input_smoke);
+    tcase_add_test(tc, protocols_play_vcf_with_a_weak_player);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -21,6 +21,7 @@
 #include "../config.h"
 #include "../game.h"
 #include "../symmetry.h"
+#include "threat.h"
 
 enum { MNK_PLANES = 5 };
 
@@ -318,6 +319,42 @@ static int mnk_ply(const game *g, const game_state *s)
     return CST(s)->ply;
 }
 
+static void *mnk_threat_new(const game *g, int tt_log2, char *err, size_t errlen)
+{
+    const mnk_data *d = DATA(g);
+    return threat_new(g->rows, g->cols, d->k, d->exact, tt_log2, err, errlen);
+}
+
+static void mnk_threat_free(void *ws)
+{
+    threat_free(ws);
+}
+
+static int mnk_threat_win(const game *g, const game_state *gs, void *ws, long budget, int *pv,
+                          int pvmax)
+{
+    const mnk_state *s = CST(gs);
+    if (budget <= 0 || pvmax < 1 || mnk_terminal(g, gs) || s->ply < 2 * (DATA(g)->k - 2))
+        return 0; /* fewer than k-1 stones of the mover after his next move: no four yet */
+    char err[160];
+    int len = 0;
+    threat_status st = threat_solve(ws, s->board, (s->ply & 1) + 1, THREAT_VCF, budget, 0, 1, pv,
+                                    pvmax, &len, err, sizeof err);
+    return st == THREAT_WIN ? len : 0;
+}
+
+static int mnk_threat_defend(const game *g, const game_state *gs, void *ws, long budget,
+                             uint8_t *mask)
+{
+    const mnk_state *s = CST(gs);
+    if (budget <= 0 || mnk_terminal(g, gs) || s->ply < 2 * (DATA(g)->k - 2) - 1)
+        return 0;
+    char err[160];
+    bool found;
+    int n = threat_defences(ws, s->board, (s->ply & 1) + 1, budget, mask, &found, err, sizeof err);
+    return n > 0 ? n : 0;
+}
+
 const game_ops mnk_ops = {
     .name = "mnk",
     .create = mnk_create,
@@ -335,4 +372,8 @@ const game_ops mnk_ops = {
     .format_move = mnk_format_move,
     .winning_move = mnk_winning_move,
     .ply = mnk_ply,
+    .threat_new = mnk_threat_new,
+    .threat_free = mnk_threat_free,
+    .threat_win = mnk_threat_win,
+    .threat_defend = mnk_threat_defend,
 };
