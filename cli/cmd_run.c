@@ -959,13 +959,20 @@ static int write_clock(run_ctx *r, char *err, size_t errlen)
     return write_atomic(path, text, err, errlen);
 }
 
-static double read_clock(const run_ctx *r)
+/* RUN_DIR/name parsed as JSON (free with cJSON_Delete), NULL when missing or not JSON. */
+static cJSON *read_json(const run_ctx *r, const char *name)
 {
     char path[PATH_LEN];
-    snprintf(path, sizeof path, "%s/clock.json", r->dir);
+    snprintf(path, sizeof path, "%s/%s", r->dir, name);
     char *text = read_text(path);
     cJSON *o = text ? cJSON_Parse(text) : NULL;
     free(text);
+    return o;
+}
+
+static double read_clock(const run_ctx *r)
+{
+    cJSON *o = read_json(r, "clock.json");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "seconds");
     double v = cJSON_IsNumber(s) && s->valuedouble >= 0 ? s->valuedouble : 0;
     cJSON_Delete(o);
@@ -1139,11 +1146,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
 /* The last generation state.json records as done (0 when none or no state.json). */
 static int generations_done(const run_ctx *r)
 {
-    char path[PATH_LEN];
-    snprintf(path, sizeof path, "%s/state.json", r->dir);
-    char *text = read_text(path);
-    cJSON *o = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *o = read_json(r, "state.json");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
     int done = 0;

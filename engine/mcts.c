@@ -674,28 +674,12 @@ static int select_edge(const mcts *t, const mnode *X)
     const medge *e = t->edges + X->first_edge;
     int best = -1;
     float bests = -FLT_MAX;
-    /* KataGo's forced playouts: at the self-play root a child whose visits are below
-     * sqrt(k P N) is taken first (the largest shortfall), so noise-boosted moves get
-     * enough playouts to be judged. */
+    /* KataGo's forced playouts: at the self-play root a visited child whose visits are
+     * below sqrt(k P N) is taken first (the largest shortfall), so noise-boosted moves
+     * get enough playouts to be judged. Found in the same pass as the PUCT choice. */
     bool forced = X == t->nodes && t->p.noise && t->p.forced_playouts > 0.0f;
-    float shortfall = 0.0f;
-    for (int i = 0; forced && i < X->nedges; i++) {
-        int32_t c = e[i].child;
-        float nv = 0.0f;
-        if (c >= 0) {
-            const mnode *C = &t->nodes[c];
-            if (C->proven)
-                continue;
-            nv = (float)C->n + (float)C->pending;
-        }
-        float need = sqrtf(t->p.forced_playouts * edge_prior(&e[i]) * (float)X->n);
-        if (nv > 0.0f && need - nv > shortfall) {
-            shortfall = need - nv;
-            best = i;
-        }
-    }
-    if (best >= 0)
-        return best;
+    float kn = forced ? t->p.forced_playouts * (float)X->n : 0.0f, shortfall = 0.0f;
+    int forced_best = -1;
     for (int i = 0; i < X->nedges; i++) {
         int32_t c = e[i].child;
         float q, nv = 0.0f;
@@ -706,10 +690,15 @@ static int select_edge(const mcts *t, const mnode *X)
                 if (t->p.solver && C->pz[m] <= -1.0f)
                     continue;
                 q = C->pz[m];
-            } else if (nv > 0.0f) {
-                q = (C->w[m] - vl * (float)C->pending) / nv;
             } else {
-                q = fpu;
+                q = nv > 0.0f ? (C->w[m] - vl * (float)C->pending) / nv : fpu;
+                if (forced && nv > 0.0f) {
+                    float need = sqrtf(kn * edge_prior(&e[i]));
+                    if (need - nv > shortfall) {
+                        shortfall = need - nv;
+                        forced_best = i;
+                    }
+                }
             }
         } else {
             q = fpu;
@@ -720,7 +709,7 @@ static int select_edge(const mcts *t, const mnode *X)
             best = i;
         }
     }
-    return best;
+    return forced_best >= 0 ? forced_best : best;
 }
 
 enum { LEAF_QUEUED, LEAF_PROVEN, LEAF_COLLISION, LEAF_FULL };
