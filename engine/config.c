@@ -30,7 +30,7 @@ static const cfg_field fields[] = {
     {"seed", T_U64, OFF(seed), 0, 9007199254740992.0, 1, NULL, NULL, NULL,
      "seed of every random source (deterministic given a seed)"},
 
-    {"game.name", T_STR, OFF(game.name), 0, 0, 0, "mnk", "mnk|sanling", NULL, "which game"},
+    {"game.name", T_STR, OFF(game.name), 0, 0, 0, "mnk", "mnk|sanling|2048", NULL, "which game"},
     {"game.rows", T_INT, OFF(game.rows), 3, 25, 15, NULL, NULL, "mnk", "board rows"},
     {"game.cols", T_INT, OFF(game.cols), 3, 25, 15, NULL, NULL, "mnk", "board columns"},
     {"game.k", T_INT, OFF(game.k), 3, 25, 5, NULL, NULL, "mnk", "stones in a row to win"},
@@ -40,6 +40,12 @@ static const cfg_field fields[] = {
     {"game.players", T_INT, OFF(game.players), 2, 3, 3, NULL, NULL, "sanling", "2 or 3 players"},
     {"game.moves", T_INT, OFF(game.moves), 1, 4095, 36, NULL, NULL, "sanling",
      "placements in the whole game"},
+    /* 2048: the same keys as other games', with 2048's bounds and defaults (a path may
+     * appear once per game; find_field picks the game's own) */
+    {"game.rows", T_INT, OFF(game.rows), 2, 8, 4, NULL, NULL, "2048", "board rows"},
+    {"game.cols", T_INT, OFF(game.cols), 2, 8, 4, NULL, NULL, "2048", "board columns"},
+    {"game.players", T_INT, OFF(game.players), 1, 1, 1, NULL, NULL, "2048",
+     "1: 2048 is a one-player game"},
 
     {"mcts.simulations", T_INT, OFF(mcts.simulations), 1, 10000000, 200, NULL, NULL, NULL,
      "simulations per move"},
@@ -218,11 +224,22 @@ static void set_list(gz_config *c, const cfg_field *f, const char *csv)
     }
 }
 
+/* Whether fields[i] is the first field with its path (later ones are per-game copies). */
+static bool first_of_path(size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (!strcmp(fields[j].path, fields[i].path))
+            return false;
+    return true;
+}
+
 void cfg_defaults(gz_config *c, const char *game_name)
 {
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < NFIELDS; i++) {
         const cfg_field *f = &fields[i];
+        if (!first_of_path(i))
+            continue; /* a per-game duplicate: set below when its game is the one */
         void *p = field_ptr(c, f);
         switch (f->type) {
         case T_INT: *(int *)p = (int)f->def; break;
@@ -235,14 +252,30 @@ void cfg_defaults(gz_config *c, const char *game_name)
     }
     if (game_name)
         snprintf(c->game.name, sizeof c->game.name, "%s", game_name);
+    /* a key listed once per game (game.rows of mnk and of 2048): the game's own default */
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const cfg_field *f = &fields[i];
+        if (!first_of_path(i) && field_applies(f, c->game.name)) {
+            assert(f->type == T_INT);
+            *(int *)field_ptr(c, f) = (int)f->def;
+        }
+    }
 }
 
-static const cfg_field *find_field(const char *path)
+/* The field of path for game `game`: the one that applies to it when the path is listed
+ * per game, else the first with that path (so a key of another game is still found and
+ * refused by name). NULL when no field has the path. */
+static const cfg_field *find_field(const char *path, const char *game)
 {
+    const cfg_field *any = NULL;
     for (size_t i = 0; i < NFIELDS; i++)
-        if (strcmp(fields[i].path, path) == 0)
-            return &fields[i];
-    return NULL;
+        if (strcmp(fields[i].path, path) == 0) {
+            if (game && field_applies(&fields[i], game))
+                return &fields[i];
+            if (!any)
+                any = &fields[i];
+        }
+    return any;
 }
 
 static bool is_section(const char *name)
@@ -445,10 +478,10 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
         }
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(gsec, "name");
         if (!n) {
-            gz_fail(err, errlen, "%s: key game.name: missing (expected one of mnk|sanling)", src);
+            gz_fail(err, errlen, "%s: key game.name: missing (expected one of mnk|sanling|2048)", src);
             goto out;
         }
-        if (set_value(c, find_field("game.name"), n, src, err, errlen) < 0)
+        if (set_value(c, find_field("game.name", NULL), n, src, err, errlen) < 0)
             goto out;
         gname = n->valuestring;
     }
@@ -464,7 +497,7 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
             gz_fail(err, errlen, "%s: key %s appears twice", src, sname);
             goto out;
         }
-        const cfg_field *top = find_field(sname);
+        const cfg_field *top = find_field(sname, game_name);
         if (top) {
             if (set_value(c, top, sec, src, err, errlen) < 0)
                 goto out;
@@ -488,7 +521,7 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
                 gz_fail(err, errlen, "%s: key %s appears twice", src, path);
                 goto out;
             }
-            const cfg_field *f = find_field(path);
+            const cfg_field *f = find_field(path, game_name);
             if (!f) {
                 gz_fail(err, errlen, "%s: unknown key %s", src, path);
                 goto out;
@@ -570,7 +603,7 @@ static int set_one(gz_config *c, const char *assignment, char *err, size_t errle
         return gz_fail(err, errlen, "--set: key too long");
     memcpy(path, assignment, n);
     path[n] = 0;
-    const cfg_field *f = find_field(path);
+    const cfg_field *f = find_field(path, c->game.name);
     if (!f)
         return gz_fail(err, errlen, "--set: unknown key %s", path);
     if (strcmp(path, "game.name") == 0)

@@ -8,8 +8,9 @@
 
 extern const game_ops mnk_ops;
 extern const game_ops sanling_ops;
+extern const game_ops g2048_ops;
 
-const game_ops *const game_registry[] = {&mnk_ops, &sanling_ops, NULL};
+const game_ops *const game_registry[] = {&mnk_ops, &sanling_ops, &g2048_ops, NULL};
 
 const game_ops *game_find(const char *name)
 {
@@ -44,6 +45,8 @@ game *game_new(const cfg_game *cfg, char *err, size_t errlen)
     assert(g->rows >= 1 && g->rows <= GAME_MAX_SIDE && g->cols >= 1 && g->cols <= GAME_MAX_SIDE);
     assert(g->nsym >= 1 && g->nsym <= GAME_MAX_SYM && g->sym[0] == SYM_ID);
     assert(g->state_size > 0);
+    assert((ops->chance_outcomes == NULL) == (ops->chance_play == NULL));
+    assert((ops->chance_outcomes != NULL) == (g->max_chance > 0));
     return g;
 }
 
@@ -64,10 +67,50 @@ game_state *game_state_new(const game *g, rng *r)
     return s;
 }
 
+float game_score0(const game *g, const game_state *s)
+{
+    if (!g->ops->score)
+        return 0.0f;
+    float sc[GAME_MAX_PLAYERS];
+    g->ops->score(g, s, sc);
+    return sc[0];
+}
+
+int game_chance_sample(const game *g, const game_state *s, rng *r)
+{
+    if (!g->ops->chance_outcomes)
+        return -1;
+    int out[GAME_MAX_CHANCE];
+    float prob[GAME_MAX_CHANCE];
+    assert(g->max_chance <= GAME_MAX_CHANCE);
+    int n = g->ops->chance_outcomes(g, s, out, prob);
+    if (n <= 0)
+        return -1;
+    double u = rng_uniform(r), acc = 0;
+    for (int i = 0; i < n - 1; i++) { /* rounding: the last outcome takes what is left */
+        acc += prob[i];
+        if (u < acc)
+            return out[i];
+    }
+    return out[n - 1];
+}
+
+int game_resolve_chance(const game *g, game_state *s, rng *r)
+{
+    int events = 0;
+    for (int o; (o = game_chance_sample(g, s, r)) >= 0; events++) {
+        int rc = g->ops->chance_play(g, s, o);
+        assert(rc == 0);
+        (void)rc;
+    }
+    return events;
+}
+
 int game_random_playout(const game *g, game_state *s, rng *r, float *z)
 {
     uint8_t mask[GAME_MAX_ACTIONS];
     int plies = 0;
+    game_resolve_chance(g, s, r);
     while (!game_terminal(g, s)) {
         int n = game_legal(g, s, mask);
         assert(n > 0);
@@ -80,6 +123,7 @@ int game_random_playout(const game *g, game_state *s, rng *r, float *z)
         int rc = game_play(g, s, a);
         assert(rc == 0);
         (void)rc;
+        game_resolve_chance(g, s, r);
         plies++;
     }
     game_result(g, s, z);

@@ -32,6 +32,7 @@
 #define GAME_MAX_ACTIONS GAME_MAX_CELLS
 #define GAME_MAX_SYM 8
 #define GAME_NAME_LEN 16
+#define GAME_MAX_CHANCE 128 /* outcomes of one chance event (2048 on 8x8: 64 cells x 2) */
 
 typedef enum { GAME_LATTICE_SQUARE = 0, GAME_LATTICE_HEX = 1 } game_lattice;
 
@@ -113,6 +114,33 @@ typedef struct game_ops {
     void (*threat_free)(void *ws);
     int (*threat_win)(const game *g, const game_state *s, void *ws, long budget, int *pv, int pvmax);
     int (*threat_defend)(const game *g, const game_state *s, void *ws, long budget, uint8_t *mask);
+
+    /* Optional chance events (both or neither; NULL in deterministic games). After some
+     * moves nature moves next (2048: a tile spawns); such a position is a CHANCE STATE.
+     * At a chance state terminal() is false, legal() returns 0 and play() -1: only
+     * chance_play moves on. Whoever plays a game resolves chance states as they come
+     * (game_resolve_chance); the search treats them as chance nodes (mcts.c).
+     * chance_outcomes: at a chance state, writes its outcomes (ids in 0..max_chance-1,
+     *   increasing) to outcome[] and their probabilities (> 0, summing to 1) to prob[]
+     *   and returns how many (1..max_chance); at any other state returns 0. With outcome
+     *   and prob NULL it only counts (cheap: game_is_chance uses it).
+     * chance_play: applies one of the listed outcomes. Returns 0, or -1 (state
+     *   unchanged) when s is not a chance state or the outcome is not one of its own. */
+    int (*chance_outcomes)(const game *g, const game_state *s, int *outcome, float *prob);
+    int (*chance_play)(const game *g, game_state *s, int outcome);
+    /* Optional (NULL: the game's goal is its outcome): the points each absolute player
+     * has scored so far, out[players] (2048: the sum of the merged tiles). With it the
+     * search keeps the points gained on every edge as that edge's reward, values are
+     * the points still to come (evaluators return those, not outcomes) and Q is
+     * normalised min-max over the tree for PUCT (mcts.c); the arena reports scores.
+     * result() still writes outcomes in [-1, 1]. */
+    void (*score)(const game *g, const game_state *s, float *out);
+    /* Optional (NULL: actions are the points r * cols + c): the image of action under
+     * symmetry element sym (a sym_id the game lists). 2048 maps its four directions. */
+    int (*sym_action)(const game *g, int sym, int action);
+    /* Optional (NULL: no tiles): log2 of the largest tile on the board (2048: 11 for the
+     * 2048 tile), for the arena's table of tiles reached. */
+    int (*best_tile)(const game *g, const game_state *s);
 } game_ops;
 
 struct game {
@@ -128,6 +156,7 @@ struct game {
     int nsym;            /* the symmetry subgroup the rules keep */
     sym_id sym[GAME_MAX_SYM]; /* sym[0] == SYM_ID */
     int max_game_length; /* upper bound on plies (for buffers) */
+    int max_chance;      /* most outcomes of one chance event; 0 = no chance events */
     void *data;          /* game-private immutable data (owned, freed by destroy) */
 };
 
@@ -154,11 +183,30 @@ static inline void game_copy(const game *g, game_state *dst, const game_state *s
     memcpy(dst, src, g->state_size);
 }
 
+/* Whether s is a chance state (nature moves next: game_ops.chance_outcomes). */
+static inline bool game_is_chance(const game *g, const game_state *s)
+{
+    return g->ops->chance_outcomes && g->ops->chance_outcomes(g, s, NULL, NULL) > 0;
+}
+/* Whether the game keeps a score (game_ops.score). */
+static inline bool game_scored(const game *g) { return g->ops->score != NULL; }
+/* Player 0's points so far (game_ops.score); 0 in a game without a score. */
+float game_score0(const game *g, const game_state *s);
+
+/* One outcome of chance state s drawn with r in proportion to its probability (one
+ * uniform draw), or -1 when s is not a chance state (r untouched). */
+int game_chance_sample(const game *g, const game_state *s, rng *r);
+/* Samples one outcome of chance state s in proportion to its probability with r and
+ * applies it; repeats while s is a chance state. Returns the number of events resolved
+ * (0 for a deterministic game or a state that is not a chance state: r is then not
+ * touched, so deterministic games draw nothing from it). */
+int game_resolve_chance(const game *g, game_state *s, rng *r);
+
 /* A heap state of g->state_size bytes (free with free()), initialised with init(). */
 game_state *game_state_new(const game *g, rng *r);
 
-/* Plays uniformly random moves to the end; writes z[players]. Uses scratch space on the
- * stack only. Returns the number of plies played. */
+/* Plays uniformly random moves to the end (resolving chance events with r too); writes
+ * z[players]. Uses scratch space on the stack only. Returns the number of plies played. */
 int game_random_playout(const game *g, game_state *s, rng *r, float *z);
 
 #endif

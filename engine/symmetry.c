@@ -67,19 +67,29 @@ sym_id sym_inverse(sym_id s)
     return SYM_ID;
 }
 
+/* The cell index i = r * cols + c under s. */
+static int map_cell(const game *g, sym_id s, int i)
+{
+    assert(i >= 0 && i < g->rows * g->cols);
+    int r2, c2;
+    sym_map_point(s, g->rows, g->cols, i / g->cols, i % g->cols, &r2, &c2);
+    return r2 * g->cols + c2;
+}
+
 int sym_map_action(const game *g, sym_id s, int action)
 {
-    assert(action >= 0 && action < g->rows * g->cols);
-    int r2, c2;
-    sym_map_point(s, g->rows, g->cols, action / g->cols, action % g->cols, &r2, &c2);
-    return r2 * g->cols + c2;
+    if (g->ops->sym_action) {
+        assert(action >= 0 && action < g->actions);
+        return g->ops->sym_action(g, (int)s, action);
+    }
+    return map_cell(g, s, action);
 }
 
 void sym_map_planes_f32(const game *g, sym_id s, int planes, const float *in, float *out)
 {
     int hw = g->rows * g->cols;
     for (int i = 0; i < hw; i++) {
-        int j = sym_map_action(g, s, i);
+        int j = map_cell(g, s, i);
         for (int p = 0; p < planes; p++)
             out[p * hw + j] = in[p * hw + i];
     }
@@ -89,7 +99,7 @@ void sym_map_planes_u8(const game *g, sym_id s, int planes, const uint8_t *in, u
 {
     int hw = g->rows * g->cols;
     for (int i = 0; i < hw; i++) {
-        int j = sym_map_action(g, s, i);
+        int j = map_cell(g, s, i);
         for (int p = 0; p < planes; p++)
             out[p * hw + j] = in[p * hw + i];
     }
@@ -97,12 +107,22 @@ void sym_map_planes_u8(const game *g, sym_id s, int planes, const uint8_t *in, u
 
 void sym_map_policy_f32(const game *g, sym_id s, const float *in, float *out)
 {
-    assert(g->actions == g->rows * g->cols);
-    sym_map_planes_f32(g, s, 1, in, out);
+    if (!g->ops->sym_action) {
+        assert(g->actions == g->rows * g->cols);
+        sym_map_planes_f32(g, s, 1, in, out);
+        return;
+    }
+    for (int a = 0; a < g->actions; a++)
+        out[sym_map_action(g, s, a)] = in[a];
 }
 
 void sym_map_policy_u8(const game *g, sym_id s, const uint8_t *in, uint8_t *out)
 {
-    assert(g->actions == g->rows * g->cols);
-    sym_map_planes_u8(g, s, 1, in, out);
+    if (!g->ops->sym_action) {
+        assert(g->actions == g->rows * g->cols);
+        sym_map_planes_u8(g, s, 1, in, out);
+        return;
+    }
+    for (int a = 0; a < g->actions; a++)
+        out[sym_map_action(g, s, a)] = in[a];
 }
