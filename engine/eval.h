@@ -8,6 +8,9 @@
  *   values[n][players]  — each player's expected outcome in [-1, 1], indexed by
  *                         ABSOLUTE player number (not "player to move first": an
  *                         evaluator whose model thinks mover-first rotates the vector).
+ *                         In a scored game (game_scored: 2048) each player's expected
+ *                         points still to come from the position (>= 0, unbounded).
+ * States are never chance states (the search expands those itself).
  * Implementations: random (uniform priors, value 0), rollout (uniform priors, value =
  * mean outcome of K random playouts: pure MCTS), and the network (nn/). This header
  * knows nothing about networks.
@@ -42,7 +45,9 @@ struct evaluator {
 /* Uniform priors over legal moves, every value 0. Free with evaluator_free. */
 evaluator *eval_random_new(const game *g);
 /* Uniform priors; each value the mean outcome of `rollouts` random playouts to the end
- * (seed 003's pure MCTS). seed seeds its private rng. Free with evaluator_free. */
+ * (seed 003's pure MCTS), in a scored game the mean points they scored from the state
+ * on. Chance events in the playouts are drawn with the same rng. seed seeds its private
+ * rng. Free with evaluator_free. */
 evaluator *eval_rollout_new(const game *g, int rollouts, uint64_t seed);
 
 static inline int evaluator_run(evaluator *e, int n, const game_state *const *states,

@@ -1,6 +1,7 @@
 /* eval_basic.c — the evaluators that need no network: `random` (uniform priors, value
  * 0) and `rollout` (uniform priors, value = mean outcome of K random playouts: the
- * seed 003 pure MCTS). Also evaluator_free for every evaluator. */
+ * seed 003 pure MCTS; in a scored game the mean points the playouts scored from the
+ * position on). Also evaluator_free for every evaluator. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,10 +75,18 @@ static int rollout_evaluate(evaluator *e, int n, const game_state *const *states
             snprintf(err, errlen, "rollout evaluator: asked to value a terminal state");
             return -1;
         }
+        float sc0[GAME_MAX_PLAYERS];
+        if (game_scored(g))
+            g->ops->score(g, states[i], sc0);
         for (int k = 0; k < c->rollouts; k++) {
             float z[GAME_MAX_PLAYERS];
             game_copy(g, c->scratch, states[i]);
             game_random_playout(g, c->scratch, &c->r, z);
+            if (game_scored(g)) { /* the points the playout scored from here */
+                g->ops->score(g, c->scratch, z);
+                for (int p = 0; p < P; p++)
+                    z[p] -= sc0[p];
+            }
             for (int p = 0; p < P; p++)
                 sum[p] += z[p];
         }

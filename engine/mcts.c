@@ -47,6 +47,30 @@
  * the VCF", within the defence set's heuristic, see threat.h); with vcf_root,
  * mcts_begin proves the root won when its mover has a VCF.
  *
+ * Chance nodes (games with chance events, game.h; 2048's tile spawns). A node whose
+ * position is a chance state has mover -1 ("nature"): one edge per outcome, the
+ * outcome's probability stored as the edge's prior, and no evaluator call (it is
+ * expanded when created). The descent chooses its outcome by deterministic stratified
+ * sampling (select_outcome: the outcome whose visit share lags its probability most),
+ * so the visits track the probabilities within about one visit and the node's plain
+ * mean is the expectation over the outcomes. Enumerating every outcome as an edge costs
+ * 8 bytes each (2048 on 4x4: at most 32) and the children are created lazily; drawing
+ * outcomes at random (Stochastic MuZero) would add sampling noise for nothing. A chance
+ * node is never proven and never the root (mcts_play draws the outcomes with the
+ * tree's rng and keeps the drawn outcome's subtree).
+ *
+ * Scores (games with game_ops.score: 2048). Each node keeps, beside its statistics,
+ * the points gained on the edge into it (reward[], a parallel array allocated only for
+ * such games, so other games' nodes stay 48 bytes). Values are points still to come:
+ * backup() adds each edge's reward as it climbs, so a node's mean is the expected
+ * points from its own position, and an edge's Q = reward + the child's mean. Q is
+ * unbounded, so PUCT reads it normalised to [0, 1] by the smallest and largest Q seen
+ * in this search (MuZero's min-max); a pending visit counts as 0 there (virtual loss);
+ * FPU and the fpu_value of pure MCTS are in the same [0, 1] scale. Terminal nodes have
+ * no points to come. The solver is off: there are no outcomes to prove. With
+ * track_best, every node also keeps the highest return backed up through it (seed
+ * 003's "best score reached after it"), which mcts_export hands out with the nodes.
+ *
  * Tree reuse: mcts_play re-roots at the chosen child and compacts the arena in place:
  * one sweep in index order keeps a node when it is the new root or its parent was kept
  * (invariant 1 makes this a single pass), moving it and its edge range down to the next
@@ -133,6 +157,13 @@ struct mcts {
     mcts_batch *own;    /* for mcts_search: capacity p.batch */
     void *threat;       /* the game's threat workspace, NULL when no vcf_* is on */
     uint8_t *defend;    /* [actions] vcf_defend scratch */
+    bool chance;        /* the game has chance events: chance nodes (mover -1) */
+    bool scored;        /* the game keeps a score: rewards per edge, values are points to
+                         * come, Q normalised min-max for PUCT */
+    float *reward;      /* [cap_nodes * P] scored: points gained on the edge into a node */
+    float *best;        /* [cap_nodes] track_best: highest return backed up through a node */
+    int *cout;          /* [max_chance] chance outcomes scratch */
+    float *cprob;       /* [max_chance] their probabilities */
     /* mutated */
     rng r;
     int32_t nnodes;
@@ -141,6 +172,7 @@ struct mcts {
     bool full;
     int sims;           /* playouts backed up in this search */
     uint64_t step_stamp; /* last batch step this tree contributed leaves to */
+    float qmin, qmax;   /* scored: the range of the Q values seen this search (MuZero) */
     struct timespec t0;
     mcts_stats st;
 };
@@ -299,12 +331,42 @@ static int node_setup(mcts *t, int32_t x, int32_t parent, const game_state *s)
     X->first_edge = -1;
     X->best = -1;
     X->status = NODE_NEW;
+    if (t->scored) {
+        for (int p = 0; p < t->P; p++)
+            t->reward[(size_t)x * t->P + p] = 0.0f; /* the caller sets the edge's points */
+        if (t->best)
+            t->best[x] = -FLT_MAX;
+    }
     if (game_terminal(g, s)) {
         X->mover = (int8_t)0;
         X->terminal = 1;
         X->proven = 1;
         X->status = NODE_EXPANDED;
-        game_result(g, s, X->pz);
+        if (t->scored)
+            memset(X->pz, 0, sizeof X->pz); /* no points to come after the end */
+        else
+            game_result(g, s, X->pz);
+        return 0;
+    }
+    if (t->chance && game_is_chance(g, s)) {
+        /* a chance node: one edge per outcome, its probability as the prior; nothing to
+         * evaluate (its value is the mean of its children's) */
+        int n = g->ops->chance_outcomes(g, s, t->cout, t->cprob);
+        assert(n > 0 && n <= g->max_chance);
+        if (t->nedges_used + n > t->cap_edges)
+            return -1;
+        assert(x == t->nnodes - 1 || (x == 0 && t->nedges_used == 0));
+        medge *e = t->edges + t->nedges_used;
+        X->mover = -1;
+        X->first_edge = (int32_t)t->nedges_used;
+        X->nedges = (int16_t)n;
+        X->status = NODE_EXPANDED;
+        for (int k = 0; k < n; k++) {
+            e[k].child = -1;
+            e[k].action = (uint16_t)t->cout[k];
+            edge_set_prior(&e[k], t->cprob[k]);
+        }
+        t->nedges_used += n;
         return 0;
     }
     X->mover = (int8_t)game_current_player(g, s);
@@ -376,15 +438,22 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     t->p = *p;
     t->P = g->players;
     t->A = g->actions;
+    t->chance = g->max_chance > 0;
+    t->scored = game_scored(g);
+    if (t->scored)
+        t->p.solver = false; /* proofs are about outcomes; a score game has points to come */
     int64_t nodes = p->max_nodes;
     if (nodes == 0) {
-        nodes = 2 * ((int64_t)p->simulations + p->batch) + 64;
+        /* a descent through a new chance node makes two nodes */
+        nodes = (t->chance ? 4 : 2) * ((int64_t)p->simulations + p->batch) + 64;
         if (nodes > INT32_MAX / 2)
             nodes = INT32_MAX / 2;
     }
     int64_t edges = p->max_edges;
-    if (edges == 0)
-        edges = nodes * (t->A < 256 ? t->A : 256);
+    if (edges == 0) {
+        int per = t->A < 256 ? t->A : 256;
+        edges = nodes * (g->max_chance > per ? g->max_chance : per);
+    }
     if (edges > INT32_MAX)
         edges = INT32_MAX;
     t->cap_nodes = (int32_t)nodes;
@@ -400,8 +469,22 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     t->root_state = malloc(g->state_size);
     t->scratch = malloc(g->state_size);
     t->own = mcts_batch_new(g, p->batch);
+    bool extra_ok = true;
+    if (t->scored) {
+        t->reward = malloc((size_t)nodes * (size_t)t->P * sizeof *t->reward);
+        extra_ok = t->reward != NULL;
+        if (p->track_best) {
+            t->best = malloc((size_t)nodes * sizeof *t->best);
+            extra_ok = extra_ok && t->best;
+        }
+    }
+    if (t->chance) {
+        t->cout = malloc((size_t)g->max_chance * sizeof *t->cout);
+        t->cprob = malloc((size_t)g->max_chance * sizeof *t->cprob);
+        extra_ok = extra_ok && t->cout && t->cprob;
+    }
     if (!t->nodes || !t->edges || !t->remap || !t->noise || !t->base || !t->tgt || !t->pit ||
-        !t->mask || !t->root_state || !t->scratch || !t->own) {
+        !t->mask || !t->root_state || !t->scratch || !t->own || !extra_ok) {
         mcts_free(t);
         snprintf(err, errlen, "mcts: out of memory (%lld nodes, %lld edges)", (long long)nodes,
                  (long long)edges);
@@ -442,11 +525,16 @@ void mcts_free(mcts *t)
     if (t->threat)
         t->g->ops->threat_free(t->threat);
     free(t->defend);
+    free(t->reward);
+    free(t->best);
+    free(t->cout);
+    free(t->cprob);
     free(t);
 }
 
 void mcts_set_root(mcts *t, const game_state *s)
 {
+    assert(!game_is_chance(t->g, s)); /* the root is a decision: resolve chance first */
     game_copy(t->g, t->root_state, s);
     t->full = false;
     reset_tree(t);
@@ -499,6 +587,11 @@ static void compact(mcts *t, int32_t c)
             e += X.nedges;
         }
         X.parent = i == c ? -1 : t->remap[X.parent];
+        if (t->reward)
+            memmove(t->reward + (size_t)j * t->P, t->reward + (size_t)i * t->P,
+                    sizeof(float) * (size_t)t->P);
+        if (t->best)
+            t->best[j] = t->best[i];
         t->nodes[j++] = X;
     }
     for (int32_t k = 0; k < j; k++) {
@@ -511,6 +604,8 @@ static void compact(mcts *t, int32_t c)
     }
     t->nnodes = j;
     t->nedges_used = e;
+    if (t->reward)
+        memset(t->reward, 0, sizeof(float) * (size_t)t->P); /* the root has no edge in */
 }
 
 /* Counts the nodes of the subtree under c (inclusive), using the same single sweep. */
@@ -532,24 +627,40 @@ static int32_t subtree_size(mcts *t, int32_t c, int64_t *edges)
     return cnt;
 }
 
+/* The child of node x along the edge with this action (or outcome), -1 when none. */
+static int32_t child_by_action(const mcts *t, int32_t x, int action)
+{
+    const mnode *X = &t->nodes[x];
+    for (int i = 0; X->first_edge >= 0 && i < X->nedges; i++)
+        if (t->edges[X->first_edge + i].action == action)
+            return t->edges[X->first_edge + i].child;
+    return -1;
+}
+
 int mcts_play(mcts *t, int action)
 {
     const game *g = t->g;
     game_copy(g, t->scratch, t->root_state);
     if (game_play(g, t->scratch, action) < 0)
         return -1;
+    int32_t c = child_by_action(t, 0, action);
+    /* chance events after the move: drawn with the tree's rng; the subtree kept is the
+     * one under the outcome drawn */
+    for (int o; (o = game_chance_sample(g, t->scratch, &t->r)) >= 0;) {
+        int rc = g->ops->chance_play(g, t->scratch, o);
+        assert(rc == 0);
+        (void)rc;
+        c = c > 0 && t->nodes[c].mover < 0 ? child_by_action(t, c, o) : -1;
+    }
     game_copy(g, t->root_state, t->scratch);
     t->full = false;
-    const mnode *R = &t->nodes[0];
-    int32_t c = -1;
-    for (int i = 0; R->first_edge >= 0 && i < R->nedges; i++)
-        if (t->edges[R->first_edge + i].action == action)
-            c = t->edges[R->first_edge + i].child;
     if (t->p.reuse_tree && c > 0 && t->nodes[c].status != NODE_PENDING) {
         int64_t sub_edges;
         int32_t sub = subtree_size(t, c, &sub_edges);
-        int64_t room = (int64_t)t->p.simulations + t->p.batch + 1;
+        int64_t room = ((int64_t)t->p.simulations + t->p.batch + 1) * (t->chance ? 2 : 1);
         int per = t->nodes[c].first_edge >= 0 ? t->nodes[c].nedges : 1;
+        if (t->chance && per < t->g->max_chance)
+            per = t->g->max_chance;
         if (sub + room <= t->cap_nodes && sub_edges + room * per <= t->cap_edges) {
             compact(t, c);
             t->root_noised = false;
@@ -595,15 +706,66 @@ static void apply_noise(mcts *t)
     t->root_noised = true;
 }
 
-/* Adds one visit of value vector v to x and each ancestor; pending -= dpend. */
+/* Scored games: widens the search's Q range with q. */
+static inline void q_seen(mcts *t, float q)
+{
+    if (q < t->qmin)
+        t->qmin = q;
+    if (q > t->qmax)
+        t->qmax = q;
+}
+
+/* Scored games: the Q of the edge into node c from player m's view, in points: the
+ * points gained on the edge plus the points to come after it (c's mean value, or 0 at
+ * the end). c must have a visit or be proven. */
+static inline float scored_q(const mcts *t, int32_t c, int m)
+{
+    const mnode *C = &t->nodes[c];
+    float v = C->proven ? C->pz[m] : C->w[m] / (float)C->n;
+    return t->reward[(size_t)c * t->P + m] + v;
+}
+
+/* Scored games: q mapped into [0, 1] by the range of Q seen in this search (MuZero's
+ * min-max normalisation); 0.5 while the range is empty. */
+static inline float q_norm(const mcts *t, float q)
+{
+    if (!(t->qmax > t->qmin))
+        return 0.5f;
+    float x = (q - t->qmin) / (t->qmax - t->qmin);
+    return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;
+}
+
+/* Adds one visit of value vector v to x and each ancestor; pending -= dpend. In a
+ * scored game v is the points to come at x, and each step up adds the points of the
+ * edge just climbed, so every node accumulates the points to come from its own
+ * position; the Q of every edge on the path widens the search's range. */
 static void backup(mcts *t, int32_t x, const float *v, int dpend)
 {
+    if (!t->scored) {
+        for (; x >= 0; x = t->nodes[x].parent) {
+            mnode *X = &t->nodes[x];
+            X->n += 1;
+            X->pending -= dpend;
+            for (int p = 0; p < t->P; p++)
+                X->w[p] += v[p];
+        }
+        return;
+    }
+    float ret[GAME_MAX_PLAYERS];
+    memcpy(ret, v, sizeof(float) * (size_t)t->P);
     for (; x >= 0; x = t->nodes[x].parent) {
         mnode *X = &t->nodes[x];
         X->n += 1;
         X->pending -= dpend;
+        const float *r = t->reward + (size_t)x * t->P;
+        for (int p = 0; p < t->P; p++) {
+            X->w[p] += ret[p];
+            q_seen(t, r[p] + X->w[p] / (float)X->n);
+        }
+        if (t->best && ret[0] > t->best[x])
+            t->best[x] = ret[0];
         for (int p = 0; p < t->P; p++)
-            X->w[p] += v[p];
+            ret[p] += r[p];
     }
 }
 
@@ -619,8 +781,8 @@ static bool solver_check(mcts *t, int32_t x)
     mnode *X = &t->nodes[x];
     if (X->proven)
         return true;
-    if (X->status != NODE_EXPANDED || X->first_edge < 0)
-        return false;
+    if (X->status != NODE_EXPANDED || X->first_edge < 0 || X->mover < 0)
+        return false; /* a chance node is an expectation, not a choice: never proven */
     int m = X->mover;
     const medge *e = t->edges + X->first_edge;
     bool all = true;
@@ -669,6 +831,8 @@ static int select_edge(const mcts *t, const mnode *X)
     float npar = (float)X->n + vl * (float)X->pending;
     float sq = sqrtf(npar > 1.0f ? npar : 1.0f);
     float parent_q = X->n > 0 ? X->w[m] / (float)X->n : 0.0f;
+    if (t->scored) /* normalised like the children's Q (the points to come from X) */
+        parent_q = X->n > 0 ? q_norm(t, parent_q) : 0.5f;
     float fpu = t->p.fpu_absolute ? t->p.fpu_value : parent_q - t->p.fpu_reduction;
     float cp = t->p.c_puct;
     const medge *e = t->edges + X->first_edge;
@@ -686,18 +850,26 @@ static int select_edge(const mcts *t, const mnode *X)
         if (c >= 0) {
             const mnode *C = &t->nodes[c];
             nv = (float)C->n + vl * (float)C->pending;
-            if (C->proven) {
+            if (t->scored) {
+                /* normalised Q; a pending visit counts as the worst value seen (0) */
+                if (C->proven)
+                    q = q_norm(t, scored_q(t, c, m));
+                else if (C->n > 0)
+                    q = (float)C->n * q_norm(t, scored_q(t, c, m)) / nv;
+                else
+                    q = nv > 0.0f ? 0.0f : fpu;
+            } else if (C->proven) {
                 if (t->p.solver && C->pz[m] <= -1.0f)
                     continue;
                 q = C->pz[m];
             } else {
                 q = nv > 0.0f ? (C->w[m] - vl * (float)C->pending) / nv : fpu;
-                if (forced && nv > 0.0f) {
-                    float need = sqrtf(kn * edge_prior(&e[i]));
-                    if (need - nv > shortfall) {
-                        shortfall = need - nv;
-                        forced_best = i;
-                    }
+            }
+            if (forced && nv > 0.0f && !C->proven) {
+                float need = sqrtf(kn * edge_prior(&e[i]));
+                if (need - nv > shortfall) {
+                    shortfall = need - nv;
+                    forced_best = i;
                 }
             }
         } else {
@@ -710,6 +882,30 @@ static int select_edge(const mcts *t, const mnode *X)
         }
     }
     return forced_best >= 0 ? forced_best : best;
+}
+
+/* A chance node's outcome to follow: the one whose share of the visits (pending ones
+ * included, so a batch spreads over the outcomes) lags its probability the most,
+ * argmax P(o) (N + 1) - N(o), ties to the first. Deterministic stratified sampling:
+ * visit counts track the probabilities closely, so the node's mean value (the plain
+ * average the backup keeps) is the expectation over the outcomes with less variance
+ * than drawing them at random (Stochastic MuZero samples). */
+static int select_outcome(const mcts *t, const mnode *X)
+{
+    const medge *e = t->edges + X->first_edge;
+    float total = (float)X->n + (float)X->pending + 1.0f;
+    int best = 0;
+    float bests = -FLT_MAX;
+    for (int i = 0; i < X->nedges; i++) {
+        int32_t c = e[i].child;
+        float nv = c >= 0 ? (float)t->nodes[c].n + (float)t->nodes[c].pending : 0.0f;
+        float s = edge_prior(&e[i]) * total - nv;
+        if (s > bests) {
+            bests = s;
+            best = i;
+        }
+    }
+    return best;
 }
 
 enum { LEAF_QUEUED, LEAF_PROVEN, LEAF_COLLISION, LEAF_FULL };
@@ -752,13 +948,17 @@ static int descend(mcts *t, mcts_batch *b)
                 t->st.max_depth = depth;
             return LEAF_QUEUED;
         }
-        int i = select_edge(t, X);
+        bool nature = X->mover < 0;
+        int i = nature ? select_outcome(t, X) : select_edge(t, X);
         assert(i >= 0);
         medge *e = &t->edges[X->first_edge + i];
-        int rc = game_play(g, s, e->action);
+        float sc0[GAME_MAX_PLAYERS];
+        if (t->scored && e->child < 0)
+            g->ops->score(g, s, sc0);
+        int rc = nature ? g->ops->chance_play(g, s, e->action) : game_play(g, s, e->action);
         assert(rc == 0);
         (void)rc;
-        depth++;
+        depth += !nature; /* plies: a tile spawning is not a move */
         if (e->child < 0) {
             if (t->nnodes >= t->cap_nodes) {
                 t->full = true;
@@ -769,6 +969,12 @@ static int descend(mcts *t, mcts_batch *b)
                 t->nnodes--;
                 t->full = true;
                 return LEAF_FULL;
+            }
+            if (t->scored) {
+                float sc1[GAME_MAX_PLAYERS];
+                g->ops->score(g, s, sc1);
+                for (int p = 0; p < t->P; p++)
+                    t->reward[(size_t)c * t->P + p] = sc1[p] - sc0[p];
             }
             e->child = c;
             if (t->nodes[c].proven)
@@ -826,6 +1032,21 @@ void mcts_begin(mcts *t)
         vcf_prove(t, R, t->root_state, t->p.vcf_root);
     if (t->p.noise)
         apply_noise(t);
+    if (t->scored) {
+        /* MuZero keeps the range per search; a reused subtree's root edges seed it */
+        t->qmin = FLT_MAX;
+        t->qmax = -FLT_MAX;
+        const mnode *Rs = &t->nodes[0];
+        if (Rs->n > 0)
+            for (int p = 0; p < t->P; p++)
+                q_seen(t, Rs->w[p] / (float)Rs->n);
+        for (int i = 0; Rs->first_edge >= 0 && i < Rs->nedges; i++) {
+            int32_t c = t->edges[Rs->first_edge + i].child;
+            if (c >= 0 && (t->nodes[c].n > 0 || t->nodes[c].proven))
+                for (int p = 0; p < t->P; p++)
+                    q_seen(t, scored_q(t, c, p));
+        }
+    }
     /* the visits a reused subtree brought, so that pi can count this search's only */
     const mnode *R0 = &t->nodes[0];
     for (int i = 0; R0->first_edge >= 0 && i < R0->nedges; i++) {
@@ -967,7 +1188,10 @@ static int policy_target(mcts *t, float *pi)
             int32_t c = e[i].child;
             const mnode *C = c >= 0 ? &t->nodes[c] : NULL;
             prior[i] = edge_prior(&e[i]);
-            q[i] = !C ? 0.0f : C->proven ? C->pz[m] : C->n > 0 ? C->w[m] / (float)C->n : 0.0f;
+            if (t->scored)
+                q[i] = C && (C->proven || C->n > 0) ? q_norm(t, scored_q(t, c, m)) : 0.0f;
+            else
+                q[i] = !C ? 0.0f : C->proven ? C->pz[m] : C->n > 0 ? C->w[m] / (float)C->n : 0.0f;
         }
         mcts_prune_policy(ne, prior, q, vis, t->p.c_puct, t->p.forced_playouts);
     }
@@ -1078,6 +1302,8 @@ void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
                 int32_t c = e[i].child;
                 float q = (c >= 0 && t->nodes[c].n > 0) ? t->nodes[c].w[m] / (float)t->nodes[c].n
                                                         : -FLT_MAX;
+                if (t->scored && c >= 0 && t->nodes[c].n > 0)
+                    q = scored_q(t, c, m);
                 if (pi[a] > bp || (pi[a] == bp && q > bq)) {
                     bp = pi[a];
                     bq = q;
@@ -1138,7 +1364,7 @@ int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max)
     const mnode *X = &t->nodes[node];
     if (X->first_edge < 0 || X->status != NODE_EXPANDED)
         return 0;
-    int m = X->mover;
+    int m = X->mover < 0 ? 0 : X->mover; /* a chance node: player 0's view */
     const medge *e = t->edges + X->first_edge;
     for (int i = 0; i < X->nedges && i < max; i++) {
         mcts_child_info *ci = &out[i];
@@ -1154,8 +1380,83 @@ int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max)
                 ci->proven_value[p] = C->proven ? C->pz[p] : 0.0f;
             }
             ci->q = ci->value[m];
+            if (t->scored && (C->n > 0 || C->proven))
+                ci->q = scored_q(t, e[i].child, m);
             ci->proven = C->proven;
         }
     }
     return X->nedges;
+}
+
+int mcts_export(mcts *t, int min_visits, int (*fn)(void *ctx, const mcts_node_sample *ns),
+                void *ctx)
+{
+    const game *g = t->g;
+    size_t ss = g->state_size;
+    int A = t->A, rc = 0;
+    /* states in node order: a child's index is larger than its parent's (invariant 1) */
+    unsigned char *st = malloc((size_t)t->nnodes * ss);
+    int *depth = malloc((size_t)t->nnodes * sizeof *depth);
+    float *pi = malloc((size_t)A * sizeof *pi), *ba = malloc((size_t)A * sizeof *ba);
+    uint8_t *legal = malloc((size_t)A);
+    if (!st || !depth || !pi || !ba || !legal) {
+        rc = -1;
+        goto out;
+    }
+    game_copy(g, (game_state *)st, t->root_state);
+    depth[0] = 0;
+    for (int32_t x = 0; x < t->nnodes; x++) {
+        const mnode *X = &t->nodes[x];
+        game_state *sx = (game_state *)(st + (size_t)x * ss);
+        if (X->first_edge < 0 || X->status != NODE_EXPANDED)
+            continue;
+        const medge *e = t->edges + X->first_edge;
+        for (int i = 0; i < X->nedges; i++) {
+            int32_t c = e[i].child;
+            if (c < 0)
+                continue;
+            game_state *sc = (game_state *)(st + (size_t)c * ss);
+            game_copy(g, sc, sx);
+            int prc = X->mover < 0 ? g->ops->chance_play(g, sc, e[i].action) : game_play(g, sc, e[i].action);
+            assert(prc == 0);
+            (void)prc;
+            depth[c] = depth[x] + (X->mover >= 0);
+        }
+        if (X->mover < 0 || X->terminal || X->n < min_visits)
+            continue;
+        double total = 0;
+        for (int i = 0; i < X->nedges; i++)
+            total += e[i].child >= 0 ? t->nodes[e[i].child].n : 0;
+        if (total <= 0)
+            continue;
+        memset(pi, 0, sizeof(float) * (size_t)A);
+        memset(legal, 0, (size_t)A);
+        for (int a = 0; a < A; a++)
+            ba[a] = -FLT_MAX;
+        for (int i = 0; i < X->nedges; i++) {
+            int32_t c = e[i].child;
+            int a = e[i].action;
+            legal[a] = 1;
+            if (c < 0)
+                continue;
+            pi[a] = (float)(t->nodes[c].n / total);
+            if (t->best && t->best[c] > -FLT_MAX)
+                ba[a] = t->reward[(size_t)c * t->P] + t->best[c];
+        }
+        mcts_node_sample ns = {.state = sx, .depth = depth[x], .visits = X->n, .pi = pi,
+                               .legal = legal, .best = t->best ? t->best[x] : -FLT_MAX,
+                               .best_after = ba};
+        for (int p = 0; p < t->P; p++)
+            ns.value[p] = X->w[p] / (float)X->n;
+        rc = fn(ctx, &ns);
+        if (rc)
+            break;
+    }
+out:
+    free(st);
+    free(depth);
+    free(pi);
+    free(ba);
+    free(legal);
+    return rc;
 }

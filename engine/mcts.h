@@ -10,6 +10,18 @@
  * 1-, 2- and 3-player games share one backup. Terminal positions are scored exactly by
  * game_result; with `solver` on, proven outcomes propagate (MCTS-solver, see mcts.c).
  *
+ * Chance and scores come from the game interface, so any game that declares them gets
+ * them with no change here (mcts.c has the details):
+ * - a chance state (game_is_chance: 2048 after a move) is a CHANCE NODE: one edge per
+ *   outcome with its probability, no evaluator call, its value the expectation over
+ *   the outcomes (visited in proportion to their probabilities). The root is never a
+ *   chance node: mcts_play draws the outcomes after the move with the tree's rng.
+ * - a scored game (game_scored: 2048) keeps the points gained on every edge as that
+ *   edge's reward; values (the evaluator's and the tree's) are the points still to
+ *   come, so an edge's Q = its reward + the child's value, and PUCT reads Q normalised
+ *   to [0, 1] by the range of Q seen in the search (MuZero's min-max); the solver is
+ *   off (there are points to come, not outcomes to prove).
+ *
  * Two ways to search:
  * - one tree:   mcts_search(t, e, pi, &res, err, errlen)  (does all of the below);
  * - many trees (self-play runs many games in one worker, one evaluator call per batch
@@ -90,6 +102,9 @@ typedef struct mcts_params {
                              * would not have given (mcts_prune_policy) */
     bool fresh_pi;          /* pi counts only the playouts of this search (mcts_begin on),
                              * not the visits a reused subtree brought */
+    /* Scored games (zero = off): */
+    bool track_best;        /* keep each node's highest return backed up through it (player
+                             * 0's points to come: seed 003's targets, mcts_export) */
 } mcts_params;
 
 /* Copies the mcts config section into p; noise = false, capacities automatic. */
@@ -215,6 +230,31 @@ int mcts_root_visits(const mcts *t);
 /* Writes the children of node (MCTS_ROOT or an id from mcts_child_info.node) into
  * out[max], in action order; returns how many there are (0 for an unexpanded node). */
 int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max);
+/* One decision node of the tree, as mcts_export hands it out (all borrowed, valid during
+ * the callback only). */
+typedef struct mcts_node_sample {
+    const game_state *state; /* the node's position */
+    int depth;               /* plies below the root (chance events do not count) */
+    int visits;              /* the node's visit count */
+    const float *pi;         /* [actions] its children's share of the visits */
+    const uint8_t *legal;    /* [actions] its legal moves */
+    float value[GAME_MAX_PLAYERS]; /* mean backed-up value (scored: points to come) */
+    float best;              /* track_best: the highest points to come (player 0) backed up
+                              * through the node: the best score reached after it, less
+                              * the score it had; -FLT_MAX without track_best */
+    const float *best_after; /* [actions] track_best: per move, the points it gains plus
+                              * the best points to come after it; -FLT_MAX for moves
+                              * never visited */
+} mcts_node_sample;
+
+/* Calls fn for every decision node (not chance nodes, not terminal ones) with at least
+ * min_visits (>= 1) visits and a visited child, in node order (the root first). Stops
+ * when fn returns nonzero and returns that value; returns 0 after all, or -1 when out
+ * of memory (one buffer of states for the tree, allocated per call: not a
+ * per-simulation path). */
+int mcts_export(mcts *t, int min_visits, int (*fn)(void *ctx, const mcts_node_sample *ns),
+                void *ctx);
+
 /* The current parameters (borrowed). */
 const mcts_params *mcts_get_params(const mcts *t);
 /* Changes the playouts of the following searches (>= 1), e.g. for KataGo's playout-cap
