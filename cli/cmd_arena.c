@@ -19,6 +19,11 @@ static void arena_usage(FILE *f)
             "(all six orders for three players) and starting every game with arena.opening_moves\n"
             "random moves (the same opening for each seat order). Prints the win/draw/loss table,\n"
             "per player and per seat, and a one-line summary.\n\n"
+            "One-player games (2048): name 1 to %d players; each plays N games (game i from the\n"
+            "same start and spawn seed for all). Prints each player's mean score with its 95%%\n"
+            "interval, the median, the time per move and the share of games that reached each\n"
+            "tile; --json gives {\"games\":N,\"players\":[{\"name\",\"games\",\"mean\",\"lo\",\"hi\",\n"
+            "\"sd\",\"median\",\"min\",\"max\",\"seconds_per_move\",\"max_tile\",\"reached\":{\"2048\":0.5,...}}]}.\n\n"
             "  -c, --config FILE  the config (default: the built-in tic-tac-toe)\n"
             "  --set KEY=VALUE    override a config key (e.g. --set arena.opening_moves=4)\n"
             "  --games N          games to play (default arena.games)\n"
@@ -35,7 +40,7 @@ static void arena_usage(FILE *f)
             "  --alpha A, --beta B  the SPRT's error rates (default 0.05 each)\n\n"
             "A player wins a game when its outcome is strictly the best, loses when strictly the\n"
             "worst, draws otherwise (three players: a middle or shared place).\n\n"
-            "players:\n");
+            "players:\n", ARENA_MAX_SOLO);
     player_print_kinds(f, cli_player_ext());
 }
 
@@ -82,14 +87,165 @@ static void describe_game(const gz_config *c, const game *g, char *buf, size_t l
     if (!strcmp(g->name, "mnk"))
         snprintf(buf, len, "mnk %dx%d k=%d%s", c->game.rows, c->game.cols, c->game.k,
                  c->game.exact ? " exact" : "");
+    else if (g->players == 1)
+        snprintf(buf, len, "%s %dx%d", g->name, g->rows, g->cols);
     else
         snprintf(buf, len, "%s %dx%d, %d players", g->name, g->rows, g->cols, g->players);
+}
+
+/* ---- one-player games: scores, not wins ---- */
+
+typedef struct solo_state {
+    int nplayers, games;
+    double *scores; /* (nplayers, games) */
+    int *tiles;     /* (nplayers, games) */
+    double think[ARENA_MAX_SOLO]; /* seconds choosing moves, per player */
+    long choices[ARENA_MAX_SOLO]; /* moves chosen, per player */
+    progress_state *ps;
+} solo_state;
+
+static void solo_on_game(void *ctx, const arena_record *rec)
+{
+    solo_state *so = ctx;
+    int k = rec->seat_player[0];
+    so->scores[(size_t)k * so->games + rec->index] = rec->score[0];
+    so->tiles[(size_t)k * so->games + rec->index] = rec->best_tile;
+    so->think[k] += rec->think[0];
+    so->choices[k] += rec->choices[0];
+}
+
+static void solo_progress(void *ctx, int done, int total, const arena_tally *t, int np)
+{
+    solo_state *so = ctx;
+    progress_state *ps = so->ps;
+    double now = cli_now();
+    int step = total >= 10 ? total / 10 : 1;
+    if (!ps->tty && !(done % step == 0 || done == total || now - ps->last >= 30))
+        return;
+    fprintf(stderr, "%sarena: %d/%d games, %.1f s, mean score:", ps->tty ? "\r" : "", done, total,
+            now - ps->start);
+    for (int i = 0; i < np; i++)
+        fprintf(stderr, " %s %.0f", ps->names[i], t[i].games ? t[i].score_sum / t[i].games : 0.0);
+    fputs(ps->tty && done < total ? "   " : "\n", stderr);
+    fflush(stderr);
+    ps->last = now;
+}
+
+static void print_tile(FILE *f, int k)
+{
+    if (k < 53)
+        fprintf(f, "%llu", (unsigned long long)1 << k);
+}
+
+static int arena_solo(const game *g, const char *desc, player *const *players, int np,
+                      arena_opts *o, bool json, const char *results)
+{
+    solo_state so = {.nplayers = np, .games = o->games};
+    so.scores = calloc((size_t)np * (size_t)o->games, sizeof *so.scores);
+    so.tiles = calloc((size_t)np * (size_t)o->games, sizeof *so.tiles);
+    if (!so.scores || !so.tiles) {
+        free(so.scores);
+        free(so.tiles);
+        cli_error("arena: out of memory");
+        return EXIT_FAIL;
+    }
+    const char *names[ARENA_MAX_SOLO];
+    for (int i = 0; i < np; i++)
+        names[i] = players[i]->name;
+    progress_state ps = {.tty = isatty(2), .start = cli_now(), .names = names};
+    ps.last = ps.start;
+    so.ps = &ps;
+    o->progress = solo_progress;
+    o->progress_ctx = &so;
+    o->on_game = solo_on_game;
+    o->on_game_ctx = &so;
+    if (!json)
+        printf("arena: %s, %d games per player, %d random opening moves, seed %llu\n", desc,
+               o->games, o->opening_moves, (unsigned long long)o->seed);
+    fflush(stdout);
+    arena_tally t[ARENA_MAX_SOLO];
+    char err[512];
+    int rc = EXIT_OK;
+    if (arena_run(g, players, np, o, t, err, sizeof err) < 0) {
+        cli_error("arena: %s", err);
+        rc = EXIT_FAIL;
+        goto out;
+    }
+    double secs = cli_now() - ps.start;
+    arena_solo_summary sum[ARENA_MAX_SOLO];
+    int top = -1;
+    for (int i = 0; i < np; i++) {
+        arena_solo_summarise(so.scores + (size_t)i * o->games,
+                             g->ops->best_tile ? so.tiles + (size_t)i * o->games : NULL, o->games,
+                             so.think[i], so.choices[i], &sum[i]);
+        top = sum[i].best_tile > top ? sum[i].best_tile : top;
+    }
+    int first = top - 5 < 1 ? 1 : top - 5; /* the table's tile columns */
+    if (json) {
+        printf("{\"games\": %d, \"players\": [", o->games);
+        for (int i = 0; i < np; i++) {
+            const arena_solo_summary *m = &sum[i];
+            fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
+            cli_json_string(stdout, names[i]);
+            printf(", \"games\": %d, \"mean\": %.6g, \"lo\": %.6g, \"hi\": %.6g, \"sd\": %.6g, "
+                   "\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"seconds_per_move\": %.6g",
+                   m->games, m->mean, m->lo, m->hi, m->sd, m->median, m->min, m->max,
+                   m->seconds_per_move);
+            if (m->best_tile >= 0) {
+                printf(", \"max_tile\": ");
+                print_tile(stdout, m->best_tile);
+                printf(", \"reached\": {");
+                for (int k = 1; k <= m->best_tile; k++) {
+                    printf("%s\"", k > 1 ? ", " : "");
+                    print_tile(stdout, k);
+                    printf("\": %.6g", m->reached[k]);
+                }
+                printf("}");
+            }
+            printf("}");
+        }
+        printf("]}\n");
+    } else {
+        printf("\n%-24s %6s %9s %21s %9s %10s", "player", "games", "mean", "95% interval", "median",
+               "time/move");
+        for (int k = first; top >= 0 && k <= top; k++) {
+            char tb[24];
+            snprintf(tb, sizeof tb, "%llu", (unsigned long long)1 << k);
+            printf(" %6s", tb);
+        }
+        printf("\n");
+        for (int i = 0; i < np; i++) {
+            const arena_solo_summary *m = &sum[i];
+            char iv[48];
+            snprintf(iv, sizeof iv, "[%.0f, %.0f]", m->lo, m->hi);
+            printf("%-24s %6d %9.1f %21s %9.1f %8.2f ms", names[i], m->games, m->mean, iv, m->median,
+                   1e3 * m->seconds_per_move);
+            for (int k = first; top >= 0 && k <= top; k++)
+                printf(" %5.0f%%", 100.0 * m->reached[k]);
+            printf("\n");
+        }
+        if (top >= 0)
+            printf("(tile columns: share of games whose largest tile reached it)\n");
+        printf("\n");
+    }
+    FILE *sf = json ? stderr : stdout;
+    fprintf(sf, "arena: %d games of %s in %.1f s:", o->games * np, desc, secs);
+    for (int i = 0; i < np; i++)
+        fprintf(sf, "%s %s mean %.0f [%.0f, %.0f]", i ? "," : "", names[i], sum[i].mean, sum[i].lo,
+                sum[i].hi);
+    if (results)
+        fprintf(sf, "; games appended to %s", results);
+    fprintf(sf, "\n");
+out:
+    free(so.scores);
+    free(so.tiles);
+    return rc;
 }
 
 int cmd_arena(int argc, char **argv)
 {
     const char *cfg_path = NULL, *results = NULL;
-    const char *specs[GAME_MAX_PLAYERS + 1];
+    const char *specs[ARENA_MAX_SOLO + 1];
     int nspecs = 0, games = -1;
     bool json = false, have_seed = false;
     uint64_t seed = 0;
@@ -138,16 +294,17 @@ int cmd_arena(int argc, char **argv)
         } else if (a[0] == '-') {
             cli_error("arena: unknown or incomplete option \"%s\" (see gridzero arena --help)", a);
             goto out;
-        } else if (nspecs < GAME_MAX_PLAYERS) {
+        } else if (nspecs < ARENA_MAX_SOLO) {
             specs[nspecs++] = a;
         } else {
-            cli_error("arena: too many players (at most %d)", GAME_MAX_PLAYERS);
+            cli_error("arena: too many players (at most %d)", ARENA_MAX_SOLO);
             goto out;
         }
     }
-    if (nspecs < 2) {
+    if (nspecs < 1) {
         arena_usage(stderr);
-        cli_error("arena: name two or three players");
+        cli_error("arena: name the players (two or three; one to %d in a one-player game)",
+                  ARENA_MAX_SOLO);
         goto out;
     }
 
@@ -160,12 +317,18 @@ int cmd_arena(int argc, char **argv)
         cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
         goto out;
     }
-    if (nspecs != g->players) {
+    if (g->players > 1 && nspecs < 2) {
+        arena_usage(stderr);
+        cli_error("arena: name two or three players");
+        game_free(g);
+        goto out;
+    }
+    if (g->players > 1 && nspecs != g->players) {
         cli_error("arena: %s has %d players; %d were named", g->name, g->players, nspecs);
         game_free(g);
         goto out;
     }
-    player *players[GAME_MAX_PLAYERS] = {0};
+    player *players[ARENA_MAX_SOLO] = {0};
     for (int i = 0; i < nspecs; i++) {
         players[i] = player_new(specs[i], g, &c, cli_player_ext(), err, sizeof err);
         if (!players[i]) {
@@ -175,7 +338,7 @@ int cmd_arena(int argc, char **argv)
     }
     if (sprt_text) {
         char why[256];
-        if (nspecs != 2) {
+        if (nspecs != 2 || g->players != 2) {
             cli_error("arena: --sprt needs exactly two players");
             goto free_players;
         }
@@ -203,6 +366,12 @@ int cmd_arena(int argc, char **argv)
             goto free_players;
         }
         fclose(probe);
+    }
+    if (g->players == 1) {
+        char d1[96];
+        describe_game(&c, g, d1, sizeof d1);
+        rc = arena_solo(g, d1, players, nspecs, &o, json, results);
+        goto free_players;
     }
     const char *names[GAME_MAX_PLAYERS];
     for (int i = 0; i < nspecs; i++)

@@ -14,7 +14,8 @@ static void play_usage(FILE *f)
             "usage: gridzero play [-c CONFIG] [--set KEY=VALUE]... [--seat N] [--hint SPEC]\n"
             "                     [--seed S] OPPONENT...\n\n"
             "You play seat N (1 = moves first; default 1) against the named players, which take\n"
-            "the other seats in order (one for a two-player game, two for three players).\n"
+            "the other seats in order (one for a two-player game, two for three players; none\n"
+            "for a one-player game: gridzero play -c configs/2048-4x4.json, moves u d l r).\n"
             "Type a move in the game's notation (Gomoku: h8 or x,y), or:\n"
             "  undo   take back to your previous turn\n"
             "  hint   what the search would play here, with its visit counts\n"
@@ -41,6 +42,7 @@ typedef struct play_session {
     int nmoves;
     bool tty_in;                         /* stdin is a terminal */
     rng r;
+    rng chance;                          /* chance events (2048's tiles) */
 } play_session;
 
 static game_state *state_at(play_session *ps, int i)
@@ -48,7 +50,8 @@ static game_state *state_at(play_session *ps, int i)
     return (game_state *)(ps->hist + (size_t)i * ps->g->state_size);
 }
 
-/* Plays a on the current state, records it and tells every player. */
+/* Plays a on the current state (and the chance events after it), records it and tells
+ * every player. */
 static void session_play(play_session *ps, int a)
 {
     game_state *cur = state_at(ps, ps->nmoves), *next = state_at(ps, ps->nmoves + 1);
@@ -56,6 +59,7 @@ static void session_play(play_session *ps, int a)
     int rc = game_play(ps->g, next, a);
     assert(rc == 0);
     (void)rc;
+    game_resolve_chance(ps->g, next, &ps->chance);
     for (int s = 0; s < ps->g->players; s++)
         if (ps->seated[s])
             player_notify_move(ps->seated[s], cur, a);
@@ -97,9 +101,10 @@ static void show_hint(play_session *ps)
             printf("%sdepth %d", info.simulations > 0 ? ", " : "", info.depth);
         printf("]");
     }
-    if (info.has_value) {
+    if (info.has_value && game_scored(ps->g))
+        printf("  expected points to come %.0f", (double)info.value[ps->seat]);
+    else if (info.has_value)
         printf("  value for you %+.2f", (double)info.value[ps->seat]);
-    }
     printf("\n");
 }
 
@@ -132,6 +137,18 @@ static char *trim(char *s)
 static void print_result(play_session *ps)
 {
     const game *g = ps->g;
+    if (g->players == 1) {
+        printf("game over after %d moves", ps->nmoves);
+        if (game_scored(g))
+            printf(": score %.0f", (double)game_score0(g, state_at(ps, ps->nmoves)));
+        if (g->ops->best_tile) {
+            int k = g->ops->best_tile(g, state_at(ps, ps->nmoves));
+            if (k < 53)
+                printf(", largest tile %llu", (unsigned long long)1 << k);
+        }
+        printf("\n");
+        return;
+    }
     float z[GAME_MAX_PLAYERS];
     game_result(g, state_at(ps, ps->nmoves), z);
     bool best = true, worst = true;
@@ -188,7 +205,17 @@ static int session_run(play_session *ps)
             g->ops->render(g, cur, stdout);
             drawn = true;
         }
-        printf("your move (seat %d; undo, hint, quit)> ", ps->seat + 1);
+        if (g->players == 1) {
+            char moves[64] = "";
+            for (int a = 0; a < g->actions && g->actions <= 8; a++) {
+                size_t n = strlen(moves);
+                snprintf(moves + n, sizeof moves - n, "%s%s", a ? " " : "",
+                         g->ops->format_move(g, a, mv, sizeof mv));
+            }
+            printf("your move (%s; undo, hint, quit)> ", moves);
+        } else {
+            printf("your move (seat %d; undo, hint, quit)> ", ps->seat + 1);
+        }
         fflush(stdout);
         if (getline(&line, &cap, stdin) < 0) {
             printf("\nend of input: game abandoned after %d moves\n", ps->nmoves);
@@ -238,6 +265,8 @@ static int session_run(play_session *ps)
             continue;
         }
         session_play(ps, a);
+        if (g->players == 1)
+            drawn = false; /* nobody else moves: show the board the move (and spawn) made */
     }
     if (rc == EXIT_OK) {
         printf("\n");
@@ -320,6 +349,7 @@ int cmd_play(int argc, char **argv)
     ps.seat = seat - 1;
     ps.tty_in = isatty(0);
     rng_seed(&ps.r, have_seed ? seed : c.seed);
+    rng_seed(&ps.chance, rng_derive(have_seed ? seed : c.seed, 0x636861ULL));
     for (int s = 0, k = 0; s < g->players; s++) {
         if (s == ps.seat)
             continue;

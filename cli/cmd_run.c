@@ -16,6 +16,13 @@
  * seed with one self-play thread, so the ratings are the same as without the
  * interruption. The decision of each promote stage is recomputed from the arena files,
  * so `best` never disagrees with them.
+ *
+ * One-player scored games (2048) have no opponent (run_solo.h): the arena stage plays
+ * the candidate alone on the same numbered games every generation (generation 1 adds
+ * generation 0 and the baselines), promotion compares mean scores, and ratings.csv is
+ * the score table; the rollout bootstrap exports its search trees (seed 003). With
+ * --from MODEL, generation 0 is MODEL's weights carried to this board (the curriculum:
+ * a 3x3 model starting a 4x4 run) and generation 1's games come from it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "commands.h"
+#include "run_solo.h"
 #include "engine/arena.h"
 #include "engine/elo.h"
 #include "nn/checkpoint.h"
@@ -65,6 +73,9 @@ typedef struct run_ctx {
     double budget;       /* seconds; 0 = none */
     double clock_before; /* seconds spent by earlier sessions (clock.json) */
     double session_t0;   /* this session's start (cli_now) */
+    bool solo;           /* a one-player scored game (run_solo.h) */
+    const char *from;    /* --from MODEL: generation 0's weights (NULL: random init) */
+    bool gen0_from_model; /* gen_0000 was made from a model (its parent is set) */
 } run_ctx;
 
 /* Seconds the run has spent so far, earlier sessions included. */
@@ -76,7 +87,8 @@ static double run_seconds(const run_ctx *r)
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: gridzero run [-c CONFIG] [--set KEY=VALUE]... [-o RUN_DIR] [--generations N]\n\n"
+            "usage: gridzero run [-c CONFIG] [--set KEY=VALUE]... [-o RUN_DIR] [--generations N]\n"
+            "                    [--time DURATION] [--from MODEL]\n\n"
             "The generation loop: each generation plays self-play games with the best model,\n"
             "trains the next model on the last train.window generations of samples, plays it\n"
             "against the best model and the arena.baselines, promotes it (always, or at\n"
@@ -89,7 +101,14 @@ static void run_usage(FILE *f)
             "                      is continued by asking for more\n"
             "  --time DURATION     a wall-clock budget for the whole run (90s, 60m, 2h; a plain\n"
             "                      number is seconds), counted over every session of it: no stage\n"
-            "                      starts once it is spent (clock.json keeps the count)\n\n"
+            "                      starts once it is spent (clock.json keeps the count)\n"
+            "  --from MODEL        generation 0 is MODEL's weights (a curriculum: a 3x3 2048 model\n"
+            "                      starting a 4x4 run): every tensor of the same name and shape\n"
+            "                      is kept, the others (a dense policy head on another board)\n"
+            "                      start afresh; generation 1's games come from it (no bootstrap)\n\n"
+            "One-player games (2048): every model plays arena.games numbered games alone (the\n"
+            "same games every generation), promotion compares mean scores (arena.gate > 0: the\n"
+            "gain must reach gate x its 95%% interval), and ratings.csv is the score table.\n\n"
             "RUN_DIR holds config.json, models/gen_NNNN.h5, data/gen_NNNN.h5, arena/gen_NNNN.jsonl,\n"
             "arena.jsonl, metrics.jsonl, ratings.csv, best, state.json, clock.json and (with\n"
             "gnuplot) elo.png, elo_time.png (against the run's clock and self-play games) and\n"
@@ -296,7 +315,7 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     join(out, r, "data/gen_%04d.h5", gen);
     if (path_exists(out))
         return 0;
-    bool rollout = gen == 1 && !strcmp(r->c.selfplay.bootstrap, "rollout");
+    bool rollout = gen == 1 && !strcmp(r->c.selfplay.bootstrap, "rollout") && !r->gen0_from_model;
     snprintf(model, sizeof model, "%s/%s", r->dir, r->best);
     cli_sp_eval ev;
     if (cli_sp_eval_init(&ev, &r->c, r->g, rollout ? NULL : model, err, errlen) < 0)
@@ -307,6 +326,8 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
         o.search.simulations = r->c.selfplay.bootstrap_simulations;
         mcts_params_pure(&o.search);
         o.full_fraction = 1; /* the bootstrap's rollouts are the data: every move in full */
+        if (r->solo) /* seed 003: the trees' nodes with their best scores reached */
+            o.export_min_visits = r->c.selfplay.bootstrap_export;
     }
     o.seed = rng_derive(r->c.seed, 0x5350000ULL + (uint64_t)gen);
     o.generation = gen;
@@ -347,6 +368,12 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
                             st.resign_checked ? (double)st.resign_false / st.resign_checked : 0);
     cJSON_AddNumberToObject(m, "cache_hit_rate",
                             st.evaluated ? (double)st.cache_hits / (double)st.evaluated : 0);
+    if (game_scored(r->g)) {
+        cJSON_AddNumberToObject(m, "mean_score", st.games ? st.score_sum / st.games : 0);
+        if (st.best_tile >= 0 && st.best_tile < 53)
+            cJSON_AddNumberToObject(m, "max_tile", (double)(1ull << st.best_tile));
+        cJSON_AddNumberToObject(m, "exported_nodes", o.export_min_visits > 0 ? (double)st.positions : 0);
+    }
     metric(r, m);
     fprintf(stderr, "%sgen %d selfplay: %d games, %lld positions in %.1f s (%.0f positions/s)\n",
             r->prog.tty ? "\r" : "", gen, st.games, (long long)st.positions, st.seconds,
@@ -511,6 +538,11 @@ static void arena_progress(void *ctx, int done, int total, const arena_tally *t,
     arena_prog *x = ctx;
     if (done == total || !cli_progress_due(&x->r->prog, 0)) /* the stage sums up */
         return;
+    if (x->r->solo) {
+        fprintf(stderr, "gen %d arena %s: %d/%d games, mean score %.0f%s", x->gen, x->opp, done, total,
+                t[0].games ? t[0].score_sum / t[0].games : 0.0, x->r->prog.tty ? "   " : "\n");
+        return;
+    }
     fprintf(stderr, "gen %d arena vs %s: %d/%d games, %d-%d-%d%s", x->gen, x->opp, done, total,
             t[0].wins, t[0].draws, t[0].losses, x->r->prog.tty ? "   " : "\n");
 }
@@ -572,6 +604,95 @@ static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const
     return rc;
 }
 
+/* One player of a one-player arena: `games` numbered games on the run's fixed seeds,
+ * appended to results (tmp). */
+static int solo_games(run_ctx *r, int gen, player *p, const char *results, arena_solo_summary *sum,
+                      char *err, size_t errlen)
+{
+    arena_opts o = {0};
+    o.games = r->c.arena.games;
+    o.opening_moves = r->c.arena.opening_moves;
+    /* the same seed every generation: every model plays the same numbered games */
+    o.seed = rng_derive(r->c.seed, 0x534f4c4fULL);
+    o.results_path = results;
+    arena_prog ap = {r, gen, p->name};
+    cli_progress_init(&r->prog, 10.0);
+    o.progress = arena_progress;
+    o.progress_ctx = &ap;
+    arena_tally t;
+    if (arena_run(r->g, &p, 1, &o, &t, err, errlen) < 0)
+        return -1;
+    /* the scores just written are read back by the caller's table */
+    sum->games = t.games;
+    sum->mean = t.games ? t.score_sum / t.games : 0;
+    if (r->prog.tty)
+        fputc('\n', stderr);
+    return 0;
+}
+
+/* The arena stage of a one-player game: the candidate's games; in generation 1 also
+ * generation 0's and the baselines' (their scores do not change: once is enough). */
+static int stage_arena_solo(run_ctx *r, int gen, const char *tmp, player *cand, cJSON *m,
+                            char *err, size_t errlen)
+{
+    int rc = 0;
+    player *others[CFG_LIST_MAX + 1];
+    int no = 0;
+    if (gen == 1) {
+        others[no] = make_model_player(r, "models/gen_0000.h5", "gen_0000", err, errlen);
+        if (!others[no])
+            return -1;
+        no++;
+        for (int b = 0; b < r->c.arena.nbaselines && rc == 0; b++) {
+            others[no] = make_player(r, r->c.arena.baselines[b], r->c.arena.baselines[b], err, errlen);
+            if (!others[no])
+                rc = -1;
+            else
+                no++;
+        }
+    }
+    arena_solo_summary sum;
+    if (rc == 0)
+        rc = solo_games(r, gen, cand, tmp, &sum, err, errlen);
+    for (int k = 0; k < no && rc == 0; k++) {
+        rc = solo_games(r, gen, others[k], tmp, &sum, err, errlen);
+        if (interrupted && rc == 0) {
+            snprintf(err, errlen, "interrupted");
+            rc = 1;
+        }
+    }
+    for (int k = 0; k < no; k++)
+        player_free(others[k]);
+    if (rc != 0)
+        return rc;
+    solo_table t = {0};
+    if (solo_table_add_file(&t, tmp) < 0) {
+        solo_table_free(&t);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < t.n; i++) {
+        arena_solo_summary s;
+        solo_row_summary(&t.rows[i], &s);
+        cJSON *o = cJSON_AddObjectToObject(m, t.rows[i].name);
+        cJSON_AddNumberToObject(o, "games", s.games);
+        cJSON_AddNumberToObject(o, "mean", s.mean);
+        cJSON_AddNumberToObject(o, "lo", s.lo);
+        cJSON_AddNumberToObject(o, "hi", s.hi);
+        cJSON_AddNumberToObject(o, "median", s.median);
+        if (s.best_tile >= 0 && s.best_tile < 53)
+            cJSON_AddNumberToObject(o, "max_tile", (double)(1ull << s.best_tile));
+        fprintf(stderr, "gen %d arena: %s mean score %.0f [%.0f, %.0f], median %.0f", gen,
+                t.rows[i].name, s.mean, s.lo, s.hi, s.median);
+        if (s.best_tile >= 0 && s.best_tile < 53)
+            fprintf(stderr, ", largest tile %llu (%.0f%% of games)", 1ull << s.best_tile,
+                    100 * s.reached[s.best_tile]);
+        fputc('\n', stderr);
+    }
+    solo_table_free(&t);
+    return 0;
+}
+
 static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], tmp[PATH_LEN + 8], name[32], rel[64];
@@ -587,7 +708,9 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
         return -1;
     int rc = 0;
     cJSON *m = event("arena", gen);
-    if (r->c.arena.games > 0) {
+    if (r->solo && r->c.arena.games > 0) {
+        rc = stage_arena_solo(r, gen, tmp, cand, m, err, errlen);
+    } else if (r->c.arena.games > 0) {
         /* against the best model */
         char bname[32];
         snprintf(bname, sizeof bname, "gen_%04d", r->best_gen);
@@ -683,12 +806,52 @@ static int best_score(const run_ctx *r, int gen, int best_gen, double *score)
     return games;
 }
 
+/* One-player games: the scores of gen_k's own games (gen_0000's are in generation 1's
+ * file). */
+static void solo_scores_of(const run_ctx *r, int k, arena_solo_summary *s)
+{
+    char path[PATH_LEN], name[32];
+    join(path, r, "arena/gen_%04d.jsonl", k > 0 ? k : 1);
+    snprintf(name, sizeof name, "gen_%04d", k);
+    solo_table t = {0};
+    memset(s, 0, sizeof *s);
+    if (solo_table_add_file(&t, path) == 0) {
+        const struct solo_row *row = solo_table_find(&t, name);
+        if (row)
+            solo_row_summary(row, s);
+    }
+    solo_table_free(&t);
+}
+
 /* Replays the promotions of generations 1..upto from the arena files into r->best. */
 static void replay_promotions(run_ctx *r, int upto, bool log)
 {
     r->best_gen = 0;
     snprintf(r->best, sizeof r->best, "models/gen_0000.h5");
-    for (int k = 1; k <= upto; k++) {
+    for (int k = 1; k <= upto && r->solo; k++) {
+        /* mean scores on the same numbered games; the gate asks the difference to be
+         * gate x its 95% interval's half-width (run_solo.h) */
+        arena_solo_summary cs, bs;
+        solo_scores_of(r, k, &cs);
+        solo_scores_of(r, r->best_gen, &bs);
+        double diff, half;
+        bool promote = solo_promote(&cs, &bs, r->c.arena.gate, &diff, &half);
+        if (log && k == upto) {
+            cJSON *m = event("promote", k);
+            cJSON_AddNumberToObject(m, "mean", cs.mean);
+            cJSON_AddNumberToObject(m, "best_mean", bs.mean);
+            cJSON_AddNumberToObject(m, "difference", diff);
+            cJSON_AddNumberToObject(m, "difference_95", half);
+            cJSON_AddNumberToObject(m, "games", cs.games);
+            cJSON_AddBoolToObject(m, "promoted", promote);
+            metric(r, m);
+        }
+        if (promote) {
+            r->best_gen = k;
+            snprintf(r->best, sizeof r->best, "models/gen_%04d.h5", k);
+        }
+    }
+    for (int k = 1; k <= upto && !r->solo; k++) {
         double score = 0;
         int n = best_score(r, k, r->best_gen, &score);
         bool promote = r->c.arena.gate <= 0 || (n > 0 && score >= r->c.arena.gate);
@@ -743,9 +906,37 @@ static int write_ladder(run_ctx *r, int upto, char *err, size_t errlen)
     char path[PATH_LEN];
     snprintf(path, sizeof path, "%s/arena.jsonl", r->dir);
     int rc = write_atomic(path, all, err, errlen);
+    if (rc < 0 || r->solo) {
+        /* one-player: the score table instead of Elo */
+        solo_table st = {0};
+        char *csv = NULL;
+        cJSON *m = rc < 0 ? NULL : event("scores", upto);
+        if (rc == 0 && (solo_table_add_text(&st, all) < 0 || !(csv = solo_table_csv(&st, m)))) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+        free(all);
+        if (rc == 0) {
+            metric(r, m);
+            m = NULL;
+            snprintf(path, sizeof path, "%s/ratings.csv", r->dir);
+            rc = write_atomic(path, csv, err, errlen);
+            char cname[32];
+            snprintf(cname, sizeof cname, "gen_%04d", upto);
+            const struct solo_row *row = solo_table_find(&st, cname);
+            if (row) {
+                arena_solo_summary s;
+                solo_row_summary(row, &s);
+                fprintf(stderr, "gen %d: mean score %.0f [%.0f, %.0f], median %.0f; best is gen_%04d\n",
+                        upto, s.mean, s.lo, s.hi, s.median, r->best_gen);
+            }
+        }
+        cJSON_Delete(m);
+        free(csv);
+        solo_table_free(&st);
+        return rc < 0 ? -1 : 0;
+    }
     free(all);
-    if (rc < 0)
-        return -1;
 
     elo_table *t = elo_table_new();
     if (!t) {
@@ -837,7 +1028,7 @@ static void write_plots(run_ctx *r)
             if (!strcmp(ev->valuestring, "train")) {
                 double st = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "step"));
                 steps_of[gen] = st > steps_of[gen] ? st : steps_of[gen];
-            } else if (!strcmp(ev->valuestring, "elo")) {
+            } else if (!strcmp(ev->valuestring, "elo") || !strcmp(ev->valuestring, "scores")) {
                 time_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "run_seconds"));
             } else if (!strcmp(ev->valuestring, "selfplay")) {
                 games_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "games"));
@@ -931,20 +1122,23 @@ static void write_plots(run_ctx *r)
         return;
     }
     char cmd[4 * PATH_LEN + 8192];
+    /* one-player games: the same plots of the mean scores (ratings.csv has mean, lo, hi
+     * where the Elo table has elo, lo, hi) */
+    const char *yl = r->solo ? "mean score" : "Elo (random = 0)";
     snprintf(cmd, sizeof cmd,
              "cd '%s' && gnuplot -e \"set terminal png size 800,500; set output 'loss.png.tmp';"
              " set xlabel 'generation'; set ylabel 'loss'; set key top right;"
              " plot 'loss.tsv' u 1:2 w l t 'policy CE', '' u 1:3 w l t 'value MSE', '' u 1:4 w l t 'total'\""
              " >/dev/null 2>&1 && mv loss.png.tmp loss.png &&"
              " gnuplot -e \"set terminal png size 800,500; set output 'elo.png.tmp';"
-             " set xlabel 'generation'; set ylabel 'Elo (random = 0)'; set key outside right;"
+             " set xlabel 'generation'; set ylabel '%s'; set key outside right;"
              " plot 'elo.tsv' u 1:2:3:4 w yerrorlines t 'models'%s\" >/dev/null 2>&1 && mv elo.png.tmp elo.png &&"
              " gnuplot -e \"set terminal png size 1000,450; set output 'elo_time.png.tmp';"
-             " set multiplot layout 1,2; set ylabel 'Elo (random = 0)'; set key top left;"
+             " set multiplot layout 1,2; set ylabel '%s'; set key top left;"
              " set xlabel 'hours (run clock)'; plot 'elo_time.tsv' u 2:4:5:6 w yerrorlines t 'models'%s;"
              " set xlabel 'self-play games'; plot 'elo_time.tsv' u 3:4:5:6 w yerrorlines t 'models'%s;"
              " unset multiplot\" >/dev/null 2>&1 && mv elo_time.png.tmp elo_time.png",
-             r->dir, lines, lines, lines);
+             r->dir, yl, lines, yl, lines, lines);
     if (system(cmd) != 0)
         fprintf(stderr, "run: gnuplot failed; plots not updated\n");
 }
@@ -1103,22 +1297,52 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     free(mine);
     if (rc < 0)
         return rc;
-    /* generation 0: the random-init network everything starts from */
+    /* generation 0: the random-init network everything starts from, or --from's model
+     * carried to this board */
     snprintf(p, sizeof p, "%s/models/gen_0000.h5", r->dir);
     if (!path_exists(p)) {
         nn_spec spec;
         if (nn_spec_from_config(&spec, &r->c.net, r->g, err, errlen) < 0)
             return -2; /* the config's net does not fit its game */
-        nn_params *params = nn_params_new(&spec, err, errlen);
-        if (!params)
-            return -1;
-        nn_params_init_he(params, rng_derive(r->c.seed, 0x47454e30ULL));
+        nn_params *params = NULL;
         nn_ckpt_meta meta = {0};
+        if (r->from) {
+            char why[512], report[512];
+            nn_params *src = nn_ckpt_load(r->from, NULL, NULL, why, sizeof why);
+            if (!src) {
+                snprintf(err, errlen, "--from: %s", why);
+                return -2;
+            }
+            params = nn_params_adapt(src, &spec, rng_derive(r->c.seed, 0x47454e30ULL), report,
+                                     sizeof report, why, sizeof why);
+            nn_params_free(src);
+            if (!params) {
+                snprintf(err, errlen, "--from %s: %s", r->from, why);
+                return -2;
+            }
+            fprintf(stderr, "run: generation 0 is %s on this %dx%d board: %s\n", r->from, r->g->rows,
+                    r->g->cols, report);
+            snprintf(meta.parent, sizeof meta.parent, "%s", r->from);
+        } else {
+            params = nn_params_new(&spec, err, errlen);
+            if (!params)
+                return -1;
+            nn_params_init_he(params, rng_derive(r->c.seed, 0x47454e30ULL));
+        }
         rc = nn_ckpt_save(p, params, &meta, NULL, 0, err, errlen);
         nn_params_free(params);
         if (rc < 0)
             return -1;
+    } else if (r->from) {
+        fprintf(stderr, "run: --from %s ignored: %s already has its generation 0\n", r->from, r->dir);
     }
+    /* a generation 0 made from a model plays generation 1's games itself (no bootstrap) */
+    nn_ckpt_meta m0;
+    nn_params *p0 = nn_ckpt_load(p, r->g, &m0, err, errlen);
+    if (!p0)
+        return -1;
+    nn_params_free(p0);
+    r->gen0_from_model = m0.parent[0] != 0;
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
     /* A torn last line (a full disk, or a file from an older version that wrote events
      * through stdio's buffer) is cut off so every line stays one JSON object. */
@@ -1235,6 +1459,8 @@ int cmd_run(int argc, char **argv)
                 cli_error("run: --time: expected a duration such as 90s, 60m or 2h, got \"%s\"", v);
                 goto done;
             }
+        } else if (!strcmp(a, "--from") && v) {
+            r.from = v, i++;
         } else if (!strcmp(a, "--generations") && v) {
             if (cli_parse_int(argv[++i], 1, 1000000, &gens) < 0) {
                 cli_error("run: --generations: expected a number >= 1, got \"%s\"", v);
@@ -1262,6 +1488,7 @@ int cmd_run(int argc, char **argv)
         cli_error("%s", err);
         goto done;
     }
+    r.solo = r.g->players == 1 && game_scored(r.g);
     /* A bad baseline would otherwise surface only at the first arena, after a whole
      * generation of self-play and training. */
     if (cli_check_baselines(&r.c, r.g, cfg_path))

@@ -137,6 +137,8 @@ int cmd_selfplay(int argc, char **argv)
     if (!model) {
         o.search.simulations = c.selfplay.bootstrap_simulations;
         mcts_params_pure(&o.search);
+        if (g->players == 1 && game_scored(g)) /* seed 003: the trees' nodes */
+            o.export_min_visits = c.selfplay.bootstrap_export;
     }
     o.generation = gen;
     o.model = model ? model : "rollout";
@@ -161,10 +163,18 @@ int cmd_selfplay(int argc, char **argv)
         printf("selfplay: %d games, %lld positions in %.1f s (%.0f positions/s, %.0f simulations/s);",
                st.games, (long long)st.positions, st.seconds, st.positions / (st.seconds + 1e-9),
                st.simulations / (st.seconds + 1e-9));
-        for (int k = 0; k < g->players; k++)
-            printf(" seat %d won %d,", k + 1, st.seat_wins[k]);
-        printf(" no single winner %d; resigned %d; false resignations %d/%d in the no-resign games",
-               st.draws, st.resigned, st.resign_false, st.resign_checked);
+        if (g->players == 1) {
+            printf(" mean score %.1f", st.games ? st.score_sum / st.games : 0.0);
+            if (st.best_tile >= 0 && st.best_tile < 53)
+                printf(", largest tile %llu", 1ull << st.best_tile);
+            if (o.export_min_visits > 0)
+                printf(" (samples: the search trees' nodes with >= %d visits)", o.export_min_visits);
+        } else {
+            for (int k = 0; k < g->players; k++)
+                printf(" seat %d won %d,", k + 1, st.seat_wins[k]);
+            printf(" no single winner %d; resigned %d; false resignations %d/%d in the no-resign games",
+                   st.draws, st.resigned, st.resign_false, st.resign_checked);
+        }
         printf("; written to %s\n", out);
         rc = EXIT_OK;
     }

@@ -89,6 +89,16 @@ static int gtp_new_game(gtp *s, const gz_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "%s", why);
         return -1;
     }
+    if (g->players < 2 || g->max_chance > 0) {
+        /* GTP is two or three players taking turns on a board; 2048 has one player and
+         * tiles that spawn at random */
+        snprintf(err, errlen, "game %s: GTP plays games of 2 or 3 players without chance "
+                 "events; %s has %d player%s%s (play it with gridzero play or gridzero arena)",
+                 g->name, g->name, g->players, g->players == 1 ? "" : "s",
+                 g->max_chance > 0 ? " and random events" : "");
+        game_free(g);
+        return -1;
+    }
     unsigned char *hist = malloc(g->state_size * (size_t)(g->max_game_length + 1));
     brain *b = hist ? brain_new(g, cfg, &s->bo, why, sizeof why) : NULL;
     if (!b) {

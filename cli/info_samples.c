@@ -55,7 +55,9 @@ int info_samples(const char *path)
     printf("  samples     %lld from %lld games (mean length %.1f moves, longest %lld)\n",
            (long long)f->n, (long long)games, games ? (double)f->n / (double)games : 0.0,
            (long long)maxply + (f->n > 0));
-    if (games) {
+    const game_ops *ops = game_find(f->game);
+    bool scored = ops && ops->score;
+    if (games && !scored) {
         printf("  outcomes   ");
         for (int k = 0; k < f->players && f->players > 1; k++)
             printf(" seat %d won %lld,", k + 1, (long long)wins[k]);
@@ -64,7 +66,10 @@ int info_samples(const char *path)
             printf(", %lld without a first move in the file", (long long)unsplit);
         printf("\n");
     }
-    if (f->n)
+    if (f->n && scored)
+        printf("  mean z      %.1f points to come (a scored game: z is points, not outcomes); mean "
+               "pi entropy %.3f nats\n", zsum / f->n, ent / f->n);
+    else if (f->n)
         printf("  mean z      %+.3f for the player to move; mean pi entropy %.3f nats\n", zsum / f->n,
                ent / f->n);
     sp_file_free(f);

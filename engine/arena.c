@@ -4,8 +4,10 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -52,12 +54,24 @@ static int random_legal(const game *g, const game_state *s, rng *r)
     return -1;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int arena_play_game(const game *g, player *const *seated, int opening_moves, rng *opening_rng,
                     rng *game_rng, arena_record *rec, char *err, size_t errlen)
 {
     int np = g->players;
     game_state *s = game_state_new(g, game_rng);
     game_state *before = malloc(g->state_size);
+    /* chance events draw from their own stream, seeded from the game's, so players that
+     * use game_rng (random) do not shift the spawns; deterministic games draw nothing */
+    rng chance_rng;
+    if (g->max_chance > 0)
+        rng_seed(&chance_rng, rng_next(game_rng));
     if (!s || !before) {
         free(s);
         free(before);
@@ -69,6 +83,12 @@ int arena_play_game(const game *g, player *const *seated, int opening_moves, rng
     rec->nplayers = np;
     rec->nmoves = 0;
     rec->opening = 0;
+    rec->best_tile = -1;
+    for (int i = 0; i < GAME_MAX_PLAYERS; i++) {
+        rec->score[i] = 0.0f;
+        rec->think[i] = 0.0;
+        rec->choices[i] = 0;
+    }
     char msg[384];
     int rc = 0;
     while (!game_terminal(g, s)) {
@@ -78,7 +98,10 @@ int arena_play_game(const game *g, player *const *seated, int opening_moves, rng
             a = random_legal(g, s, opening_rng);
             rec->opening++;
         } else {
+            double t0 = now_s();
             a = player_choose(seated[seat], s, game_rng, NULL, msg, sizeof msg);
+            rec->think[seat] += now_s() - t0;
+            rec->choices[seat]++;
             if (a < 0) {
                 snprintf(err, errlen, "player \"%s\": %s", seated[seat]->name, msg);
                 rc = -1;
@@ -97,9 +120,16 @@ int arena_play_game(const game *g, player *const *seated, int opening_moves, rng
         rec->moves[rec->nmoves++] = a;
         for (int i = 0; i < np; i++)
             player_notify_move(seated[i], before, a);
+        if (g->max_chance > 0)
+            game_resolve_chance(g, s, &chance_rng);
     }
-    if (rc == 0)
+    if (rc == 0) {
         game_result(g, s, rec->z);
+        if (game_scored(g))
+            g->ops->score(g, s, rec->score);
+        if (g->ops->best_tile)
+            rec->best_tile = g->ops->best_tile(g, s);
+    }
     free(before);
     free(s);
     return rc;
@@ -124,6 +154,13 @@ char *arena_record_json(const game *g, const arena_record *rec, player *const *p
         cJSON_AddItemToArray(names, cJSON_CreateString(players[rec->seat_player[s]]->name));
         cJSON_AddItemToArray(res, cJSON_CreateNumber((double)rec->z[s]));
     }
+    if (game_scored(g)) {
+        cJSON *sc = cJSON_AddArrayToObject(o, "score");
+        for (int s = 0; s < rec->nplayers; s++)
+            cJSON_AddItemToArray(sc, cJSON_CreateNumber((double)rec->score[s]));
+    }
+    if (rec->best_tile >= 0 && rec->best_tile < 53)
+        cJSON_AddNumberToObject(o, "tile", (double)((uint64_t)1 << rec->best_tile));
     char buf[32];
     for (int i = 0; i < rec->nmoves; i++)
         cJSON_AddItemToArray(mv, cJSON_CreateString(g->ops->format_move(g, rec->moves[i], buf, sizeof buf)));
@@ -148,8 +185,13 @@ double arena_score(const arena_tally *t, int nplayers)
 int arena_run(const game *g, player *const *players, int nplayers, const arena_opts *o,
               arena_tally *tallies, char *err, size_t errlen)
 {
-    if (nplayers != g->players) {
-        snprintf(err, errlen, "the game has %d players; %d were named", g->players, nplayers);
+    bool solo = g->players == 1;
+    if (solo ? nplayers < 1 || nplayers > ARENA_MAX_SOLO : nplayers != g->players) {
+        if (solo)
+            snprintf(err, errlen, "a one-player game takes 1 to %d players; %d were named",
+                     ARENA_MAX_SOLO, nplayers);
+        else
+            snprintf(err, errlen, "the game has %d players; %d were named", g->players, nplayers);
         return -1;
     }
     memset(tallies, 0, sizeof *tallies * (size_t)nplayers);
@@ -168,12 +210,17 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = 0, nrot = rotations(nplayers), stop_after = 0;
-    for (int i = 0; i < o->games && rc == 0 && !stop_after; i++) {
+    int rc = 0, nrot = solo ? 1 : rotations(nplayers), stop_after = 0;
+    /* one-player: game i is played by each player in turn (k), from the same seeds */
+    int per_game = solo ? nplayers : 1;
+    for (int j = 0; j < o->games * per_game && rc == 0 && !stop_after; j++) {
+        int i = j / per_game, k = j % per_game;
         arena_record rec = {.moves = moves, .seed = o->seed, .index = i};
-        arena_seat_order(nplayers, i, rec.seat_player);
+        arena_seat_order(g->players, i, rec.seat_player);
+        if (solo)
+            rec.seat_player[0] = k;
         player *seated[GAME_MAX_PLAYERS];
-        for (int s = 0; s < nplayers; s++)
+        for (int s = 0; s < g->players; s++)
             seated[s] = players[rec.seat_player[s]];
         rng opening_rng, game_rng;
         rng_seed(&opening_rng, rng_derive(o->seed, 0x6f70656eULL * 1000003ULL + (uint64_t)(i / nrot)));
@@ -181,9 +228,14 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         rc = arena_play_game(g, seated, o->opening_moves, &opening_rng, &game_rng, &rec, err, errlen);
         if (rc)
             break;
-        for (int s = 0; s < nplayers; s++) {
+        for (int s = 0; s < g->players; s++) {
             arena_tally *t = &tallies[rec.seat_player[s]];
-            int cls = arena_outcome_class(nplayers, rec.z, s);
+            t->score_sum += rec.score[s];
+            t->score_sq += (double)rec.score[s] * rec.score[s];
+        }
+        for (int s = 0; s < g->players; s++) {
+            arena_tally *t = &tallies[rec.seat_player[s]];
+            int cls = arena_outcome_class(g->players, rec.z, s);
             t->games++;
             t->seat_games[s]++;
             t->outcome_sum += rec.z[s];
@@ -210,7 +262,9 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
             }
             free(line);
         }
-        if (o->progress)
+        if (o->on_game)
+            o->on_game(o->on_game_ctx, &rec);
+        if (o->progress && k == per_game - 1)
             o->progress(o->progress_ctx, i + 1, o->games, tallies, nplayers);
     }
     free(moves);
@@ -219,4 +273,47 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         rc = -1;
     }
     return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void arena_solo_summarise(const double *scores, const int *tiles, int n, double think,
+                          long choices, arena_solo_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->games = n;
+    out->best_tile = -1;
+    out->seconds_per_move = choices > 0 ? think / (double)choices : 0.0;
+    if (n <= 0)
+        return;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++)
+        sum += scores[i];
+    out->mean = sum / n;
+    for (int i = 0; i < n; i++)
+        sq += (scores[i] - out->mean) * (scores[i] - out->mean);
+    out->sd = n > 1 ? sqrt(sq / (n - 1)) : 0.0;
+    double half = n > 1 ? 1.96 * out->sd / sqrt((double)n) : 0.0;
+    out->lo = out->mean - half;
+    out->hi = out->mean + half;
+    double *sorted = malloc(sizeof(double) * (size_t)n);
+    if (sorted) {
+        memcpy(sorted, scores, sizeof(double) * (size_t)n);
+        qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+        out->median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+        out->min = sorted[0];
+        out->max = sorted[n - 1];
+        free(sorted);
+    }
+    for (int i = 0; tiles && i < n; i++) {
+        int t = tiles[i] > ARENA_MAX_TILE ? ARENA_MAX_TILE : tiles[i];
+        if (t > out->best_tile)
+            out->best_tile = t;
+        for (int k = 0; k <= t; k++)
+            out->reached[k] += 1.0 / n;
+    }
 }

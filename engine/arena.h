@@ -15,6 +15,14 @@
  *    "moves":["h8","g7",...],"opening":2,"seed":1,"index":0}
  * players and result in seat order (result = the game's outcome per seat, in [-1, 1]);
  * seed and index reproduce the game with the same players (arena seed, game number).
+ * Scored games add "score" (points per seat) and games with tiles "tile" (the largest
+ * tile reached, 2048 for the 2048 tile).
+ *
+ * One-player games (2048): there are no seats to rotate. Each of the players named
+ * (1..ARENA_MAX_SOLO) plays every game number on its own; game i starts from the same
+ * position and draws its chance events from the same seed for every player (common
+ * random numbers: the spawns agree as long as the boards do), and the players are
+ * compared by score (arena_solo_summary), not by wins.
  * This module knows players and games, not networks.
  */
 #ifndef GZ_ARENA_H
@@ -26,6 +34,9 @@
 #include "game.h"
 #include "player.h"
 
+#define ARENA_MAX_SOLO 8    /* players of a one-player match */
+#define ARENA_MAX_TILE 40   /* log2 of the largest tile the tallies count */
+
 /* One finished game. moves is caller-provided storage of g->max_game_length ints. */
 typedef struct arena_record {
     int nplayers;
@@ -36,6 +47,10 @@ typedef struct arena_record {
     int opening;                       /* how many of the moves were random openers */
     uint64_t seed;                     /* the arena seed */
     int index;                         /* game number in the match */
+    float score[GAME_MAX_PLAYERS];     /* scored games: points per seat at the end (else 0) */
+    int best_tile;                     /* games with tiles: log2 of the largest (else -1) */
+    double think[GAME_MAX_PLAYERS];    /* seconds each seat spent choosing its moves */
+    int choices[GAME_MAX_PLAYERS];     /* moves each seat chose (openings not counted) */
 } arena_record;
 
 /* One player's results over a match. */
@@ -46,7 +61,9 @@ typedef struct arena_tally {
     int seat_wins[GAME_MAX_PLAYERS];
     int seat_draws[GAME_MAX_PLAYERS];
     int seat_losses[GAME_MAX_PLAYERS];
-} arena_tally;
+    double score_sum, score_sq;         /* scored games: the player's points */
+} arena_tally;                          /* (deterministic given the seed: no timings here;
+                                         * arena_record has each game's) */
 
 typedef struct arena_opts {
     int games;          /* games to play (>= 1) */
@@ -59,7 +76,28 @@ typedef struct arena_opts {
     /* Optional (two players): an SPRT on the first player's results, checked after every
      * colour-swapped pair of games; the match stops early once it decides. */
     const struct elo_sprt *sprt;
+    /* Optional: called after every game with its record (players as in arena_run's
+     * list; one call per player and game in a one-player match). */
+    void (*on_game)(void *ctx, const arena_record *rec);
+    void *on_game_ctx;
 } arena_opts;
+
+/* A one-player match's result for one player: its scores over n games. */
+typedef struct arena_solo_summary {
+    int games;
+    double mean, sd;       /* of the scores */
+    double lo, hi;         /* the mean's 95% interval: mean -+ 1.96 sd / sqrt(games) */
+    double median;
+    double min, max;
+    int best_tile;         /* log2 of the largest tile any game reached; -1 without tiles */
+    double reached[ARENA_MAX_TILE + 1]; /* share of games whose largest tile is >= 2^k */
+    double seconds_per_move; /* time per chosen move (0 when none was timed) */
+} arena_solo_summary;
+
+/* Summarises n games' scores[n] and best tiles tiles[n] (log2, or NULL / -1 without
+ * tiles); think seconds over `choices` moves give the time per move. Pure. */
+void arena_solo_summarise(const double *scores, const int *tiles, int n, double think,
+                          long choices, arena_solo_summary *out);
 
 /* +1 win, 0 draw, -1 loss for `seat` given the outcomes z[nplayers] (see top). */
 int arena_outcome_class(int nplayers, const float *z, int seat);
@@ -75,10 +113,11 @@ void arena_seat_order(int nplayers, int index, int *order);
 int arena_play_game(const game *g, player *const *seated, int opening_moves, rng *opening_rng,
                     rng *game_rng, arena_record *rec, char *err, size_t errlen);
 
-/* Plays a match of o->games games among players[nplayers] (nplayers == g->players),
- * rotating seats; fills tallies[nplayers] (in the order given) and appends to the
- * results file when asked. Returns 0, or -1 with a message naming the file or the
- * player. Games already written stay in the file on error. */
+/* Plays a match of o->games games among players[nplayers] (nplayers == g->players,
+ * or 1..ARENA_MAX_SOLO for a one-player game: each plays o->games games), rotating
+ * seats; fills tallies[nplayers] (in the order given) and appends to the results file
+ * when asked. Returns 0, or -1 with a message naming the file or the player. Games
+ * already written stay in the file on error. */
 int arena_run(const game *g, player *const *players, int nplayers, const arena_opts *o,
               arena_tally *tallies, char *err, size_t errlen);
 

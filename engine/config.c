@@ -99,8 +99,9 @@ static const cfg_field fields[] = {
      "inference precision; auto = bf16 where the CPU has it"},
     {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
      "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
-    {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent", NULL,
-     "zerosum: tanh outputs minus their mean (2 players: v and -v); independent: one tanh each"},
+    {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent|score",
+     NULL, "zerosum: tanh outputs minus their mean (2 players: v and -v); independent: one tanh "
+     "each; score: h(points to come), linear (scored games such as 2048 always use it)"},
     {"net.threads", T_INT, OFF(net.threads), 0, 256, 0, NULL, NULL, NULL,
      "inference threads; 0 = the machine's cores"},
     {"net.cache", T_INT, OFF(net.cache), 0, 1 << 24, 65536, NULL, NULL, NULL,
@@ -120,6 +121,10 @@ static const cfg_field fields[] = {
      NULL, "generation 0's player: pure MCTS with rollouts, or a random-init network"},
     {"selfplay.bootstrap_simulations", T_INT, OFF(selfplay.bootstrap_simulations), 1, 10000000, 400,
      NULL, NULL, NULL, "simulations per move of the rollout bootstrap"},
+    {"selfplay.bootstrap_export", T_INT, OFF(selfplay.bootstrap_export), 0, 10000000, 8, NULL, NULL,
+     NULL, "one-player scored games (2048), seed 003: the rollout bootstrap writes every search-tree "
+     "node with at least this many visits as a sample valued by the best score reached after it; "
+     "0 = the played positions"},
     {"selfplay.full_fraction", T_FLOAT, OFF(selfplay.full_fraction), 0.01, 1, 1, NULL, NULL, NULL,
      "playout cap randomisation: moves searched with mcts.simulations (policy targets); 1 = all"},
     {"selfplay.fast_simulations", T_INT, OFF(selfplay.fast_simulations), 1, 10000000, 32, NULL, NULL,

@@ -58,7 +58,7 @@ typedef struct cfg_net {
     char policy_head[CFG_STR_LEN]; /* "conv" | "dense" */
     char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
-    char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" */
+    char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" */
     int threads;       /* inference threads; 0 = the machine's cores */
     int cache;         /* position-cache entries; 0 = no cache */
 } cfg_net;
@@ -71,6 +71,8 @@ typedef struct cfg_selfplay {
     double resign_disabled_fraction;
     char bootstrap[CFG_STR_LEN]; /* generation 0: "rollout" | "random_net" */
     int bootstrap_simulations;
+    int bootstrap_export;  /* one-player scored games: the rollout bootstrap's tree nodes with
+                            * at least this many visits become samples; 0 = played positions */
     double full_fraction;  /* playout cap randomisation: moves with the full search */
     int fast_simulations;  /* the other moves' search (value targets only) */
     bool zero_weight_proven; /* proven lost/drawn roots: policy weight 0 */

@@ -154,6 +154,7 @@ struct mcts {
     uint8_t *mask;      /* [actions] legal-mask scratch */
     game_state *root_state;
     game_state *scratch;
+    game_state *scratch2; /* mcts_set_root_near's second state */
     mcts_batch *own;    /* for mcts_search: capacity p.batch */
     void *threat;       /* the game's threat workspace, NULL when no vcf_* is on */
     uint8_t *defend;    /* [actions] vcf_defend scratch */
@@ -468,6 +469,7 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     t->mask = malloc((size_t)t->A);
     t->root_state = malloc(g->state_size);
     t->scratch = malloc(g->state_size);
+    t->scratch2 = malloc(g->state_size);
     t->own = mcts_batch_new(g, p->batch);
     bool extra_ok = true;
     if (t->scored) {
@@ -484,7 +486,7 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
         extra_ok = extra_ok && t->cout && t->cprob;
     }
     if (!t->nodes || !t->edges || !t->remap || !t->noise || !t->base || !t->tgt || !t->pit ||
-        !t->mask || !t->root_state || !t->scratch || !t->own || !extra_ok) {
+        !t->mask || !t->root_state || !t->scratch || !t->scratch2 || !t->own || !extra_ok) {
         mcts_free(t);
         snprintf(err, errlen, "mcts: out of memory (%lld nodes, %lld edges)", (long long)nodes,
                  (long long)edges);
@@ -521,6 +523,7 @@ void mcts_free(mcts *t)
     free(t->mask);
     free(t->root_state);
     free(t->scratch);
+    free(t->scratch2);
     mcts_batch_free(t->own);
     if (t->threat)
         t->g->ops->threat_free(t->threat);
@@ -637,6 +640,66 @@ static int32_t child_by_action(const mcts *t, int32_t x, int action)
     return -1;
 }
 
+/* Re-roots at node c (a descendant of the root whose position is the new root state,
+ * already copied) when reuse_tree is on and a full search still fits after it; else the
+ * tree starts afresh. */
+static void reroot(mcts *t, int32_t c)
+{
+    if (t->p.reuse_tree && c > 0 && t->nodes[c].status != NODE_PENDING) {
+        int64_t sub_edges;
+        int32_t sub = subtree_size(t, c, &sub_edges);
+        int64_t room = ((int64_t)t->p.simulations + t->p.batch + 1) * (t->chance ? 2 : 1);
+        int per = t->nodes[c].first_edge >= 0 ? t->nodes[c].nedges : 1;
+        if (t->chance && per < t->g->max_chance)
+            per = t->g->max_chance;
+        if (sub + room <= t->cap_nodes && sub_edges + room * per <= t->cap_edges) {
+            compact(t, c);
+            t->root_noised = false;
+            return;
+        }
+    }
+    reset_tree(t);
+}
+
+void mcts_set_root_near(mcts *t, const game_state *s)
+{
+    const game *g = t->g;
+    assert(!game_is_chance(g, s));
+    const mnode *R = &t->nodes[0];
+    int32_t found = -1;
+    for (int i = 0; R->first_edge >= 0 && i < R->nedges && found < 0; i++) {
+        const medge *e = &t->edges[R->first_edge + i];
+        if (e->child < 0)
+            continue;
+        game_copy(g, t->scratch, t->root_state);
+        if (game_play(g, t->scratch, e->action) < 0)
+            continue;
+        if (!memcmp(t->scratch, s, g->state_size)) {
+            found = e->child;
+            break;
+        }
+        const mnode *C = &t->nodes[e->child];
+        if (C->mover >= 0 || C->first_edge < 0)
+            continue;
+        /* the spawn: the outcome whose position is s */
+        for (int k = 0; k < C->nedges && found < 0; k++) {
+            const medge *o = &t->edges[C->first_edge + k];
+            if (o->child < 0)
+                continue;
+            game_copy(g, t->scratch2, t->scratch);
+            if (g->ops->chance_play(g, t->scratch2, o->action) == 0 &&
+                !memcmp(t->scratch2, s, g->state_size))
+                found = o->child;
+        }
+    }
+    game_copy(g, t->root_state, s);
+    t->full = false;
+    if (found > 0)
+        reroot(t, found);
+    else
+        reset_tree(t);
+}
+
 int mcts_play(mcts *t, int action)
 {
     const game *g = t->g;
@@ -654,20 +717,7 @@ int mcts_play(mcts *t, int action)
     }
     game_copy(g, t->root_state, t->scratch);
     t->full = false;
-    if (t->p.reuse_tree && c > 0 && t->nodes[c].status != NODE_PENDING) {
-        int64_t sub_edges;
-        int32_t sub = subtree_size(t, c, &sub_edges);
-        int64_t room = ((int64_t)t->p.simulations + t->p.batch + 1) * (t->chance ? 2 : 1);
-        int per = t->nodes[c].first_edge >= 0 ? t->nodes[c].nedges : 1;
-        if (t->chance && per < t->g->max_chance)
-            per = t->g->max_chance;
-        if (sub + room <= t->cap_nodes && sub_edges + room * per <= t->cap_edges) {
-            compact(t, c);
-            t->root_noised = false;
-            return 0;
-        }
-    }
-    reset_tree(t);
+    reroot(t, c);
     return 0;
 }
 

@@ -184,6 +184,11 @@ void mcts_free(mcts *t);
 
 /* Discards the tree and makes s (copied) the root position. */
 void mcts_set_root(mcts *t, const game_state *s);
+/* Makes s the root, keeping the subtree of the node that has s as its position when it
+ * is a child of the root, or a grandchild through a chance node (the root's move and the
+ * spawn that followed: how a player follows a game whose chance events someone else
+ * draws), with reuse_tree; otherwise as mcts_set_root. */
+void mcts_set_root_near(mcts *t, const game_state *s);
 /* Plays action at the root: with reuse_tree, the child's subtree becomes the new tree
  * (compacted in place, see mcts.c), otherwise the tree is discarded. Returns 0, or -1
  * if the action is illegal (tree unchanged). */

@@ -11,6 +11,7 @@ extern const player_kind player_kind_alphabeta;
 extern const player_kind player_kind_mcts;
 extern const player_kind player_kind_perfect;
 extern const player_kind player_kind_threat;
+extern const player_kind player_kind_expectimax;
 
 const player_kind *const player_kinds[] = {
     &player_kind_random,
@@ -18,6 +19,7 @@ const player_kind *const player_kinds[] = {
     &player_kind_alphabeta,
     &player_kind_perfect,
     &player_kind_threat,
+    &player_kind_expectimax,
     NULL,
 };
 

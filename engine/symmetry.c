@@ -58,6 +58,21 @@ sym_id sym_compose(sym_id a, sym_id b)
     return identify(3, img);
 }
 
+void sym_set_square_group(game *g)
+{
+    if (g->rows == g->cols) {
+        g->nsym = 8;
+        for (int i = 0; i < 8; i++)
+            g->sym[i] = (sym_id)i;
+    } else {
+        g->nsym = 4;
+        g->sym[0] = SYM_ID;
+        g->sym[1] = SYM_ROT180;
+        g->sym[2] = SYM_FLIP_V;
+        g->sym[3] = SYM_FLIP_H;
+    }
+}
+
 sym_id sym_inverse(sym_id s)
 {
     for (int t = 0; t < SYM_COUNT; t++)

@@ -30,6 +30,10 @@ void sym_map_planes_u8(const game *g, sym_id s, int planes, const uint8_t *in, u
  * game's sym_action). */
 void sym_map_policy_f32(const game *g, sym_id s, const float *in, float *out);
 void sym_map_policy_u8(const game *g, sym_id s, const uint8_t *in, uint8_t *out);
+/* Declares on g the symmetries of its rows x cols board of the square lattice: the 8 of
+ * the square when rows == cols, else the 4 that keep a rectangle (identity, 180
+ * degrees, the two mirrors). For the games' create(). */
+void sym_set_square_group(game *g);
 /* "id", "rot90", ... for messages and tests. */
 const char *sym_name(sym_id s);
 

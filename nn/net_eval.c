@@ -121,7 +121,8 @@ typedef struct net_eval {
     const game *g;
     net_eval_opts o;
     int planes, hw, actions, players, max_batch;
-    bool point_actions;
+    bool point_actions;   /* actions map under symmetries (points, or the game's hook) */
+    bool score_head;      /* the model's values are h(points to come) */
     /* owned */
     nn_infer *inf;
     nn_cache *own_cache;
@@ -187,6 +188,9 @@ static int run_chunk(net_eval *ne, int m, const game_state *const *states, const
         float *v = values + (size_t)i * ne->players;
         for (int k = 0; k < ne->players; k++)
             v[(mover + k) % ne->players] = ne->val[(size_t)j * ne->players + k];
+        if (ne->score_head) /* h(points) back to points for the search */
+            for (int k = 0; k < ne->players; k++)
+                v[k] = (float)nn_value_to_score(v[k]);
         if (ne->cache && keys)
             nn_cache_put(ne->cache, keys[i], legal + (size_t)i * ne->actions, pr, v);
     }
@@ -280,7 +284,9 @@ evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *
     ne->actions = g->actions;
     ne->players = g->players;
     ne->max_batch = o->max_batch;
-    ne->point_actions = g->actions == g->rows * g->cols;
+    /* symmetries need actions that map: points, or the game's own map (2048) */
+    ne->point_actions = g->actions == g->rows * g->cols || g->ops->sym_action;
+    ne->score_head = p->layout.spec.value == NN_VALUE_SCORE;
     rng_seed(&ne->r, o->seed);
     size_t mb = (size_t)o->max_batch;
     ne->planes_buf = malloc(sizeof(float) * (size_t)ne->planes * (size_t)ne->hw);

@@ -172,6 +172,60 @@ void nn_params_init_he(nn_params *p, uint64_t seed)
     net_apply_kernel_mask(L, p->data);
 }
 
+nn_params *nn_params_adapt(const nn_params *src, const nn_spec *dst, uint64_t seed, char *report,
+                           size_t rlen, char *err, size_t errlen)
+{
+    const nn_spec *a = &src->layout.spec;
+    const char *field = a->planes != dst->planes ? "planes"
+                        : a->lattice != dst->lattice ? "lattice"
+                        : a->players != dst->players ? "players"
+                        : a->blocks != dst->blocks ? "blocks"
+                        : a->channels != dst->channels ? "channels"
+                        : a->head_channels != dst->head_channels ? "head_channels"
+                        : a->value_hidden != dst->value_hidden ? "value_hidden"
+                        : a->policy != dst->policy ? "policy_head"
+                        : a->trunk != dst->trunk ? "trunk"
+                        : a->value != dst->value ? "value_head"
+                        : NULL;
+    if (field) {
+        snprintf(err, errlen, "the model's %s differs from the config's net (only the board may "
+                 "differ)", field);
+        return NULL;
+    }
+    nn_params *p = nn_params_new(dst, err, errlen);
+    if (!p)
+        return NULL;
+    nn_params_init_he(p, seed);
+    const nn_layout *L = &p->layout, *S = &src->layout;
+    int kept = 0, fresh = 0;
+    size_t off = 0;
+    report[0] = 0;
+    for (int i = 0; i < L->ntensors; i++) {
+        const nn_tensor *t = &L->t[i];
+        int j = nn_layout_find(S, t->name);
+        bool same = j >= 0 && S->t[j].ndim == t->ndim && S->t[j].size == t->size;
+        for (int d = 0; same && d < t->ndim; d++)
+            same = S->t[j].shape[d] == t->shape[d];
+        if (same) {
+            memcpy(nn_tensor_ptr(L, p->data, i), nn_tensor_cptr(S, src->data, j),
+                   sizeof(float) * t->size);
+            kept++;
+        } else {
+            fresh++;
+            if (off < rlen)
+                off += (size_t)snprintf(report + off, rlen - off, "%s%s", fresh > 1 ? ", " : "",
+                                        t->name);
+        }
+    }
+    if (fresh == 0)
+        snprintf(report, rlen, "all %d tensors kept", kept);
+    else if (off < rlen)
+        snprintf(report + off, rlen - off, " initialised afresh (another shape); %d tensors kept",
+                 kept);
+    net_apply_kernel_mask(L, p->data);
+    return p;
+}
+
 void net_apply_kernel_mask(const nn_layout *L, float *flat)
 {
     if (L->spec.lattice != GAME_LATTICE_HEX)

@@ -143,6 +143,17 @@ nn_params *nn_params_clone(const nn_params *p);
  * nn_params_new. Applies the kernel mask. Deterministic given seed. */
 void nn_params_init_he(nn_params *p, uint64_t seed);
 
+/* Parameters for spec dst made from src, a model of the same architecture on another
+ * board (a curriculum: 2048 3x3 -> 4x4): He-initialised from seed, then every tensor of
+ * src with the same name and shape copied in. The convolutions and batch norms, the
+ * value head (it pools before its dense layers) and a conv policy head carry over; a
+ * dense policy head (FC from H * rows * cols inputs) has another shape on another
+ * board and starts afresh. report[rlen] says which tensors started afresh. Returns new
+ * parameters (free with nn_params_free), or NULL with a message naming the first field
+ * of the spec that differs beyond rows, cols and actions. */
+nn_params *nn_params_adapt(const nn_params *src, const nn_spec *dst, uint64_t seed, char *report,
+                           size_t rlen, char *err, size_t errlen);
+
 /* Zeroes the masked taps (hex lattice: (0,0) and (2,2) of every 3x3 conv_weight) of a
  * flat array laid out by L: parameters, gradients or optimizer state. No-op on square.
  * The one place that knows which taps are masked. */

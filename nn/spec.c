@@ -10,10 +10,28 @@
 
 const char *nn_policy_name(nn_policy_kind k) { return k == NN_POLICY_DENSE ? "dense" : "conv"; }
 const char *nn_trunk_name(nn_trunk_kind k) { return k == NN_TRUNK_PLAIN ? "plain" : "residual"; }
-const char *nn_value_name(nn_value_kind k) { return k == NN_VALUE_ZEROSUM ? "zerosum" : "independent"; }
+const char *nn_value_name(nn_value_kind k)
+{
+    return k == NN_VALUE_ZEROSUM ? "zerosum" : k == NN_VALUE_SCORE ? "score" : "independent";
+}
+
+double nn_score_to_value(double x)
+{
+    double a = fabs(x);
+    return (x < 0 ? -1.0 : 1.0) * (sqrt(a + 1.0) - 1.0) + NN_SCORE_EPS * x;
+}
+
+double nn_value_to_score(double y)
+{
+    const double e = NN_SCORE_EPS;
+    double r = (sqrt(1.0 + 4.0 * e * (fabs(y) + 1.0 + e)) - 1.0) / (2.0 * e);
+    return (y < 0 ? -1.0 : 1.0) * (r * r - 1.0);
+}
 
 void nn_value_finish(const nn_spec *s, float *v)
 {
+    if (s->value == NN_VALUE_SCORE)
+        return; /* h(points): unbounded, no squashing */
     double mean = 0;
     for (int i = 0; i < s->players; i++) {
         v[i] = tanhf(v[i]);
@@ -52,8 +70,10 @@ int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
         return gz_fail(err, errlen, "spec: policy_head: expected conv or dense");
     if (s->trunk != NN_TRUNK_RESIDUAL && s->trunk != NN_TRUNK_PLAIN)
         return gz_fail(err, errlen, "spec: trunk: expected residual or plain");
-    if (s->value != NN_VALUE_INDEPENDENT && (s->value != NN_VALUE_ZEROSUM || s->players < 2))
-        return gz_fail(err, errlen, "spec: value_head: expected independent, or zerosum with 2 or more players");
+    if (s->value != NN_VALUE_INDEPENDENT && s->value != NN_VALUE_SCORE &&
+        (s->value != NN_VALUE_ZEROSUM || s->players < 2))
+        return gz_fail(err, errlen, "spec: value_head: expected independent, score, or zerosum with 2 or "
+                                    "more players");
     if (s->policy == NN_POLICY_CONV && s->actions != s->rows * s->cols)
         return gz_fail(err, errlen,
                     "spec: policy_head conv needs one action per point (actions = rows*cols = %d), "
@@ -80,6 +100,11 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     /* one player has nothing to sum to zero against: its value is its own */
     s->value = strcmp(net->value_head, "zerosum") == 0 && g->players >= 2 ? NN_VALUE_ZEROSUM
                                                                            : NN_VALUE_INDEPENDENT;
+    if (game_scored(g))
+        s->value = NN_VALUE_SCORE; /* points to come, not outcomes */
+    else if (!strcmp(net->value_head, "score"))
+        return gz_fail(err, errlen, "key net.value_head: \"score\" needs a game with a score (2048); "
+                                    "game %s has outcomes: use zerosum or independent", g->name);
     if (s->policy == NN_POLICY_CONV && g->actions != g->rows * g->cols)
         return gz_fail(err, errlen,
                     "key net.policy_head: \"conv\" needs point actions, but game %s has %d actions on "
@@ -160,11 +185,14 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
     if (cJSON_GetObjectItemCaseSensitive(o, "trunk") &&
         get_choice(o, "trunk", "residual", "plain", &trunk, err, errlen))
         goto out;
-    /* "value_head" came with the zero-sum head: absent means independent tanh outputs. */
-    if (cJSON_GetObjectItemCaseSensitive(o, "value_head") &&
-        get_choice(o, "value_head", "independent", "zerosum", &value, err, errlen))
+    /* "value_head" came with the zero-sum head: absent means independent tanh outputs;
+     * "score" came with 2048 */
+    const cJSON *vh = cJSON_GetObjectItemCaseSensitive(o, "value_head");
+    if (cJSON_IsString(vh) && !strcmp(vh->valuestring, "score"))
+        value = NN_VALUE_SCORE;
+    else if (vh && get_choice(o, "value_head", "independent", "zerosum", &value, err, errlen))
         goto out;
-    s->value = value ? NN_VALUE_ZEROSUM : NN_VALUE_INDEPENDENT;
+    s->value = value == NN_VALUE_SCORE ? NN_VALUE_SCORE : value ? NN_VALUE_ZEROSUM : NN_VALUE_INDEPENDENT;
     s->lattice = lat ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
     s->policy = pol ? NN_POLICY_DENSE : NN_POLICY_CONV;
     s->trunk = trunk ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
@@ -176,6 +204,12 @@ out:
 
 int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen)
 {
+    if (m->value == NN_VALUE_SCORE && !game_scored(g))
+        return gz_fail(err, errlen, "spec value_head = score (a model of a game with a score, e.g. "
+                                    "2048), but game %s has outcomes", g->name);
+    if (m->value != NN_VALUE_SCORE && game_scored(g))
+        return gz_fail(err, errlen, "spec value_head = %s (outcomes), but game %s keeps a score",
+                       nn_value_name(m->value), g->name);
     if (m->planes != g->planes)
         return gz_fail(err, errlen, "spec planes = %d, but game %s encodes %d planes", m->planes, g->name,
                     g->planes);

@@ -38,8 +38,21 @@ typedef enum { NN_TRUNK_RESIDUAL = 0, NN_TRUNK_PLAIN = 1 } nn_trunk_kind;
  *   zerosum      t_i = tanh(o_i), v_i = t_i - mean(t): the values sum to zero as every
  *                outcome does, so with two players v = (t0 - t1)/2 and -v, and no
  *                calibration gap can make both sides think they are winning (with
- *                three, the order of the values is the order of the t_i). */
-typedef enum { NN_VALUE_INDEPENDENT = 0, NN_VALUE_ZEROSUM = 1 } nn_value_kind;
+ *                three, the order of the values is the order of the t_i);
+ *   score        v_i = o_i, no squashing: scored games (2048), whose value is the
+ *                points still to come x, learnt in MuZero's transformed scale
+ *                y = h(x) (nn_score_to_value); the evaluator turns y back into points
+ *                with h^-1 for the search. */
+typedef enum { NN_VALUE_INDEPENDENT = 0, NN_VALUE_ZEROSUM = 1, NN_VALUE_SCORE = 2 } nn_value_kind;
+
+/* MuZero's value transform: h(x) = sign(x) (sqrt(|x| + 1) - 1) + eps x with
+ * eps = NN_SCORE_EPS, which turns points (2048 on 4x4: 0 .. about 10^5 to come) into a
+ * scale a regression head learns (0 .. about 400), and its exact inverse
+ * h^-1(y) = sign(y) (((sqrt(1 + 4 eps (|y| + 1 + eps)) - 1) / (2 eps))^2 - 1).
+ * Pure; odd; strictly increasing. */
+#define NN_SCORE_EPS 0.001
+double nn_score_to_value(double x);
+double nn_value_to_score(double y);
 
 typedef struct nn_spec {
     int planes;           /* input planes */
@@ -53,11 +66,14 @@ typedef struct nn_spec {
     int value_hidden;     /* V */
     nn_policy_kind policy;
     nn_trunk_kind trunk;
-    nn_value_kind value; /* zerosum only with 2 or more players */
+    nn_value_kind value; /* zerosum only with 2 or more players; score for scored games */
 } nn_spec;
 
 /* Builds the spec for game g from the net section. A conv policy head needs point
- * actions (g->actions == rows * cols). Returns 0, or -1 with a message naming the key. */
+ * actions (g->actions == rows * cols). A scored game (game_scored: 2048) gets the score
+ * value head whatever net.value_head says of outcomes (zerosum, independent); asking
+ * for "score" in a game without a score is an error. Returns 0, or -1 with a message
+ * naming the key. */
 int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err, size_t errlen);
 
 /* Checks a spec's fields are in range. Returns 0 or -1 with a message naming the field. */
@@ -69,9 +85,10 @@ char *nn_spec_to_json(const nn_spec *s);
 /* Parses nn_spec_to_json's output (every key required). Returns 0 or -1 naming the key. */
 int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen);
 
-/* Whether a model with spec `model` can run for game g: same planes, lattice, players;
- * a dense policy also needs the same rows, cols, actions. Returns 0, or -1 with a
- * message saying which field differs and both values. */
+/* Whether a model with spec `model` can run for game g: a score head exactly for a
+ * scored game, the same planes, lattice, players; a dense policy also needs the same
+ * rows, cols, actions. Returns 0, or -1 with a message saying which field differs and
+ * both values. */
 int nn_spec_check_game(const nn_spec *model, const game *g, char *err, size_t errlen);
 
 /* Multiply-accumulate count times 2 (FLOPs) of one position's forward pass on a
@@ -82,7 +99,7 @@ double nn_spec_flops(const nn_spec *s, int rows, int cols);
  * out), as the spec's value kind says. Shared by every inference path. */
 void nn_value_finish(const nn_spec *s, float *v);
 
-/* "conv"/"dense", "residual"/"plain", "square"/"hex", "independent"/"zerosum". */
+/* "conv"/"dense", "residual"/"plain", "square"/"hex", "independent"/"zerosum"/"score". */
 const char *nn_value_name(nn_value_kind k);
 const char *nn_policy_name(nn_policy_kind k);
 const char *nn_trunk_name(nn_trunk_kind k);

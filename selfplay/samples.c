@@ -62,6 +62,7 @@ struct sp_writer {
     /* immutable after open */
     char *path, *tmp;
     int planes, rows, cols, actions, players, chunk;
+    bool scored;          /* z holds points to come (a scored game), not outcomes */
     size_t per[DS_COUNT]; /* elements per sample of each dataset */
     hid_t file, ds[DS_COUNT];
     /* mutated */
@@ -147,6 +148,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->cols = g->cols;
     w->actions = g->actions;
     w->players = g->players;
+    w->scored = game_scored(g);
     size_t hw = (size_t)g->rows * g->cols;
     w->per[DS_STATE] = (size_t)g->planes * hw;
     w->per[DS_PI] = w->per[DS_LEGAL] = (size_t)g->actions;
@@ -296,10 +298,15 @@ int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi
         if (!isfinite(pi[i]) || pi[i] < 0)
             return gz_fail(err, errlen, "%s: sample %lld: pi[%zu] = %g is not a probability", w->tmp,
                         (long long)(w->written + w->nbuf), i, (double)pi[i]);
-    for (size_t i = 0; i < w->per[DS_Z]; i++)
-        if (!isfinite(z[i]) || z[i] < -1 || z[i] > 1)
+    for (size_t i = 0; i < w->per[DS_Z]; i++) {
+        if (w->scored && !(fabsf(z[i]) <= SP_MAX_POINTS))
+            return gz_fail(err, errlen, "%s: sample %lld: z[%zu] = %g points is not a score (finite, "
+                           "at most %g in magnitude)", w->tmp, (long long)(w->written + w->nbuf), i,
+                           (double)z[i], SP_MAX_POINTS);
+        if (!w->scored && (!isfinite(z[i]) || z[i] < -1 || z[i] > 1))
             return gz_fail(err, errlen, "%s: sample %lld: z[%zu] = %g is not in [-1, 1]", w->tmp,
                         (long long)(w->written + w->nbuf), i, (double)z[i]);
+    }
     memcpy(w->b_pi + k * w->per[DS_PI], pi, sizeof(float) * w->per[DS_PI]);
     uint8_t *lg = w->b_legal + k * w->per[DS_LEGAL];
     for (size_t i = 0; i < w->per[DS_LEGAL]; i++)
@@ -589,13 +596,21 @@ static int check_sample(const sp_file *f, const char *p, int64_t i, char *err, s
         return gz_fail(err, errlen, "%s: dataset pi, sample %lld: sums to %g over the legal moves, not 1",
                        p, ix, sum);
     double zsum = 0;
+    const game_ops *ops = game_find(f->game);
+    if (ops && ops->score) { /* a scored game: points to come, no zero sum */
+        for (int k = 0; k < f->players; k++)
+            if (!(fabsf(z[k]) <= SP_MAX_POINTS))
+                return gz_fail(err, errlen, "%s: dataset z, sample %lld: z[%d] = %g points is not a "
+                               "score (finite, at most %g in magnitude)", p, ix, k, (double)z[k],
+                               SP_MAX_POINTS);
+    } else
     for (int k = 0; k < f->players; k++) {
         if (!isfinite(z[k]) || z[k] < -1 || z[k] > 1)
             return gz_fail(err, errlen, "%s: dataset z, sample %lld: z[%d] = %g is not in [-1, 1]", p, ix,
                            k, (double)z[k]);
         zsum += z[k];
     }
-    if (f->players > 1 && fabs(zsum) > 1e-3)
+    if (f->players > 1 && fabs(zsum) > 1e-3 && !(ops && ops->score))
         return gz_fail(err, errlen, "%s: dataset z, sample %lld: outcomes sum to %g; every game's "
                        "outcomes sum to 0", p, ix, zsum);
     if (f->gameix[i] < 0)

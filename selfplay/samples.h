@@ -15,7 +15,11 @@
  *   state uint8   [N, planes, rows, cols]  encoded planes x 255, rounded (binary exact)
  *   pi    float32 [N, actions]             the search's visit distribution
  *   legal uint8   [N, actions]             1 = legal
- *   z     float32 [N, players]             outcomes, MOVER-FIRST (to move, next, ...)
+ *   z     float32 [N, players]             outcomes, MOVER-FIRST (to move, next, ...);
+ *                                          in a scored game (game_ops.score: 2048) the
+ *                                          points still to come from the position (the
+ *                                          value target; the trainer serves h(z), see
+ *                                          nn_score_to_value), finite, |z| <= SP_MAX_POINTS
  *   game  int32   [N]                      game index within the file's batch
  *   ply   int32   [N]                      moves played before the sample
  *   policy_weight float32 [N]              (version 2) weight of the sample's policy
@@ -39,6 +43,7 @@
 #define SP_FORMAT "gridzero-samples"
 #define SP_VERSION 2
 #define SP_MAX_WEIGHT 100.0
+#define SP_MAX_POINTS 1e9f /* a scored game's z: points to come, in magnitude */
 #define SP_MODEL_LEN 256
 
 /* What a file says about itself (and what a writer is told). */
@@ -127,8 +132,8 @@ typedef struct sp_file {
  * writer's filters, no more data than deflate could pack into the file's size); then
  * every sample's values in one pass: legal 0/1 with at least one legal move, pi finite,
  * >= 0, nothing on illegal moves and summing to 1 (+-1e-3) over the legal ones, z
- * finite in [-1, 1] and summing to 0 (+-1e-3) with two or more players, game and ply
- * >= 0. Never crashes on corrupt, truncated or forged files. Returns the file (free
+ * finite in [-1, 1] and summing to 0 (+-1e-3) with two or more players (a scored
+ * game's z: finite points, |z| <= SP_MAX_POINTS), game and ply >= 0. Never crashes on corrupt, truncated or forged files. Returns the file (free
  * with sp_file_free) or NULL with "PATH: what is wrong" (naming the dataset and sample
  * for a bad value). */
 sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen);

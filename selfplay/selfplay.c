@@ -80,13 +80,15 @@ typedef struct sp_slot {
     float resign_at[GAME_MAX_PLAYERS]; /* min over its consecutive move pairs of the pair's
                                         * max: it would resign under any threshold above */
     int n;                /* samples so far */
-    uint8_t *planes;      /* (max_len, planes*hw) x255 */
-    float *pi;            /* (max_len, actions) */
-    uint8_t *legal;       /* (max_len, actions) */
-    int8_t *mover;        /* (max_len) player to move */
-    int16_t *ply;         /* (max_len) the sample's ply in its game */
+    int cap;              /* samples the buffers hold (grown by doubling, up to max_len) */
+    uint8_t *planes;      /* (cap, planes*hw) x255 */
+    float *pi;            /* (cap, actions) */
+    uint8_t *legal;       /* (cap, actions) */
+    int8_t *mover;        /* (cap) player to move */
+    int32_t *ply;         /* (cap) the sample's ply in its game */
+    float *score0;        /* (cap, players) scored games: points scored before the sample */
     int plies;            /* moves played in the game */
-    float *weight;        /* (max_len) policy weight */
+    float *weight;        /* (cap) policy weight */
     rng r;                /* full or fast search per move (playout cap randomisation) */
     bool full;            /* this move's search is a full one */
 } sp_slot;
@@ -143,6 +145,36 @@ static int claim_game(sp_shared *sh)
     return ix;
 }
 
+/* Makes room for `need` samples in s's buffers (a game of 2048 can last thousands of
+ * moves: buffers start small and double). Returns false when out of memory. */
+static bool slot_reserve(const game *g, sp_slot *s, int need)
+{
+    if (need <= s->cap)
+        return true;
+    int cap = s->cap ? s->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    size_t np = (size_t)g->planes * g->rows * g->cols, A = (size_t)g->actions, c = (size_t)cap;
+    size_t P = (size_t)g->players;
+    void *p;
+    if (!(p = realloc(s->planes, c * np))) return false;
+    s->planes = p;
+    if (!(p = realloc(s->pi, c * A * sizeof(float)))) return false;
+    s->pi = p;
+    if (!(p = realloc(s->legal, c * A))) return false;
+    s->legal = p;
+    if (!(p = realloc(s->mover, c))) return false;
+    s->mover = p;
+    if (!(p = realloc(s->ply, c * sizeof(int32_t)))) return false;
+    s->ply = p;
+    if (!(p = realloc(s->score0, c * P * sizeof(float)))) return false;
+    s->score0 = p;
+    if (!(p = realloc(s->weight, c * sizeof(float)))) return false;
+    s->weight = p;
+    s->cap = cap;
+    return true;
+}
+
 static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratch)
 {
     const game *g = sh->g;
@@ -167,19 +199,26 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
 }
 
 /* The game in slot s ended with outcome z (absolute players): write its samples. */
-static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned, float *fplanes,
-                       char *err, size_t errlen)
+static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const float *z,
+                       bool resigned, float *fplanes, char *err, size_t errlen)
 {
     const game *g = sh->g;
     int hw = g->rows * g->cols, np = g->planes * hw, A = g->actions, P = g->players;
     int rc = 0;
+    bool scored = game_scored(g);
+    float final[GAME_MAX_PLAYERS] = {0};
+    if (scored)
+        g->ops->score(g, end, final);
     pthread_mutex_lock(&sh->lock);
     for (int i = 0; i < s->n && rc == 0; i++) {
         for (int k = 0; k < np; k++)
             fplanes[k] = (float)s->planes[(size_t)i * np + k] * (1.0f / 255.0f);
         float zm[GAME_MAX_PLAYERS];
-        for (int k = 0; k < P; k++)
-            zm[k] = z[(s->mover[i] + k) % P];
+        for (int k = 0; k < P; k++) {
+            int q = (s->mover[i] + k) % P;
+            /* a scored game's target: the points still to come from this position */
+            zm[k] = scored ? final[q] - s->score0[(size_t)i * P + q] : z[q];
+        }
         rc = sp_writer_append_weighted(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
                                        zm, s->weight[i], s->gameix, s->ply[i], err, errlen);
         sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
@@ -189,6 +228,11 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned,
         st->games++;
         st->positions += s->n;
         st->plies += s->plies;
+        st->score_sum += final[0];
+        if (g->ops->best_tile) {
+            int bt = g->ops->best_tile(g, end);
+            st->best_tile = bt > st->best_tile ? bt : st->best_tile;
+        }
         int best = 0, nbest = 1;
         for (int k = 1; k < P; k++) {
             if (z[k] > z[best]) {
@@ -234,6 +278,30 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned,
     return rc;
 }
 
+/* mcts_export's callback: one tree node as a sample (the caller holds the lock). */
+typedef struct export_ctx {
+    sp_shared *sh;
+    sp_slot *s;
+    float *fplanes;
+    int ply;          /* the root's ply */
+    int64_t written;
+    char *err;
+    size_t errlen;
+} export_ctx;
+
+static int export_node(void *ctx, const mcts_node_sample *ns)
+{
+    export_ctx *x = ctx;
+    const game *g = x->sh->g;
+    game_encode(g, ns->state, x->fplanes);
+    float z[GAME_MAX_PLAYERS] = {ns->best};
+    if (sp_writer_append_weighted(x->sh->w, x->fplanes, ns->pi, ns->legal, z, 1.0f, x->s->gameix,
+                                  x->ply + ns->depth, x->err, x->errlen) < 0)
+        return 1;
+    x->written++;
+    return 0;
+}
+
 static void *worker_main(void *arg)
 {
     sp_worker *wk = arg;
@@ -257,17 +325,13 @@ static void *worker_main(void *arg)
         sp_slot *s = &slots[i];
         s->gameix = -1;
         uint64_t seed = rng_derive(o->seed, ((uint64_t)wk->id << 20) + (uint64_t)i + 1);
-        s->tree = mcts_new(g, &o->search, seed, err, sizeof err);
-        s->planes = malloc((size_t)L * (size_t)np);
-        s->pi = malloc(sizeof(float) * (size_t)L * (size_t)A);
-        s->legal = malloc((size_t)L * (size_t)A);
-        s->mover = malloc((size_t)L);
-        s->weight = malloc(sizeof(float) * (size_t)L);
-        s->ply = malloc(sizeof(int16_t) * (size_t)L);
+        mcts_params sp = o->search;
+        sp.track_best = sp.track_best || o->export_min_visits > 0;
+        s->tree = mcts_new(g, &sp, seed, err, sizeof err);
         if (!s->tree) {
             fail_shared(sh, err);
             ok = false;
-        } else if (!s->planes || !s->pi || !s->legal || !s->mover || !s->weight || !s->ply) {
+        } else if (!slot_reserve(g, s, L < 64 ? L : 64)) {
             ok = false;
         }
     }
@@ -330,9 +394,26 @@ static void *worker_main(void *arg)
             const game_state *root = mcts_root_state(s->tree);
             int mover = game_current_player(g, root);
             assert(s->n < L);
-            /* playout cap randomisation: a fast search's position is a sample only with
-             * record_fast (then with policy weight 0) */
-            if (s->full || o->record_fast) {
+            if (o->export_min_visits > 0) {
+                /* seed 003: the tree's nodes, each with the best points reached after it */
+                pthread_mutex_lock(&sh->lock);
+                export_ctx ec = {sh, s, fplanes, s->plies, 0, err, sizeof err};
+                int erc = mcts_export(s->tree, o->export_min_visits, export_node, &ec);
+                sh->st.positions += ec.written;
+                sh->st.policy_targets += ec.written;
+                pthread_mutex_unlock(&sh->lock);
+                if (erc != 0) {
+                    fail_shared(sh, erc < 0 ? "self-play: out of memory" : err);
+                    ok = false;
+                    break;
+                }
+            } else if ((s->full || o->record_fast) && !slot_reserve(g, s, s->n + 1)) {
+                fail_shared(sh, "self-play: out of memory");
+                ok = false;
+                break;
+            } else if (s->full || o->record_fast) {
+                /* playout cap randomisation: a fast search's position is a sample only with
+                 * record_fast (then with policy weight 0) */
                 game_encode(g, root, fplanes);
                 uint8_t *dst = s->planes + (size_t)s->n * np;
                 for (int k = 0; k < np; k++) {
@@ -342,7 +423,9 @@ static void *worker_main(void *arg)
                 memcpy(s->pi + (size_t)s->n * A, pi, sizeof(float) * (size_t)A);
                 game_legal(g, root, s->legal + (size_t)s->n * A);
                 s->mover[s->n] = (int8_t)mover;
-                s->ply[s->n] = (int16_t)s->plies;
+                s->ply[s->n] = s->plies;
+                if (game_scored(g))
+                    g->ops->score(g, root, s->score0 + (size_t)s->n * g->players);
                 bool degenerate = o->zero_weight_proven && res.proven && res.value[mover] < 1.0f;
                 s->weight[s->n] = s->full && !degenerate ? 1.0f : 0.0f;
                 s->n++;
@@ -392,7 +475,7 @@ static void *worker_main(void *arg)
                     continue;
                 game_result(g, root, z);
             }
-            if (slot_finish(sh, s, z, resign, fplanes, err, sizeof err) < 0) {
+            if (slot_finish(sh, s, mcts_root_state(s->tree), z, resign, fplanes, err, sizeof err) < 0) {
                 fail_shared(sh, err);
                 ok = false;
             }
@@ -409,6 +492,7 @@ static void *worker_main(void *arg)
         free(slots[i].mover);
         free(slots[i].weight);
         free(slots[i].ply);
+        free(slots[i].score0);
     }
     free(slots);
     free(active);
@@ -425,6 +509,11 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
 {
     if (o->games < 1 || o->parallel_games < 1 || o->threads < 1) {
         snprintf(err, errlen, "self-play: games, parallel_games and threads must be >= 1");
+        return -1;
+    }
+    if (o->export_min_visits > 0 && (g->players != 1 || !game_scored(g))) {
+        snprintf(err, errlen, "self-play: exporting the search trees (seed 003's bootstrap) needs a "
+                              "one-player game with a score; game %s is not one", g->name);
         return -1;
     }
     sp_shared sh;

@@ -8,6 +8,12 @@
  * z in mover-first order. Root Dirichlet noise and the temperature schedule come from
  * the mcts config section.
  *
+ * Scored games (2048): z is the points still to come after the sample's position, the
+ * game's final score minus the score then; the chance events after each move are drawn
+ * by mcts_play with the tree's rng. With export_min_visits the samples are the search
+ * trees' nodes instead (seed 003: "every (state, move) in the tree keeps the best score
+ * reached after it").
+ *
  * Every sample carries a policy weight (samples.h): 0 for the fast searches of playout
  * cap randomisation and, with zero_weight_proven, for roots the solver proved lost or
  * drawn (their visits say nothing: the search stops at about one visit a move).
@@ -61,6 +67,8 @@ typedef struct sp_stats {
     int64_t evaluated;        /* leaves sent to evaluators */
     int64_t cache_hits;       /* evaluator cache hits */
     int64_t policy_targets;   /* samples with policy weight > 0 */
+    double score_sum;         /* scored games: the final points, summed over the games */
+    int best_tile;            /* games with tiles: log2 of the largest tile reached, or -1 */
     double seconds;
 } sp_stats;
 
@@ -82,6 +90,12 @@ typedef struct sp_opts {
     bool record_fast;         /* write the fast searches' positions (weight 0); false: only
                                * the full searches' positions become samples (KataGo: the
                                * game's outcome still comes from every move) */
+    int export_min_visits;    /* > 0, one-player scored games (seed 003's bootstrap): after
+                               * every search, each decision node of the tree with at least
+                               * this many visits becomes a sample (pi: its children's
+                               * visits; z: the best points to come any playout through it
+                               * reached), instead of the played positions with their
+                               * final points; sets search.track_best */
     uint64_t seed;
     int64_t generation;       /* written to the file's meta */
     const char *model;        /* the model's name for the file's meta ("rollout", a path) */

@@ -49,6 +49,16 @@ static int board_index(const uint8_t *c)
 
 static double exact_value(exact *x, const uint8_t *c);
 
+/* Uniform priors over the legal ones of 2048's four moves. */
+static void uniform4(const uint8_t *legal, float *priors)
+{
+    int cnt = 0;
+    for (int a = 0; a < 4; a++)
+        cnt += legal[a];
+    for (int a = 0; a < 4; a++)
+        priors[a] = legal[a] ? 1.0f / (float)cnt : 0.0f;
+}
+
 /* The points move a gains plus the expected points to come after its spawn; only the
  * outcomes that spawn a 2 when twos_only (renormalised). */
 static double exact_q(exact *x, const uint8_t *c, int a, bool twos_only)
@@ -108,11 +118,7 @@ static int exact_evaluate(evaluator *e, int n, const game_state *const *states, 
     (void)keys, (void)err, (void)errlen;
     exact *x = e->ctx;
     for (int i = 0; i < n; i++) {
-        int cnt = 0;
-        for (int a = 0; a < 4; a++)
-            cnt += legal[i * 4 + a];
-        for (int a = 0; a < 4; a++)
-            priors[i * 4 + a] = legal[i * 4 + a] ? 1.0f / (float)cnt : 0.0f;
+        uniform4(legal + i * 4, priors + i * 4);
         uint8_t c[4];
         g2048_get_cells(e->g, states[i], c);
         values[i] = (float)exact_value(x, c);
@@ -373,6 +379,57 @@ START_TEST(play_draws_the_spawn_and_keeps_its_subtree)
 }
 END_TEST
 
+/* mcts_set_root_near: a player whose game draws the spawns itself (the arena) finds the
+ * new position among the root's grandchildren and keeps that subtree. */
+START_TEST(set_root_near_keeps_the_drawn_outcome)
+{
+    game *g = make(3, 3);
+    game_state *s = malloc(g->state_size), *n = malloc(g->state_size);
+    uint8_t c[9] = {1, 0, 0, 0, 2, 0, 0, 0, 1};
+    g2048_set(g, s, c, 0, 0);
+    evaluator *e = eval_rollout_new(g, 1, 8);
+    char err[256];
+    mcts_params p = params(2000);
+    p.reuse_tree = true;
+    mcts *t = mcts_new(g, &p, 4, err, sizeof err);
+    mcts_set_root(t, s);
+    mcts_result res;
+    ck_assert_int_eq(mcts_search(t, e, NULL, &res, err, sizeof err), 0);
+    /* the position after the chosen move and the most visited spawn */
+    mcts_child_info kids[4], out[GAME_MAX_CHANCE];
+    int nk = mcts_children(t, MCTS_ROOT, kids, 4), want = 0;
+    int32_t chance = -1;
+    for (int i = 0; i < nk; i++)
+        if (kids[i].action == res.action)
+            chance = kids[i].node;
+    ck_assert_int_ge(chance, 0);
+    int no = mcts_children(t, chance, out, GAME_MAX_CHANCE), best = 0;
+    for (int j = 1; j < no; j++)
+        if (out[j].visits > out[best].visits)
+            best = j;
+    want = out[best].visits;
+    ck_assert_int_gt(want, 1);
+    memcpy(n, s, g->state_size);
+    ck_assert_int_eq(game_play(g, n, res.action), 0);
+    ck_assert_int_eq(g->ops->chance_play(g, n, out[best].action), 0);
+    mcts_set_root_near(t, n);
+    ck_assert(memcmp(mcts_root_state(t), n, g->state_size) == 0);
+    ck_assert_int_eq(mcts_root_visits(t), want);
+    /* a position that is not in the tree: a fresh tree */
+    uint8_t other[9] = {3, 3, 0, 0, 0, 0, 0, 0, 0};
+    g2048_set(g, n, other, 0, 0);
+    mcts_set_root_near(t, n);
+    ck_assert(memcmp(mcts_root_state(t), n, g->state_size) == 0);
+    ck_assert_int_eq(mcts_root_visits(t), 0);
+    ck_assert_int_eq(mcts_search(t, e, NULL, &res, err, sizeof err), 0);
+    mcts_free(t);
+    evaluator_free(e);
+    free(s);
+    free(n);
+    game_free(g);
+}
+END_TEST
+
 /* ---- seed 003's targets: the best score reached after each node ----------------- */
 
 /* A deterministic leaf value (the number of empty cells, in points) that also records
@@ -399,11 +456,7 @@ static int rec_evaluate(evaluator *e, int n, const game_state *const *states, co
     (void)keys, (void)err, (void)errlen;
     rec_ctx *r = e->ctx;
     for (int i = 0; i < n; i++) {
-        int cnt = 0;
-        for (int a = 0; a < 4; a++)
-            cnt += legal[i * 4 + a];
-        for (int a = 0; a < 4; a++)
-            priors[i * 4 + a] = legal[i * 4 + a] ? 1.0f / (float)cnt : 0.0f;
+        uniform4(legal + i * 4, priors + i * 4);
         values[i] = leaf_points(e->g, states[i]);
         float ret = values[i] + (float)g2048_score(e->g, states[i]) - r->root_score;
         if (ret > r->best_return)
@@ -494,6 +547,7 @@ int main(void)
     tcase_add_test(tc, chance_visits_track_probabilities);
     tcase_add_test(tc, rollout_values_are_points_to_come);
     tcase_add_test(tc, play_draws_the_spawn_and_keeps_its_subtree);
+    tcase_add_test(tc, set_root_near_keeps_the_drawn_outcome);
     tcase_add_test(tc, export_best_score_targets);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -93,8 +93,8 @@ static batch make_batch(const nn_spec *s, int n, rng *r)
         }
         for (int a = 0; a < b.A; a++)
             b.pi[i * b.A + a] = (float)(b.pi[i * b.A + a] / sum);
-        for (int p = 0; p < b.P; p++)
-            b.z[i * b.P + p] = (float)(2 * rng_uniform(r) - 1);
+        for (int p = 0; p < b.P; p++) /* the score head's targets are h(points): larger */
+            b.z[i * b.P + p] = (float)((2 * rng_uniform(r) - 1) * (s->value == NN_VALUE_SCORE ? 20 : 1));
     }
     return b;
 }
@@ -235,6 +235,21 @@ START_TEST(grad_zerosum_value)
 }
 END_TEST
 
+/* The score head (2048: h(points to come), linear, one player): gradients against finite
+ * differences, with targets in its scale (tens, not [-1, 1]). */
+static nn_spec score_head(nn_spec s)
+{
+    s.value = NN_VALUE_SCORE;
+    return s;
+}
+
+START_TEST(grad_score_value)
+{
+    grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 3, 3, 1, 4, 1, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 16);
+    grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 4, 3, 1, 4, 1, NN_POLICY_DENSE, NN_TRUNK_RESIDUAL)), 17);
+}
+END_TEST
+
 /* The zero-sum head's values: two players are exact opposites, three sum to zero, and
  * the value loss with two players is the mover's squared error alone. */
 START_TEST(zerosum_values_and_loss)
@@ -321,6 +336,7 @@ START_TEST(eval_equals_reference)
     ref_case(tiny_spec(GAME_LATTICE_SQUARE, 5, 4, 1, 6, 2, NN_POLICY_DENSE, NN_TRUNK_PLAIN), 23);
     ref_case(zerosum(tiny_spec(GAME_LATTICE_SQUARE, 6, 6, 1, 8, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 24);
     ref_case(zerosum(tiny_spec(GAME_LATTICE_HEX, 7, 7, 1, 8, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 25);
+    ref_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 8, 1, NN_POLICY_DENSE, NN_TRUNK_RESIDUAL)), 26);
 }
 END_TEST
 
@@ -993,6 +1009,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_hex_residual);
     tcase_add_test(tc, grad_square_plain_dense);
     tcase_add_test(tc, grad_zerosum_value);
+    tcase_add_test(tc, grad_score_value);
     tcase_add_test(tc, zerosum_values_and_loss);
     tcase_add_test(tc, eval_equals_reference);
     suite_add_tcase(s, tc);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "engine/symmetry.h"
+#include "nn/spec.h"
 
 /* One split's samples, contiguous. */
 typedef struct split {
@@ -26,6 +27,7 @@ struct dataset {
     sp_expect expect;
     double val_fraction;
     size_t per_state, A, P;
+    uint8_t *sym_u8;    /* (per_state) scratch: planes under a symmetry */
     /* mutated by add/window */
     split tr, va;
     int files;
@@ -78,6 +80,12 @@ dataset *dataset_new(const game *g, double validation_fraction, char *err, size_
     d->per_state = (size_t)g->planes * g->rows * g->cols;
     d->A = (size_t)g->actions;
     d->P = (size_t)g->players;
+    d->sym_u8 = malloc(d->per_state);
+    if (!d->sym_u8) {
+        free(d);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     return d;
 }
 
@@ -87,6 +95,7 @@ void dataset_free(dataset *d)
         return;
     split_free(&d->tr);
     split_free(&d->va);
+    free(d->sym_u8);
     free(d);
 }
 
@@ -252,11 +261,22 @@ static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, flo
     const float *p = s->pi + (size_t)i * d->A;
     const uint8_t *lg = s->legal + (size_t)i * d->A;
     const float k = 1.0f / 255.0f;
-    if (sym == SYM_ID || d->A != hw) {
+    if (sym == SYM_ID || (d->A != hw && !g->ops->sym_action)) {
         for (size_t j = 0; j < d->per_state; j++)
             x[j] = st[j] * k;
         memcpy(pi, p, sizeof(float) * d->A);
         memcpy(legal, lg, d->A);
+    } else if (d->A != hw) {
+        /* actions that are not points (2048's directions): the planes map by cell, pi and
+         * legal through the game's own map of its actions */
+        sym_map_planes_u8(g, sym, g->planes, st, d->sym_u8);
+        for (size_t j = 0; j < d->per_state; j++)
+            x[j] = d->sym_u8[j] * k;
+        for (size_t a = 0; a < d->A; a++) {
+            size_t b = (size_t)sym_map_action(g, sym, (int)a);
+            pi[b] = p[a];
+            legal[b] = lg[a];
+        }
     } else {
         /* out[s(a)] = in[a] for every point, on every plane, pi and legal alike */
         for (size_t a = 0; a < hw; a++) {
@@ -268,6 +288,10 @@ static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, flo
         }
     }
     memcpy(z, s->z + (size_t)i * d->P, sizeof(float) * d->P);
+    /* a scored game's files hold points to come; the score head learns h(points) */
+    if (game_scored(g))
+        for (size_t q = 0; q < d->P; q++)
+            z[q] = (float)nn_score_to_value(z[q]);
     /* weights are served normalised to a mean of 1 over the split, so that samples
      * without a policy target (fast searches) do not dilute the policy's gradient: the
      * policy learns per step as fast as with every weight 1 */

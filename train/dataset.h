@@ -12,6 +12,9 @@
  * The pi served is the file's pi times the sample's policy weight (samples.h), the
  * weights normalised to a mean of 1 over the split: a weight-0 sample trains the value
  * head only, and the policy's gradient per step is not diluted by such samples.
+ * A scored game's z (points to come, samples.h) is served as h(z) (nn_score_to_value),
+ * the score head's scale. Games whose actions are not points map pi and the legal mask
+ * through their own symmetry hook (2048's four directions).
  * Single-threaded; no allocation in the batch functions.
  */
 #ifndef GZ_TRAIN_DATASET_H

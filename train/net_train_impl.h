@@ -6,6 +6,7 @@ struct TN {
     nn_layout L;
     int maxN;
     int planes, rows, cols, HW, A, C, Hc, V, P, hex, blocks, residual, dense_policy, zerosum;
+    int linear_value;   /* score head: the value FC's outputs as they are (no tanh) */
     size_t conv_scratch_n;
     /* mutated by forward/backward; M = n * HW */
     int n;
@@ -21,7 +22,7 @@ struct TN {
     R *v_c, *v_a;       /* (Hc, M) */
     R *pooled;          /* (N, Hc) */
     R *h1;              /* (N, V) after ReLU */
-    R *vt;              /* (N, P) tanh outputs */
+    R *vt;              /* (N, P) tanh outputs (the FC outputs for a score head) */
     R *v;               /* (N, P) values: vt, or vt minus its mean per sample (zerosum) */
     /* gradient buffers */
     R *g, *t1, *t2;     /* (C, M) */
@@ -96,6 +97,7 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->blocks = s->blocks;
     t->residual = s->trunk == NN_TRUNK_RESIDUAL;
     t->zerosum = s->value == NN_VALUE_ZEROSUM;
+    t->linear_value = s->value == NN_VALUE_SCORE;
     t->maxc = t->C > t->Hc ? t->C : t->Hc;
     size_t N = (size_t)max_batch, M = N * t->HW, C = (size_t)t->C, Hc = (size_t)t->Hc;
     conv_dims ds = {max_batch, t->planes, t->C, t->rows, t->cols, t->hex};
@@ -343,7 +345,8 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, Hc, t->V);
     F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
     F(dense_forward)(t->vt, t->h1, F(W)(t, params, L->val_fc2_w), F(W)(t, params, L->val_fc2_b), n, t->V, t->P);
-    F(tanh_forward)(t->vt, t->vt, (size_t)n * t->P);
+    if (!t->linear_value)
+        F(tanh_forward)(t->vt, t->vt, (size_t)n * t->P);
     F(value_finish_forward)(t, n);
 
     if (!(pi && legal && z)) {
@@ -460,7 +463,10 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
     F(value_finish_backward)(t, n);
     R *dpre = t->dlogits; /* free again: reuse for d(pre-tanh) (n, P) <= (n, A) */
     F(zero)(dpre, np);
-    F(tanh_backward)(dpre, t->dv, t->vt, np);
+    if (t->linear_value)
+        memcpy(dpre, t->dv, sizeof(R) * np);
+    else
+        F(tanh_backward)(dpre, t->dv, t->vt, np);
     F(zero)(t->dh1, (size_t)n * t->V);
     F(dense_backward)(t->dh1, G(L->val_fc2_w), G(L->val_fc2_b), dpre, t->h1, F(W)(t, P, L->val_fc2_w), n,
                    t->V, t->P);

@@ -192,17 +192,7 @@ static int g48_create(game *g, const cfg_game *cfg, char *err, size_t errlen)
     /* the tile sum grows by at least 2 a move and stays below cells * 2^(cells + 1) */
     double bound = d->cells * (double)((uint64_t)1 << (d->cells + 1 > 40 ? 40 : d->cells + 1)) / 2;
     g->max_game_length = bound < G48_MOVE_CAP ? (int)bound : G48_MOVE_CAP;
-    if (R == C) {
-        g->nsym = 8;
-        for (int i = 0; i < 8; i++)
-            g->sym[i] = (sym_id)i;
-    } else {
-        g->nsym = 4;
-        g->sym[0] = SYM_ID;
-        g->sym[1] = SYM_ROT180;
-        g->sym[2] = SYM_FLIP_V;
-        g->sym[3] = SYM_FLIP_H;
-    }
+    sym_set_square_group(g);
     /* a move's image: the direction vector under the element's linear part */
     for (int k = 0; k < g->nsym; k++) {
         sym_id s = g->sym[k];

@@ -81,17 +81,7 @@ static int mnk_create(game *g, const cfg_game *cfg, char *err, size_t errlen)
     g->planes = MNK_PLANES;
     g->state_size = (sizeof(mnk_state) + (size_t)g->actions + 7) & ~(size_t)7;
     g->max_game_length = g->actions;
-    if (g->rows == g->cols) {
-        g->nsym = 8;
-        for (int i = 0; i < 8; i++)
-            g->sym[i] = (sym_id)i;
-    } else {
-        g->nsym = 4;
-        g->sym[0] = SYM_ID;
-        g->sym[1] = SYM_ROT180;
-        g->sym[2] = SYM_FLIP_V;
-        g->sym[3] = SYM_FLIP_H;
-    }
+    sym_set_square_group(g);
     return 0;
 }
 

@@ -41,7 +41,7 @@ static int mp_choose(player *p, const game_state *s, rng *r, player_info *info, 
         return -1;
     }
     if (memcmp(mcts_root_state(m->t), s, g->state_size) != 0)
-        mcts_set_root(m->t, s);
+        mcts_set_root_near(m->t, s);
     mcts_result res;
     if (mcts_search(m->t, m->e, m->pi, &res, err, errlen) < 0)
         return -1;
@@ -67,6 +67,10 @@ static int mp_choose(player *p, const game_state *s, rng *r, player_info *info, 
 static void mp_notify(player *p, const game_state *s_before, int action)
 {
     mcts_player *m = p->ctx;
+    /* a move followed by chance events (2048's spawn): the game draws them, not the tree,
+     * so choose() finds the position among the kept grandchildren (mcts_set_root_near) */
+    if (p->g->max_chance > 0)
+        return;
     /* Only a tree that is at s_before can follow the move; otherwise choose() resets. */
     if (memcmp(mcts_root_state(m->t), s_before, p->g->state_size) == 0)
         (void)mcts_play(m->t, action);

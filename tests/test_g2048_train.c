@@ -1,0 +1,404 @@
+/* 2048 through the network and the loop: the score transform h and its inverse, the
+ * score value head's spec and its checks against games, the network evaluator's points,
+ * sample files with points as targets (round trip and refusals), the dataset's h(z) and
+ * its symmetries of 2048's moves, carrying a 3x3 model to 4x4 (nn_params_adapt), and
+ * tiny runs: the 3x3 bootstrap and score table, then a 4x4 run from its model. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "engine/config.h"
+#include "engine/game.h"
+#include "engine/games/g2048.h"
+#include "engine/symmetry.h"
+#include "nn/checkpoint.h"
+#include "nn/net_eval.h"
+#include "nn/params.h"
+#include "nn/spec.h"
+#include "selfplay/samples.h"
+#include "train/dataset.h"
+#include "cli_util.h"
+
+static char dir[256];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/gz_test_2048_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static game *make(const char *name, int rows, int cols, gz_config *c)
+{
+    cfg_defaults(c, name);
+    c->game.rows = rows;
+    c->game.cols = cols;
+    if (!strcmp(name, "mnk"))
+        c->game.k = 3;
+    char err[256];
+    game *g = game_new(&c->game, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    return g;
+}
+
+START_TEST(transform_and_inverse)
+{
+    ck_assert_double_eq(nn_score_to_value(0), 0);
+    ck_assert_double_eq_tol(nn_score_to_value(3), 1.0 + 0.003, 1e-12);
+    ck_assert_double_eq_tol(nn_score_to_value(99), 9.0 + 0.099, 1e-12);
+    ck_assert_double_eq_tol(nn_score_to_value(-8), -(2.0 + 0.008), 1e-12);
+    double prev = -INFINITY;
+    for (double x = -2e6; x <= 2e6; x += 977.25) {
+        double y = nn_score_to_value(x);
+        ck_assert_msg(y > prev, "not increasing at %g", x);
+        prev = y;
+        ck_assert_double_eq_tol(nn_score_to_value(-x), -y, 1e-9);
+        double back = nn_value_to_score(y);
+        ck_assert_msg(fabs(back - x) <= 1e-7 * fmax(1.0, fabs(x)), "h^-1(h(%g)) = %.12g", x, back);
+    }
+    for (double x = 0; x < 50; x += 0.125)
+        ck_assert_double_eq_tol(nn_value_to_score(nn_score_to_value(x)), x, 1e-9);
+    /* the scale the head learns: 4x4 scores of 10^5 become a few hundred */
+    ck_assert(nn_score_to_value(1e5) > 300 && nn_score_to_value(1e5) < 500);
+}
+END_TEST
+
+START_TEST(score_head_spec_and_checks)
+{
+    gz_config c, m;
+    game *g = make("2048", 3, 3, &c);
+    game *gm = make("mnk", 3, 3, &m);
+    char err[512];
+    nn_spec s;
+    /* a scored game gets the score head whatever value_head says of outcomes */
+    snprintf(c.net.policy_head, sizeof c.net.policy_head, "dense");
+    ck_assert_msg(nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(s.value, NN_VALUE_SCORE);
+    ck_assert_int_eq(s.players, 1);
+    ck_assert_int_eq(s.actions, 4);
+    /* the conv policy head needs point actions: refused naming the key */
+    gz_config c2 = c;
+    snprintf(c2.net.policy_head, sizeof c2.net.policy_head, "conv");
+    ck_assert_int_eq(nn_spec_from_config(&s, &c2.net, g, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "net.policy_head"));
+    /* "score" for a game of outcomes: refused naming the key */
+    snprintf(m.net.value_head, sizeof m.net.value_head, "score");
+    ck_assert_int_eq(nn_spec_from_config(&s, &m.net, gm, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "net.value_head"));
+    /* a 2048 model is refused by a game of outcomes and the other way round */
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_check_game(&s, gm, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "value_head = score"));
+    nn_spec sm;
+    snprintf(m.net.value_head, sizeof m.net.value_head, "zerosum");
+    ck_assert_int_eq(nn_spec_from_config(&sm, &m.net, gm, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_check_game(&sm, g, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "keeps a score"));
+    /* JSON round trip */
+    char *j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"score\""));
+    nn_spec back;
+    ck_assert_msg(nn_spec_from_json(&back, j, err, sizeof err) == 0, "%s", err);
+    ck_assert(memcmp(&back, &s, sizeof s) == 0);
+    free(j);
+    /* the value finish leaves the score head's outputs as they are */
+    float v = 123.25f;
+    nn_value_finish(&s, &v);
+    ck_assert_float_eq(v, 123.25f);
+    game_free(g);
+    game_free(gm);
+}
+END_TEST
+
+/* The network evaluator turns the head's h(points) back into points. */
+START_TEST(net_eval_points)
+{
+    gz_config c;
+    game *g = make("2048", 4, 4, &c);
+    snprintf(c.net.policy_head, sizeof c.net.policy_head, "dense");
+    c.net.blocks = 1;
+    c.net.channels = 8;
+    c.net.head_channels = 4;
+    c.net.value_hidden = 8;
+    c.net.threads = 1;
+    char err[512];
+    nn_spec s;
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), 0);
+    nn_params *p = nn_params_new(&s, err, sizeof err); /* weights 0: the output is the bias */
+    ck_assert_ptr_nonnull(p);
+    const nn_layout *L = &p->layout;
+    nn_tensor_ptr(L, p->data, L->val_fc2_b)[0] = (float)nn_score_to_value(1234.0);
+    net_eval_opts o;
+    ck_assert_int_eq(net_eval_opts_from_config(&o, &c, err, sizeof err), 0);
+    o.cache_entries = 0;
+    o.max_batch = 4;
+    o.first_batch = 1;
+    evaluator *e = net_eval_new(g, p, &o, err, sizeof err);
+    ck_assert_msg(e != NULL, "%s", err);
+    rng r;
+    rng_seed(&r, 2);
+    game_state *st = game_state_new(g, &r);
+    uint8_t legal[4];
+    int nl = game_legal(g, st, legal);
+    float pri[4], val;
+    uint64_t key = game_hash(g, st);
+    const game_state *ps[1] = {st};
+    ck_assert_int_eq(evaluator_run(e, 1, ps, &key, legal, pri, &val, err, sizeof err), 0);
+    ck_assert_float_eq_tol(val, 1234.0f, 0.05f);
+    for (int a = 0; a < 4; a++)
+        ck_assert_float_eq_tol(pri[a], legal[a] ? 1.0f / (float)nl : 0.0f, 1e-5f);
+    free(st);
+    evaluator_free(e);
+    nn_params_free(p);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(samples_with_points)
+{
+    gz_config c;
+    game *g = make("2048", 3, 3, &c);
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/s.h5", dir);
+    sp_writer *w = sp_writer_open(path, g, "{}", NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    float planes[18 * 9] = {0}, pi[4] = {0.25f, 0.25f, 0.5f, 0.0f};
+    uint8_t legal[4] = {1, 1, 1, 0};
+    float zs[3] = {0.0f, 123.5f, 40000.0f};
+    for (int i = 0; i < 3; i++) {
+        planes[17 * 9 + i] = 1.0f;
+        ck_assert_msg(sp_writer_append(w, planes, pi, legal, &zs[i], 0, i, err, sizeof err) == 0, "%s", err);
+    }
+    float bad = 2e9f;
+    ck_assert_int_eq(sp_writer_append(w, planes, pi, legal, &bad, 0, 3, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "points"));
+    bad = NAN;
+    ck_assert_int_eq(sp_writer_append(w, planes, pi, legal, &bad, 0, 3, err, sizeof err), -1);
+    ck_assert_int_eq(sp_writer_close(w, err, sizeof err), 0);
+    sp_expect ex = sp_expect_game(g);
+    sp_file *f = sp_file_read(path, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->n, 3);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_float_eq(f->z[i], zs[i]);
+        ck_assert_int_eq(f->ply[i], i);
+    }
+    ck_assert_str_eq(f->game, "2048");
+    sp_file_free(f);
+    /* the dataset serves h(z), and maps 2048's moves under the symmetries */
+    dataset *d = dataset_new(g, 0.0, err, sizeof err);
+    ck_assert_int_eq(dataset_add_path(d, path, err, sizeof err), 0);
+    ck_assert_int_eq(dataset_train_count(d), 3);
+    float x[18 * 9], px[4], z;
+    uint8_t lx[4];
+    for (int i = 0; i < 3; i++) {
+        dataset_get(d, i, SYM_ID, x, px, lx, &z);
+        ck_assert_double_eq_tol(z, nn_score_to_value(zs[i]), 1e-3);
+    }
+    for (int e = 0; e < g->nsym; e++) {
+        sym_id sy = g->sym[e];
+        dataset_get(d, 1, sy, x, px, lx, &z);
+        for (int a = 0; a < 4; a++) {
+            int b = sym_map_action(g, sy, a);
+            ck_assert_float_eq(px[b], pi[a]);
+            ck_assert_int_eq(lx[b], legal[a]);
+        }
+        /* the one marked cell of the ones plane moved with the board */
+        int r2, c2;
+        sym_map_point(sy, 3, 3, 0, 1, &r2, &c2);
+        ck_assert_float_eq(x[17 * 9 + r2 * 3 + c2], 1.0f);
+    }
+    dataset_free(d);
+    /* a file of points read as a game of outcomes is refused by name */
+    gz_config m;
+    game *gm = make("mnk", 3, 3, &m);
+    sp_expect em = sp_expect_game(gm);
+    ck_assert_ptr_null(sp_file_read(path, &em, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, path));
+    game_free(gm);
+    game_free(g);
+}
+END_TEST
+
+START_TEST(adapt_3x3_to_4x4)
+{
+    gz_config c3, c4;
+    game *g3 = make("2048", 3, 3, &c3), *g4 = make("2048", 4, 4, &c4);
+    char err[512], report[512];
+    nn_spec s3, s4;
+    snprintf(c3.net.policy_head, sizeof c3.net.policy_head, "dense");
+    c3.net.blocks = 1;
+    c3.net.channels = 8;
+    c4.net = c3.net;
+    ck_assert_int_eq(nn_spec_from_config(&s3, &c3.net, g3, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_from_config(&s4, &c4.net, g4, err, sizeof err), 0);
+    nn_params *p3 = nn_params_new(&s3, err, sizeof err);
+    nn_params_init_he(p3, 5);
+    nn_params *p4 = nn_params_adapt(p3, &s4, 6, report, sizeof report, err, sizeof err);
+    ck_assert_msg(p4 != NULL, "%s", err);
+    ck_assert_ptr_nonnull(strstr(report, "policy.fc.weight"));
+    const nn_layout *L3 = &p3->layout, *L4 = &p4->layout;
+    int fresh = 0;
+    for (int i = 0; i < L4->ntensors; i++) {
+        int j = nn_layout_find(L3, L4->t[i].name);
+        ck_assert_int_ge(j, 0);
+        bool same = memcmp(nn_tensor_cptr(L3, p3->data, j), nn_tensor_cptr(L4, p4->data, i),
+                           sizeof(float) * L4->t[i].size) == 0 && L3->t[j].size == L4->t[i].size;
+        if (!same) {
+            fresh++;
+            ck_assert_str_eq(L4->t[i].name, "policy.fc.weight");
+        }
+    }
+    ck_assert_int_eq(fresh, 1);
+    ck_assert(nn_spec_check_game(&p4->layout.spec, g4, err, sizeof err) == 0);
+    nn_params_free(p4);
+    /* another architecture is refused naming the field */
+    c4.net.channels = 16;
+    ck_assert_int_eq(nn_spec_from_config(&s4, &c4.net, g4, err, sizeof err), 0);
+    ck_assert_ptr_null(nn_params_adapt(p3, &s4, 6, report, sizeof report, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "channels"));
+    nn_params_free(p3);
+    game_free(g3);
+    game_free(g4);
+}
+END_TEST
+
+/* The binary with args; its stderr (malloc'd) in *errout, its stdout dropped. */
+static int run_quiet(const char *args, char **errout)
+{
+    char *out;
+    int rc = run_bin(args, NULL, &out, errout);
+    free(out);
+    return rc;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s missing", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *t = calloc((size_t)n + 1, 1);
+    ck_assert(fread(t, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    return t;
+}
+
+#define TINY "--set selfplay.games=2 --set arena.games=3 --set selfplay.bootstrap_simulations=24 " \
+             "--set selfplay.bootstrap_export=4 --set selfplay.threads=1 --set net.threads=1 "       \
+             "--set train.reuse=0 --set train.steps=4 --set mcts.simulations=8 "                     \
+             "--set arena.simulations=8 --set net.blocks=1 --set net.channels=8 "                     \
+             "--set 'arena.baselines=[\"random\"]' --set selfplay.parallel_games=2"
+
+START_TEST(runs_3x3_then_4x4)
+{
+    const char *src = getenv("GZ_SRC");
+    ck_assert_ptr_nonnull(src);
+    char args[4096], path[512], *err;
+    /* the 3x3 run: bootstrap from the search trees, one-player arena, score table */
+    snprintf(args, sizeof args, "run -c %s/configs/2048-3x3.json -o %s/r3 --generations 2 " TINY,
+             src, dir);
+    int rc = run_quiet(args, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_ptr_nonnull(strstr(err, "mean score"));
+    free(err);
+    snprintf(path, sizeof path, "%s/r3/ratings.csv", dir);
+    char *csv = slurp(path);
+    ck_assert_msg(!strncmp(csv, "name,mean,lo,hi,games,median,sd,max_tile", 40), "%s", csv);
+    ck_assert_ptr_nonnull(strstr(csv, "\ngen_0001,"));
+    ck_assert_ptr_nonnull(strstr(csv, "\ngen_0002,"));
+    ck_assert_ptr_nonnull(strstr(csv, "\ngen_0000,"));
+    ck_assert_ptr_nonnull(strstr(csv, "\nrandom,"));
+    free(csv);
+    /* the bootstrap's samples: tree nodes valued by the best points reached after them */
+    snprintf(path, sizeof path, "%s/r3/data/gen_0001.h5", dir);
+    gz_config c;
+    game *g = make("2048", 3, 3, &c);
+    sp_expect ex = sp_expect_game(g);
+    char e2[512];
+    sp_file *f = sp_file_read(path, &ex, e2, sizeof e2);
+    ck_assert_msg(f != NULL, "%s", e2);
+    ck_assert_str_eq(f->meta.model, "rollout");
+    ck_assert_int_gt(f->n, 2);
+    int above = 0;
+    for (int64_t i = 0; i < f->n; i++) {
+        ck_assert(f->z[i] >= 0);
+        above += f->z[i] > 0;
+    }
+    ck_assert_int_gt(above, 0);
+    sp_file_free(f);
+    game_free(g);
+    /* promotion events compare mean scores */
+    snprintf(path, sizeof path, "%s/r3/metrics.jsonl", dir);
+    char *metrics = slurp(path);
+    ck_assert_ptr_nonnull(strstr(metrics, "\"event\":\"promote\""));
+    ck_assert_ptr_nonnull(strstr(metrics, "\"best_mean\""));
+    ck_assert_ptr_nonnull(strstr(metrics, "\"event\":\"scores\""));
+    free(metrics);
+    /* the curriculum: a 4x4 run from the 3x3 model */
+    snprintf(args, sizeof args, "run -c %s/configs/2048-4x4.json -o %s/r4 --generations 1 --from %s/r3/models/gen_0002.h5 " TINY,
+             src, dir, dir);
+    rc = run_quiet(args, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_msg(strstr(err, "policy.fc.weight initialised afresh"), "%s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/r4/models/gen_0000.h5", dir);
+    nn_ckpt_meta meta;
+    gz_config c4;
+    game *g4 = make("2048", 4, 4, &c4);
+    nn_params *p = nn_ckpt_load(path, g4, &meta, e2, sizeof e2);
+    ck_assert_msg(p != NULL, "%s", e2);
+    ck_assert_ptr_nonnull(strstr(meta.parent, "r3/models/gen_0002.h5"));
+    nn_params_free(p);
+    game_free(g4);
+    snprintf(path, sizeof path, "%s/r4/data/gen_0001.h5", dir);
+    gz_config c5;
+    game *g5 = make("2048", 4, 4, &c5);
+    sp_expect e5 = sp_expect_game(g5);
+    f = sp_file_read(path, &e5, e2, sizeof e2);
+    ck_assert_msg(f != NULL, "%s", e2);
+    ck_assert_ptr_nonnull(strstr(f->meta.model, "gen_0000")); /* the model, not rollouts */
+    sp_file_free(f);
+    game_free(g5);
+    /* a 2048 model for a Gomoku config: refused naming the file */
+    snprintf(args, sizeof args, "arena --set game.rows=9 --set game.cols=9 --set game.k=5 "
+             "model:%s/r3/models/gen_0002.h5 random --games 1", dir);
+    rc = run_quiet(args, &err);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(err, "gen_0002.h5") && strstr(err, "score"), "%s", err);
+    free(err);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("g2048_train");
+    TCase *tc = tcase_create("net");
+    tcase_set_timeout(tc, 1200);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, transform_and_inverse);
+    tcase_add_test(tc, score_head_spec_and_checks);
+    tcase_add_test(tc, net_eval_points);
+    tcase_add_test(tc, samples_with_points);
+    tcase_add_test(tc, adapt_3x3_to_4x4);
+    tcase_add_test(tc, runs_3x3_then_4x4);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
