@@ -229,6 +229,7 @@ static int bench_nn(int argc, char **argv)
             for (int a = 0; a < g->actions; a++)
                 if (m[a] && pick-- == 0) {
                     game_play(g, st, a);
+                    game_resolve_chance(g, st, &r); /* 2048's spawn; nothing elsewhere */
                     break;
                 }
         }

@@ -1,6 +1,6 @@
 /* 2048's players and commands: the expectimax player (moves on hand-made boards, its
  * refusals), the one-player arena (the score summary, `arena --json`, the results
- * file), `play` through a pipe and `gtp`'s refusal. */
+ * file), `play` through a pipe, `gtp`'s refusal and `bench nn` on 2048. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -262,6 +262,22 @@ START_TEST(play_and_gtp)
 }
 END_TEST
 
+/* bench nn makes its positions by random play, spawns included (a chance state has no
+ * legal move to pick from). */
+START_TEST(bench_nn_positions)
+{
+    char *out, *err, args[1024];
+    snprintf(args, sizeof args,
+             "bench nn -c %s --set net.blocks=1 --set net.channels=8 --batches 1,4 --repeats 1 "
+             "--precision fp32 --json", cfg_path());
+    int rc = run_bin(args, NULL, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_msg(strstr(out, "\"positions_per_s\""), "%s", out);
+    free(out);
+    free(err);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("g2048_play");
@@ -271,6 +287,7 @@ int main(void)
     tcase_add_test(tc, solo_arena_and_summary);
     tcase_add_test(tc, arena_command_one_player);
     tcase_add_test(tc, play_and_gtp);
+    tcase_add_test(tc, bench_nn_positions);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
