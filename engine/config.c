@@ -121,6 +121,9 @@ static const cfg_field fields[] = {
      NULL, "generation 0's player: pure MCTS with rollouts, or a random-init network"},
     {"selfplay.bootstrap_simulations", T_INT, OFF(selfplay.bootstrap_simulations), 1, 10000000, 400,
      NULL, NULL, NULL, "simulations per move of the rollout bootstrap"},
+    {"selfplay.value_steps", T_INT, OFF(selfplay.value_steps), 0, 1000000, 0, NULL, NULL, NULL,
+     "scored games (2048): a position's value target is the points of its next N moves plus the "
+     "search's root value N moves later (MuZero's N-step return); 0 = the points to the game's end"},
     {"selfplay.bootstrap_export", T_INT, OFF(selfplay.bootstrap_export), 0, 10000000, 8, NULL, NULL,
      NULL, "one-player scored games (2048), seed 003: the rollout bootstrap writes every search-tree "
      "node with at least this many visits as a sample valued by the best score reached after it; "

@@ -71,6 +71,8 @@ typedef struct cfg_selfplay {
     double resign_disabled_fraction;
     char bootstrap[CFG_STR_LEN]; /* generation 0: "rollout" | "random_net" */
     int bootstrap_simulations;
+    int value_steps;       /* scored games: n-step value targets (n moves' points + the search's
+                            * value then); 0 = the points to the end of the game */
     int bootstrap_export;  /* one-player scored games: the rollout bootstrap's tree nodes with
                             * at least this many visits become samples; 0 = played positions */
     double full_fraction;  /* playout cap randomisation: moves with the full search */

@@ -65,6 +65,7 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c)
     o->fast_simulations = c->selfplay.fast_simulations;
     o->zero_weight_proven = c->selfplay.zero_weight_proven;
     o->record_fast = c->selfplay.record_fast;
+    o->value_steps = c->selfplay.value_steps;
     o->seed = c->seed;
 }
 
@@ -86,7 +87,9 @@ typedef struct sp_slot {
     uint8_t *legal;       /* (cap, actions) */
     int8_t *mover;        /* (cap) player to move */
     int32_t *ply;         /* (cap) the sample's ply in its game */
-    float *score0;        /* (cap, players) scored games: points scored before the sample */
+    int mcap;             /* moves the per-move arrays hold (scored games) */
+    float *mscore;        /* (mcap, players) scored games: points before each move */
+    float *mvalue;        /* (mcap, players) scored games: the search's root value there */
     int plies;            /* moves played in the game */
     float *weight;        /* (cap) policy weight */
     rng r;                /* full or fast search per move (playout cap randomisation) */
@@ -155,7 +158,6 @@ static bool slot_reserve(const game *g, sp_slot *s, int need)
     while (cap < need)
         cap *= 2;
     size_t np = (size_t)g->planes * g->rows * g->cols, A = (size_t)g->actions, c = (size_t)cap;
-    size_t P = (size_t)g->players;
     void *p;
     if (!(p = realloc(s->planes, c * np))) return false;
     s->planes = p;
@@ -167,11 +169,30 @@ static bool slot_reserve(const game *g, sp_slot *s, int need)
     s->mover = p;
     if (!(p = realloc(s->ply, c * sizeof(int32_t)))) return false;
     s->ply = p;
-    if (!(p = realloc(s->score0, c * P * sizeof(float)))) return false;
-    s->score0 = p;
     if (!(p = realloc(s->weight, c * sizeof(float)))) return false;
     s->weight = p;
     s->cap = cap;
+    return true;
+}
+
+/* Room for `need` moves in s's per-move arrays (scored games' targets). */
+static bool slot_reserve_moves(const game *g, sp_slot *s, int need)
+{
+    if (need <= s->mcap)
+        return true;
+    int cap = s->mcap ? s->mcap : 64;
+    while (cap < need)
+        cap *= 2;
+    size_t n = (size_t)cap * (size_t)g->players * sizeof(float);
+    float *a = realloc(s->mscore, n);
+    if (!a)
+        return false;
+    s->mscore = a;
+    float *b = realloc(s->mvalue, n);
+    if (!b)
+        return false;
+    s->mvalue = b;
+    s->mcap = cap;
     return true;
 }
 
@@ -198,6 +219,22 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
     rng_seed(&s->r, rng_derive(sh->o->seed, 0x706372ULL + (uint64_t)gameix));
 }
 
+/* A scored game's value target for player q at ply t: the points the next value_steps
+ * moves scored plus the search's root value after them (MuZero's n-step return), or,
+ * when the game ends first or value_steps is 0, the points to the end. */
+static float points_to_come(const game *g, const sp_opts *o, const sp_slot *s, int t, int q,
+                            const float *final)
+{
+    size_t P = (size_t)g->players;
+    float now = s->mscore[(size_t)t * P + q];
+    int n = o->value_steps;
+    if (n > 0 && t + n < s->plies) {
+        size_t k = (size_t)(t + n) * P + q;
+        return s->mscore[k] - now + s->mvalue[k];
+    }
+    return final[q] - now;
+}
+
 /* The game in slot s ended with outcome z (absolute players): write its samples. */
 static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const float *z,
                        bool resigned, float *fplanes, char *err, size_t errlen)
@@ -217,7 +254,7 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
         for (int k = 0; k < P; k++) {
             int q = (s->mover[i] + k) % P;
             /* a scored game's target: the points still to come from this position */
-            zm[k] = scored ? final[q] - s->score0[(size_t)i * P + q] : z[q];
+            zm[k] = scored ? points_to_come(g, sh->o, s, s->ply[i], q, final) : z[q];
         }
         rc = sp_writer_append_weighted(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
                                        zm, s->weight[i], s->gameix, s->ply[i], err, errlen);
@@ -424,11 +461,22 @@ static void *worker_main(void *arg)
                 game_legal(g, root, s->legal + (size_t)s->n * A);
                 s->mover[s->n] = (int8_t)mover;
                 s->ply[s->n] = s->plies;
-                if (game_scored(g))
-                    g->ops->score(g, root, s->score0 + (size_t)s->n * g->players);
+
                 bool degenerate = o->zero_weight_proven && res.proven && res.value[mover] < 1.0f;
                 s->weight[s->n] = s->full && !degenerate ? 1.0f : 0.0f;
                 s->n++;
+            }
+            if (game_scored(g)) {
+                /* the points so far and the search's value here: the value targets */
+                if (!slot_reserve_moves(g, s, s->plies + 1)) {
+                    fail_shared(sh, "self-play: out of memory");
+                    ok = false;
+                    break;
+                }
+                size_t P = (size_t)g->players;
+                g->ops->score(g, root, s->mscore + (size_t)s->plies * P);
+                for (size_t q = 0; q < P; q++)
+                    s->mvalue[(size_t)s->plies * P + q] = res.value[q];
             }
             s->plies++;
             pthread_mutex_lock(&sh->lock);
@@ -492,7 +540,8 @@ static void *worker_main(void *arg)
         free(slots[i].mover);
         free(slots[i].weight);
         free(slots[i].ply);
-        free(slots[i].score0);
+        free(slots[i].mscore);
+        free(slots[i].mvalue);
     }
     free(slots);
     free(active);

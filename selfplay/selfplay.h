@@ -9,7 +9,8 @@
  * the mcts config section.
  *
  * Scored games (2048): z is the points still to come after the sample's position, the
- * game's final score minus the score then; the chance events after each move are drawn
+ * game's final score minus the score then (or the n-step return of value_steps); the
+ * chance events after each move are drawn
  * by mcts_play with the tree's rng. With export_min_visits the samples are the search
  * trees' nodes instead (seed 003: "every (state, move) in the tree keeps the best score
  * reached after it").
@@ -90,6 +91,11 @@ typedef struct sp_opts {
     bool record_fast;         /* write the fast searches' positions (weight 0); false: only
                                * the full searches' positions become samples (KataGo: the
                                * game's outcome still comes from every move) */
+    int value_steps;          /* scored games: n > 0: a sample's value target is the points
+                               * of its next n moves plus the search's root value n moves
+                               * later (MuZero's n-step return: far less noise than the
+                               * final score of a game of chance); 0 (or fewer than n moves
+                               * left): the points to the end */
     int export_min_visits;    /* > 0, one-player scored games (seed 003's bootstrap): after
                                * every search, each decision node of the tree with at least
                                * this many visits becomes a sample (pi: its children's

@@ -22,6 +22,7 @@
 #include "nn/params.h"
 #include "nn/spec.h"
 #include "selfplay/samples.h"
+#include "selfplay/selfplay.h"
 #include "train/dataset.h"
 #include "cli_util.h"
 
@@ -275,6 +276,62 @@ START_TEST(adapt_3x3_to_4x4)
 }
 END_TEST
 
+static evaluator *random_factory(void *ctx, int worker, int workers, char *err, size_t errlen)
+{
+    (void)worker, (void)workers, (void)err, (void)errlen;
+    return eval_random_new(ctx);
+}
+
+/* Self-play's value targets of a scored game: the points to the end (value_steps 0),
+ * or n-step returns. With one simulation a move and value-0 leaves the search's root
+ * value is 0, so the 1-step target is the move's own points: the targets of a game add
+ * up to its first position's points to the end. */
+START_TEST(selfplay_value_targets)
+{
+    gz_config c;
+    game *g = make("2048", 3, 3, &c);
+    char path[2][512], err[512];
+    sp_file *f[2];
+    for (int k = 0; k < 2; k++) {
+        sp_opts o;
+        sp_opts_from_config(&o, &c);
+        o.games = 4;
+        o.parallel_games = 2;
+        o.threads = 1;
+        o.search.simulations = 1;
+        o.full_fraction = 1;
+        o.seed = 77;
+        o.value_steps = k; /* 0: to the end; 1: one move's points + the root value */
+        snprintf(path[k], sizeof path[k], "%s/v%d.h5", dir, k);
+        sp_stats st;
+        ck_assert_msg(sp_run(g, &o, random_factory, g, path[k], &st, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(st.games, 4);
+        f[k] = sp_file_read(path[k], NULL, err, sizeof err);
+        ck_assert_msg(f[k] != NULL, "%s", err);
+    }
+    ck_assert_int_eq(f[0]->n, f[1]->n); /* the same games: value_steps does not change play */
+    for (int gi = 0; gi < 4; gi++) {
+        double sum = 0, first = -1;
+        int moves = 0;
+        for (int64_t i = 0; i < f[1]->n; i++) {
+            if (f[1]->gameix[i] != gi)
+                continue;
+            ck_assert_int_eq(f[0]->gameix[i], gi);
+            ck_assert(f[1]->z[i] >= 0);
+            sum += f[1]->z[i];
+            if (f[0]->ply[i] == 0)
+                first = f[0]->z[i];
+            moves++;
+        }
+        ck_assert_int_gt(moves, 0);
+        ck_assert_double_eq_tol(sum, first, 1e-3);
+    }
+    sp_file_free(f[0]);
+    sp_file_free(f[1]);
+    game_free(g);
+}
+END_TEST
+
 /* The binary with args; its stderr (malloc'd) in *errout, its stdout dropped. */
 static int run_quiet(const char *args, char **errout)
 {
@@ -394,6 +451,7 @@ int main(void)
     tcase_add_test(tc, net_eval_points);
     tcase_add_test(tc, samples_with_points);
     tcase_add_test(tc, adapt_3x3_to_4x4);
+    tcase_add_test(tc, selfplay_value_targets);
     tcase_add_test(tc, runs_3x3_then_4x4);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
