@@ -159,8 +159,9 @@ typedef struct mcts_child_info {
     int32_t node;           /* child node id, -1 when never visited */
     float prior;            /* prior (with root noise if it was applied) */
     int visits;
-    float q;                /* mean value from the view of the player who chose the move;
-                             * 0 when visits == 0 */
+    float q;                /* mean value from the view of the player who chose the move
+                             * (scored games: reward + mean points to come); 0 when
+                             * visits == 0 */
     float value[GAME_MAX_PLAYERS]; /* mean value per absolute player; 0 when unvisited */
     bool proven;
     float proven_value[GAME_MAX_PLAYERS]; /* the proven outcome when proven */
@@ -233,7 +234,10 @@ int mcts_search(mcts *t, evaluator *e, float *pi, mcts_result *res, char *err, s
 /* The root's visit count. */
 int mcts_root_visits(const mcts *t);
 /* Writes the children of node (MCTS_ROOT or an id from mcts_child_info.node) into
- * out[max], in action order; returns how many there are (0 for an unexpanded node). */
+ * out[max], in action order; returns how many there are (0 for an unexpanded node). A
+ * chance node's children are its outcomes: action = the outcome id, prior = its
+ * probability, q from player 0's view. In a scored game q is the edge's Q in points
+ * (the move's reward + the child's mean points to come); value stays the child's mean. */
 int mcts_children(const mcts *t, int32_t node, mcts_child_info *out, int max);
 /* One decision node of the tree, as mcts_export hands it out (all borrowed, valid during
  * the callback only). */
