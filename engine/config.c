@@ -150,6 +150,9 @@ static const cfg_field fields[] = {
      NULL, "samples held out for validation"},
     {"train.value_weight", T_FLOAT, OFF(train.value_weight), 0, 100, 1, NULL, NULL, NULL,
      "weight of the value loss"},
+    {"train.q_ratio", T_FLOAT, OFF(train.q_ratio), 0, 1, 0, NULL, NULL, NULL,
+     "value target = (1 - q_ratio) x game outcome + q_ratio x the search's root value (files "
+     "before format 3 have only the outcome)"},
     {"train.reuse", T_FLOAT, OFF(train.reuse), 0, 1000, 4, NULL, NULL, NULL,
      "run: steps per generation = reuse x new positions / batch_size; 0 = train.steps"},
     {"train.schedule_scope", T_STR, OFF(train.schedule_scope), 0, 0, 0, "run", "run|generation", NULL,

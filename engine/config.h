@@ -92,6 +92,7 @@ typedef struct cfg_train {
     int log_every;
     double validation_fraction;
     double value_weight;
+    double q_ratio;       /* value target: (1 - q_ratio) z + q_ratio q */
     double reuse;         /* > 0: steps = reuse * new positions / batch_size; 0: steps */
     char schedule_scope[CFG_STR_LEN]; /* "run" | "generation" (gridzero run) */
     int run_steps;        /* scope run: the schedule's length in global steps; 0 = open */
