@@ -1263,6 +1263,12 @@ int cmd_run(int argc, char **argv)
         cli_error("%s", err);
         goto done;
     }
+    if (!strcmp(r.c.net.precision, "int8")) {
+        cli_error("%s: key net.precision: int8 needs a calibrated model (gridzero quantize), and "
+                  "the models a run trains are not calibrated: use auto, fp32 or bf16",
+                  cfg_path ? cfg_path : "built-in config");
+        goto done;
+    }
     /* A bad baseline would otherwise surface only at the first arena, after a whole
      * generation of self-play and training. */
     if (cli_check_baselines(&r.c, r.g, cfg_path))

@@ -85,6 +85,7 @@ int cli_cmp_double(const void *a, const void *b);
 int cmd_config(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 int cmd_arena(int argc, char **argv);
 int cmd_elo(int argc, char **argv);
 int cmd_play(int argc, char **argv);

@@ -89,8 +89,9 @@ static const cfg_field fields[] = {
      "hidden units of the value head"},
     {"net.policy_head", T_STR, OFF(net.policy_head), 0, 0, 0, "conv", "conv|dense", NULL,
      "conv: one logit per point (fully convolutional); dense: FC to the actions"},
-    {"net.precision", T_STR, OFF(net.precision), 0, 0, 0, "auto", "auto|fp32|bf16", NULL,
-     "inference precision; auto = bf16 where the CPU has it"},
+    {"net.precision", T_STR, OFF(net.precision), 0, 0, 0, "auto", "auto|fp32|bf16|int8", NULL,
+     "inference precision; auto = int8 for a calibrated model on a CPU with VNNI (gridzero "
+     "quantize), else bf16 where the CPU has it, else fp32"},
     {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
      "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
     {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent", NULL,

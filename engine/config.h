@@ -56,7 +56,7 @@ typedef struct cfg_net {
     int head_channels;
     int value_hidden;
     char policy_head[CFG_STR_LEN]; /* "conv" | "dense" */
-    char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" */
+    char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" | "int8" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" */
     int threads;       /* inference threads; 0 = the machine's cores */

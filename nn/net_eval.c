@@ -229,7 +229,7 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
 {
     memset(o, 0, sizeof *o);
     if (nn_precision_parse(c->net.precision, &o->precision) < 0) {
-        snprintf(err, errlen, "key net.precision: expected auto, fp32 or bf16, got \"%s\"",
+        snprintf(err, errlen, "key net.precision: expected auto, fp32, bf16 or int8, got \"%s\"",
                  c->net.precision);
         return -1;
     }
