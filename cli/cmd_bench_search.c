@@ -19,8 +19,11 @@ static void usage(FILE *f)
             "searched together, S simulations a move (default mcts.simulations), with\n"
             "mcts.batch leaves per tree per evaluator call, on one thread; the evaluator is the\n"
             "network of MODEL (random weights when none), or random rollouts (--rollout).\n"
-            "Prints simulations/s, positions evaluated/s, the mean evaluator batch and the\n"
-            "cache hit rate; --json prints one JSON object.\n");
+            "Prints simulations/s, positions evaluated/s, the mean evaluator batch, the\n"
+            "cache hit rate and, with a network, the share of the wall time spent in its\n"
+            "forward pass (oneDNN and the heads), in the evaluator around it, and in the\n"
+            "search and the rules (leaving out the time oneDNN spent building its plans for\n"
+            "new batch sizes, printed apart); --json prints one JSON object.\n");
 }
 
 int cmd_bench_search(int argc, char **argv)
@@ -159,6 +162,11 @@ int cmd_bench_search(int argc, char **argv)
     }
     double dt = cli_now() - t0;
     double hit = e->positions ? (double)e->cache_hits / (double)e->positions : 0;
+    net_eval_times nt;
+    bool net = net_eval_times_get(e, &nt);
+    /* shares of the time after the oneDNN plans were built (a one-time cost per batch size) */
+    double run = dt - nt.setup_s + 1e-9;
+    double fwd = nt.forward_s / run, glue = (nt.evaluate_s - nt.forward_s - nt.setup_s) / run;
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "evaluator", rollout ? "rollout" : model ? model : "random-net");
@@ -170,6 +178,15 @@ int cmd_bench_search(int argc, char **argv)
         cJSON_AddNumberToObject(o, "positions_per_s", leaves / (dt + 1e-9));
         cJSON_AddNumberToObject(o, "mean_batch", calls ? (double)leaves / calls : 0);
         cJSON_AddNumberToObject(o, "cache_hit_rate", hit);
+        if (net) {
+            cJSON_AddStringToObject(o, "precision", nn_precision_name(net_eval_precision(e)));
+            cJSON_AddNumberToObject(o, "forward_share", fwd);
+            cJSON_AddNumberToObject(o, "evaluator_glue_share", glue);
+            cJSON_AddNumberToObject(o, "search_share", 1 - fwd - glue);
+            cJSON_AddNumberToObject(o, "forward_seconds", nt.forward_s);
+            cJSON_AddNumberToObject(o, "plan_seconds", nt.setup_s);
+            cJSON_AddNumberToObject(o, "forwards", (double)nt.forwards);
+        }
         char *s = cJSON_PrintUnformatted(o);
         printf("%s\n", s);
         free(s);
@@ -182,6 +199,12 @@ int cmd_bench_search(int argc, char **argv)
                "mean evaluator batch %.1f; cache hits %.1f%%\n", (long long)simulations, dt,
                simulations / (dt + 1e-9), leaves / (dt + 1e-9), calls ? (double)leaves / calls : 0,
                100 * hit);
+        if (net)
+            printf("  time (wall, after %.2f s of building oneDNN plans): network forward pass "
+                   "%.1f%% (%s, %llu batches), evaluator glue (cache, encoding, symmetries, "
+                   "copies) %.1f%%, search and rules %.1f%%\n", nt.setup_s, 100 * fwd,
+                   nn_precision_name(net_eval_precision(e)), (unsigned long long)nt.forwards,
+                   100 * glue, 100 * (1 - fwd - glue));
     }
     rc = EXIT_OK;
 out:

@@ -1,10 +1,12 @@
 /* net_eval.c — the network evaluator and its position cache (see net_eval.h). */
 #include "net_eval.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "checkpoint.h"
 #include "engine/rng.h"
@@ -134,7 +136,15 @@ typedef struct net_eval {
     float *val;           /* max_batch * players: mover-first */
     int *idx;             /* max_batch: which input position each batch row is */
     sym_id *sym;          /* max_batch */
+    net_eval_times times;
 } net_eval;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void net_eval_destroy(evaluator *e)
 {
@@ -156,9 +166,11 @@ static int run_chunk(net_eval *ne, int m, const game_state *const *states, const
                      const uint8_t *legal, float *priors, float *values, char *err, size_t errlen)
 {
     const game *g = ne->g;
+    double t0 = now_s();
     float *in = nn_infer_input(ne->inf, m, err, errlen);
     if (!in)
         return -1;
+    ne->times.setup_s += now_s() - t0;
     size_t per = (size_t)ne->planes * ne->hw;
     for (int j = 0; j < m; j++) {
         int i = ne->idx[j];
@@ -173,8 +185,11 @@ static int run_chunk(net_eval *ne, int m, const game_state *const *states, const
             sym_map_policy_u8(g, s, lg, ne->legal_sym + (size_t)j * ne->actions);
         }
     }
+    t0 = now_s();
     if (nn_infer_run(ne->inf, m, in, ne->legal_sym, ne->pol, ne->val, err, errlen) < 0)
         return -1;
+    ne->times.forward_s += now_s() - t0;
+    ne->times.forwards++;
     for (int j = 0; j < m; j++) {
         int i = ne->idx[j];
         float *pr = priors + (size_t)i * ne->actions;
@@ -193,9 +208,10 @@ static int run_chunk(net_eval *ne, int m, const game_state *const *states, const
     return 0;
 }
 
-static int net_eval_evaluate(evaluator *e, int n, const game_state *const *states,
-                             const uint64_t *keys, const uint8_t *legal, float *priors,
-                             float *values, char *err, size_t errlen)
+/* evaluate() without its clock: cache probes, then the misses in chunks of max_batch. */
+static int evaluate_timed(evaluator *e, int n, const game_state *const *states,
+                          const uint64_t *keys, const uint8_t *legal, float *priors, float *values,
+                          char *err, size_t errlen)
 {
     net_eval *ne = e->ctx;
     int m = 0;
@@ -223,6 +239,32 @@ static int net_eval_evaluate(evaluator *e, int n, const game_state *const *state
     if (m > 0 && run_chunk(ne, m, states, keys, legal, priors, values, err, errlen) < 0)
         return -1;
     return 0;
+}
+
+static int net_eval_evaluate(evaluator *e, int n, const game_state *const *states,
+                             const uint64_t *keys, const uint8_t *legal, float *priors,
+                             float *values, char *err, size_t errlen)
+{
+    net_eval *ne = e->ctx;
+    double t0 = now_s();
+    int rc = evaluate_timed(e, n, states, keys, legal, priors, values, err, errlen);
+    ne->times.evaluate_s += now_s() - t0;
+    return rc;
+}
+
+bool net_eval_times_get(const evaluator *e, net_eval_times *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!e || e->evaluate != net_eval_evaluate)
+        return false;
+    *t = ((const net_eval *)e->ctx)->times;
+    return true;
+}
+
+nn_precision net_eval_precision(const evaluator *e)
+{
+    assert(e->evaluate == net_eval_evaluate);
+    return nn_infer_precision(((const net_eval *)e->ctx)->inf);
 }
 
 int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, size_t errlen)

@@ -624,6 +624,16 @@ START_TEST(evaluator_matches_reference_and_rotates_values)
             ck_assert_float_eq_tol(val[3 * i + (mover + k) % 3], rv[k], 1e-4);
     }
     ck_assert_uint_eq(e->positions, N);
+    /* its clock: 9 positions in chunks of 4 are 3 forward passes, inside evaluate's time */
+    net_eval_times t;
+    ck_assert(net_eval_times_get(e, &t));
+    ck_assert_uint_eq(t.forwards, 3);
+    ck_assert(t.forward_s > 0 && t.forward_s <= t.evaluate_s);
+    ck_assert_int_eq(net_eval_precision(e), NN_PREC_FP32);
+    evaluator *r = eval_random_new(&g);
+    ck_assert(!net_eval_times_get(r, &t));
+    ck_assert_uint_eq(t.forwards, 0);
+    evaluator_free(r);
     e->destroy(e);
     nn_params_free(p);
 }

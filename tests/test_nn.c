@@ -434,6 +434,13 @@ START_TEST(cli_bench_save_and_info)
     snprintf(cmd, sizeof cmd, "%s info %s 2>&1", bin, tmp_path("nothing.h5"));
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "nothing.h5") != NULL, "%s", out);
+    /* bench search reports where the time went */
+    snprintf(cmd, sizeof cmd, "%s bench search --set net.blocks=1 --set net.channels=8 --set "
+             "net.threads=1 --trees 4 --moves 2 --sims 16 --json", bin);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"forward_share\":") && strstr(out, "\"evaluator_glue_share\":") &&
+                      strstr(out, "\"search_share\":") && strstr(out, "\"precision\":"),
+                  "%s", out);
     snprintf(cmd, sizeof cmd, "%s bench nn --batches 0 2>&1", bin);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "--batches") != NULL, "%s", out);
