@@ -39,6 +39,36 @@ static void bench_nn_usage(FILE *f)
             "the random model to FILE (a checkpoint of generation 0).\n");
 }
 
+int cli_random_positions(const game *g, int n, uint64_t seed, float *in, uint8_t *legal)
+{
+    game_state *st = malloc(g->state_size);
+    if (!st)
+        return -1;
+    size_t per = (size_t)g->planes * (size_t)g->rows * (size_t)g->cols;
+    rng r;
+    rng_seed(&r, seed);
+    for (int b = 0; b < n; b++) {
+        uint8_t *m = legal + (size_t)b * g->actions;
+        game_init(g, st, &r);
+        int plies = (int)rng_below(&r, (uint32_t)(g->max_game_length / 3 + 1));
+        for (int k = 0; k < plies && !game_terminal(g, st); k++) {
+            int nl = game_legal(g, st, m);
+            uint32_t pick = rng_below(&r, (uint32_t)nl);
+            for (int a = 0; a < g->actions; a++)
+                if (m[a] && pick-- == 0) {
+                    game_play(g, st, a);
+                    break;
+                }
+        }
+        if (game_terminal(g, st))
+            game_init(g, st, &r);
+        game_encode(g, st, in + per * (size_t)b);
+        game_legal(g, st, m);
+    }
+    free(st);
+    return 0;
+}
+
 typedef struct bench_row {
     int batch;
     double ms, pps, gflops; /* median */
@@ -250,28 +280,11 @@ static int bench_nn(int argc, char **argv)
     uint8_t *legal = malloc((size_t)g->actions * (size_t)maxb);
     float *pol = malloc(sizeof(float) * (size_t)g->actions * (size_t)maxb);
     float *val = malloc(sizeof(float) * (size_t)g->players * (size_t)maxb);
-    game_state *st = malloc(g->state_size);
-    rng r;
-    rng_seed(&r, c.seed);
-    for (int b = 0; b < maxb; b++) {
-        game_init(g, st, &r);
-        int plies = (int)rng_below(&r, (uint32_t)(g->max_game_length / 3 + 1));
-        for (int k = 0; k < plies && !game_terminal(g, st); k++) {
-            uint8_t *m = legal + (size_t)b * g->actions;
-            int nl = game_legal(g, st, m);
-            uint32_t pick = rng_below(&r, (uint32_t)nl);
-            for (int a = 0; a < g->actions; a++)
-                if (m[a] && pick-- == 0) {
-                    game_play(g, st, a);
-                    break;
-                }
-        }
-        if (game_terminal(g, st))
-            game_init(g, st, &r);
-        game_encode(g, st, in + per * (size_t)b);
-        game_legal(g, st, legal + (size_t)b * g->actions);
-    }
     nn_infer *ctx[MAX_PRECS] = {0};
+    if (!in || !legal || !pol || !val || cli_random_positions(g, maxb, c.seed, in, legal) < 0) {
+        cli_error("bench nn: out of memory");
+        goto done;
+    }
     bool want8 = false;
     for (int j = 0; j < np; j++)
         want8 |= prec[j] == NN_PREC_INT8;
@@ -378,7 +391,7 @@ static int bench_nn(int argc, char **argv)
 done:
     for (int j = 0; j < MAX_PRECS; j++)
         nn_infer_free(ctx[j]);
-    free(in), free(legal), free(pol), free(val), free(st);
+    free(in), free(legal), free(pol), free(val);
     nn_params_free(p);
     game_free(g);
 out:

@@ -9,6 +9,7 @@
 #include "engine/mcts.h"
 #include "nn/checkpoint.h"
 #include "nn/net_eval.h"
+#include "nn/quant.h"
 
 static void usage(FILE *f)
 {
@@ -18,12 +19,29 @@ static void usage(FILE *f)
             "Plays M moves (default 8) in each of T games (default selfplay.parallel_games)\n"
             "searched together, S simulations a move (default mcts.simulations), with\n"
             "mcts.batch leaves per tree per evaluator call, on one thread; the evaluator is the\n"
-            "network of MODEL (random weights when none), or random rollouts (--rollout).\n"
+            "network of MODEL (random weights when none; with net.precision int8 they are\n"
+            "calibrated on random positions first), or random rollouts (--rollout).\n"
             "Prints simulations/s, positions evaluated/s, the mean evaluator batch, the\n"
             "cache hit rate and, with a network, the share of the wall time spent in its\n"
             "forward pass (oneDNN and the heads), in the evaluator around it, and in the\n"
             "search and the rules (leaving out the time oneDNN spent building its plans for\n"
             "new batch sizes, printed apart); --json prints one JSON object.\n");
+}
+
+/* Random weights asked to run int8: calibrated on 256 random positions (as bench nn). */
+static int calibrate_random(nn_params *p, const game *g, uint64_t seed, char *err, size_t errlen)
+{
+    enum { N = 256 };
+    float *in = malloc(sizeof(float) * N * (size_t)g->planes * (size_t)g->rows * (size_t)g->cols);
+    uint8_t *legal = malloc((size_t)N * (size_t)g->actions);
+    int rc = -1;
+    if (!in || !legal || cli_random_positions(g, N, seed, in, legal) < 0)
+        snprintf(err, errlen, "out of memory");
+    else
+        rc = nn_calibrate(p, g->rows, g->cols, N, in, 0, err, errlen);
+    free(in);
+    free(legal);
+    return rc;
 }
 
 int cmd_bench_search(int argc, char **argv)
@@ -98,6 +116,11 @@ int cmd_bench_search(int argc, char **argv)
                 nn_params_init_he(p, c.seed);
         }
         net_eval_opts o;
+        if (p && !model && !strcmp(c.net.precision, "int8") && nn_cpu_has_vnni() &&
+            calibrate_random(p, g, c.seed, err, sizeof err) < 0) {
+            nn_params_free(p);
+            p = NULL;
+        }
         if (p && net_eval_opts_from_config(&o, &c, err, sizeof err) == 0) {
             int want = c.mcts.batch * trees;
             o.max_batch = want < NN_MAX_BATCH ? want : NN_MAX_BATCH;

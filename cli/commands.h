@@ -94,6 +94,11 @@ int cmd_gtp(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+/* n positions of g after a random number of random moves (0 .. a third of the longest
+ * game; never terminal), for benchmarks and for calibrating random weights: in[n] encoded
+ * planes, legal[n] masks (the caller's). Deterministic given seed. 0, or -1 when out of
+ * memory. */
+int cli_random_positions(const game *g, int n, uint64_t seed, float *in, uint8_t *legal);
 /* `gridzero bench train` (cmd_bench_train.c), dispatched by cmd_bench. */
 int cmd_bench_train(int argc, char **argv);
 /* `gridzero bench search` (cmd_bench_search.c), dispatched by cmd_bench. */

@@ -19,6 +19,7 @@
 typedef struct cache_entry {
     uint64_t key;    /* 0 with used == 0: empty */
     uint32_t used;
+    float scale;     /* 1 / the sum of (q + 0.5) over the stored priors: a hit is one pass */
     float values[GAME_MAX_PLAYERS];
 } cache_entry;
 
@@ -81,15 +82,9 @@ bool nn_cache_get(nn_cache *c, uint64_t key, const uint8_t *legal, float *priors
     bool hit = e->used && e->key == key;
     if (hit) {
         const uint16_t *q = c->prior + i * (size_t)c->actions;
-        double sum = 0;
-        int k = 0;
-        for (int a = 0; a < c->actions; a++) {
-            priors[a] = legal[a] ? (float)q[k++] + 0.5f : 0.0f;
-            sum += priors[a];
-        }
-        float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
-        for (int a = 0; a < c->actions; a++)
-            priors[a] *= inv;
+        float scale = e->scale;
+        for (int a = 0, k = 0; a < c->actions; a++)
+            priors[a] = legal[a] ? ((float)q[k++] + 0.5f) * scale : 0.0f;
         memcpy(values, e->values, sizeof(float) * (size_t)c->players);
     }
     pthread_mutex_unlock(m);
@@ -108,11 +103,14 @@ void nn_cache_put(nn_cache *c, uint64_t key, const uint8_t *legal, const float *
     memcpy(e->values, values, sizeof(float) * (size_t)c->players);
     uint16_t *q = c->prior + i * (size_t)c->actions;
     int k = 0;
+    double sum = 0;
     for (int a = 0; a < c->actions; a++)
         if (legal[a]) {
             float v = priors[a] * 65535.0f;
-            q[k++] = (uint16_t)(v > 65535.0f ? 65535.0f : v < 0 ? 0 : v);
+            q[k] = (uint16_t)(v > 65535.0f ? 65535.0f : v < 0 ? 0 : v);
+            sum += q[k++] + 0.5;
         }
+    e->scale = sum > 0 ? (float)(1.0 / sum) : 0.0f;
     pthread_mutex_unlock(m);
 }
 
@@ -135,7 +133,9 @@ typedef struct net_eval {
     float *pol;           /* max_batch * actions: network output (symmetric frame) */
     float *val;           /* max_batch * players: mover-first */
     int *idx;             /* max_batch: which input position each batch row is */
-    sym_id *sym;          /* max_batch */
+    int *symk;            /* max_batch: the row's symmetry, an index into g->sym */
+    int32_t *map;         /* [nsym][hw]: map[k][i] = g->sym[k](i), point i's image (with
+                             point actions; NULL otherwise) */
     net_eval_times times;
 } net_eval;
 
@@ -155,13 +155,15 @@ static void net_eval_destroy(evaluator *e)
         nn_infer_free(ne->inf);
         nn_cache_free(ne->own_cache);
         free(ne->planes_buf), free(ne->legal_sym), free(ne->pol), free(ne->val), free(ne->idx),
-            free(ne->sym);
+            free(ne->symk), free(ne->map);
         free(ne);
     }
     free(e);
 }
 
-/* Runs rows [0, m) of the current chunk and writes their outputs. */
+/* Runs rows [0, m) of the current chunk and writes their outputs. Symmetries go through
+ * the index tables: planes and the legal mask scattered to their images, the policy
+ * gathered back (pr[a] = po[s(a)]). */
 static int run_chunk(net_eval *ne, int m, const game_state *const *states, const uint64_t *keys,
                      const uint8_t *legal, float *priors, float *values, char *err, size_t errlen)
 {
@@ -171,19 +173,28 @@ static int run_chunk(net_eval *ne, int m, const game_state *const *states, const
     if (!in)
         return -1;
     ne->times.setup_s += now_s() - t0;
-    size_t per = (size_t)ne->planes * ne->hw;
+    int hw = ne->hw, A = ne->actions, P = ne->players;
+    size_t per = (size_t)ne->planes * (size_t)hw;
     for (int j = 0; j < m; j++) {
         int i = ne->idx[j];
-        sym_id s = ne->sym[j];
-        const uint8_t *lg = legal + (size_t)i * ne->actions;
-        if (s == SYM_ID) {
-            game_encode(g, states[i], in + per * j);
-            memcpy(ne->legal_sym + (size_t)j * ne->actions, lg, (size_t)ne->actions);
-        } else {
-            game_encode(g, states[i], ne->planes_buf);
-            sym_map_planes_f32(g, s, ne->planes, ne->planes_buf, in + per * j);
-            sym_map_policy_u8(g, s, lg, ne->legal_sym + (size_t)j * ne->actions);
+        const uint8_t *lg = legal + (size_t)i * A;
+        uint8_t *ls = ne->legal_sym + (size_t)j * A;
+        float *x = in + per * (size_t)j;
+        if (g->sym[ne->symk[j]] == SYM_ID) {
+            game_encode(g, states[i], x);
+            memcpy(ls, lg, (size_t)A);
+            continue;
         }
+        const int32_t *map = ne->map + (size_t)ne->symk[j] * hw;
+        game_encode(g, states[i], ne->planes_buf);
+        for (int p = 0; p < ne->planes; p++) {
+            const float *src = ne->planes_buf + (size_t)p * hw;
+            float *dst = x + (size_t)p * hw;
+            for (int q = 0; q < hw; q++)
+                dst[map[q]] = src[q];
+        }
+        for (int q = 0; q < hw; q++)
+            ls[map[q]] = lg[q];
     }
     t0 = now_s();
     if (nn_infer_run(ne->inf, m, in, ne->legal_sym, ne->pol, ne->val, err, errlen) < 0)
@@ -192,18 +203,21 @@ static int run_chunk(net_eval *ne, int m, const game_state *const *states, const
     ne->times.forwards++;
     for (int j = 0; j < m; j++) {
         int i = ne->idx[j];
-        float *pr = priors + (size_t)i * ne->actions;
-        const float *po = ne->pol + (size_t)j * ne->actions;
-        if (ne->sym[j] == SYM_ID)
-            memcpy(pr, po, sizeof(float) * (size_t)ne->actions);
-        else /* pr[a] = po[s(a)]: map back with the inverse */
-            sym_map_policy_f32(g, sym_inverse(ne->sym[j]), po, pr);
+        float *pr = priors + (size_t)i * A;
+        const float *po = ne->pol + (size_t)j * A;
+        if (g->sym[ne->symk[j]] == SYM_ID) {
+            memcpy(pr, po, sizeof(float) * (size_t)A);
+        } else {
+            const int32_t *map = ne->map + (size_t)ne->symk[j] * hw;
+            for (int q = 0; q < hw; q++)
+                pr[q] = po[map[q]];
+        }
         int mover = game_current_player(g, states[i]);
-        float *v = values + (size_t)i * ne->players;
-        for (int k = 0; k < ne->players; k++)
-            v[(mover + k) % ne->players] = ne->val[(size_t)j * ne->players + k];
+        float *v = values + (size_t)i * P;
+        for (int k = 0; k < P; k++)
+            v[(mover + k) % P] = ne->val[(size_t)j * P + k];
         if (ne->cache && keys)
-            nn_cache_put(ne->cache, keys[i], legal + (size_t)i * ne->actions, pr, v);
+            nn_cache_put(ne->cache, keys[i], legal + (size_t)i * A, pr, v);
     }
     return 0;
 }
@@ -224,12 +238,12 @@ static int evaluate_timed(evaluator *e, int n, const game_state *const *states,
             continue;
         }
         ne->idx[m] = i;
-        if (ne->o.symmetry == NET_SYM_RANDOM && ne->point_actions)
-            ne->sym[m] = ne->g->sym[rng_below(&ne->r, (uint32_t)ne->g->nsym)];
-        else if (ne->o.symmetry >= 0 && ne->point_actions)
-            ne->sym[m] = ne->g->sym[ne->o.symmetry];
+        if (ne->o.symmetry == NET_SYM_RANDOM && ne->map)
+            ne->symk[m] = (int)rng_below(&ne->r, (uint32_t)ne->g->nsym);
+        else if (ne->o.symmetry >= 0 && ne->map)
+            ne->symk[m] = ne->o.symmetry;
         else
-            ne->sym[m] = SYM_ID;
+            ne->symk[m] = 0; /* g->sym[0] is the identity */
         if (++m == ne->max_batch) {
             if (run_chunk(ne, m, states, keys, legal, priors, values, err, errlen) < 0)
                 return -1;
@@ -330,8 +344,15 @@ evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *
     ne->pol = malloc(sizeof(float) * mb * (size_t)ne->actions);
     ne->val = malloc(sizeof(float) * mb * (size_t)ne->players);
     ne->idx = malloc(sizeof(int) * mb);
-    ne->sym = malloc(sizeof(sym_id) * mb);
-    if (!ne->planes_buf || !ne->legal_sym || !ne->pol || !ne->val || !ne->idx || !ne->sym) {
+    ne->symk = malloc(sizeof(int) * mb);
+    if (ne->point_actions)
+        ne->map = malloc(sizeof(int32_t) * (size_t)g->nsym * (size_t)ne->hw);
+    assert(g->nsym >= 1 && g->sym[0] == SYM_ID);
+    for (int k = 0; ne->map && k < g->nsym; k++)
+        for (int q = 0; q < ne->hw; q++)
+            ne->map[(size_t)k * ne->hw + q] = sym_map_action(g, g->sym[k], q);
+    if (!ne->planes_buf || !ne->legal_sym || !ne->pol || !ne->val || !ne->idx || !ne->symk ||
+        (ne->point_actions && !ne->map)) {
         snprintf(err, errlen, "out of memory");
         net_eval_destroy(e);
         return NULL;

@@ -441,6 +441,12 @@ START_TEST(cli_bench_save_and_info)
     ck_assert_msg(strstr(out, "\"forward_share\":") && strstr(out, "\"evaluator_glue_share\":") &&
                       strstr(out, "\"search_share\":") && strstr(out, "\"precision\":"),
                   "%s", out);
+    if (nn_cpu_has_vnni()) { /* int8 random weights: calibrated on random positions */
+        snprintf(cmd, sizeof cmd, "%s bench search --set net.blocks=1 --set net.channels=8 --set "
+                 "net.threads=1 --set net.precision=int8 --trees 4 --moves 2 --sims 16 --json", bin);
+        ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+        ck_assert_msg(strstr(out, "\"precision\":\"int8\""), "%s", out);
+    }
     snprintf(cmd, sizeof cmd, "%s bench nn --batches 0 2>&1", bin);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "--batches") != NULL, "%s", out);
