@@ -664,6 +664,7 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         goto bad;
     }
     int version = (int)v;
+    f->version = version;
     if (nn_h5_attr_get_i64(file, "complete", &v) < 0 || v != 1) {
         gz_fail(err, errlen, "%s: incomplete sample file (no \"complete\" mark: its writer did not finish)", path);
         goto bad;

@@ -111,6 +111,7 @@ void sp_writer_abort(sp_writer *w);
 /* A sample file read whole into memory. */
 typedef struct sp_file {
     char *path;        /* owned copy */
+    int version;       /* the file's format version */
     char game[GAME_NAME_LEN];
     char *game_config; /* owned JSON text */
     sp_meta meta;

@@ -13,6 +13,8 @@
 
 #include <hdf5.h>
 
+#include "nn/h5util.h"
+
 #include "engine/rng.h"
 #include "nn/infer.h"
 #include "nn/params.h"
@@ -781,6 +783,25 @@ START_TEST(q_value_target)
             ck_assert_float_eq(f->q[i * 2 + k], want_q[f->gameix[i] == 3 ? 2 : f->gameix[i]][k]);
             ck_assert_float_eq(f->z[i * 2 + k], z[k]);
         }
+    ck_assert_int_eq(f->version, SP_VERSION);
+    sp_file_free(f);
+    /* the same file as version 2 (no q dataset): read with q = z */
+    char old[300];
+    snprintf(old, sizeof old, "%s/q2.h5", tmpdir);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cp %s %s", path, old);
+    ck_assert_int_eq(system(cmd), 0);
+    hid_t hf = H5Fopen(old, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(hf >= 0);
+    ck_assert(H5Ldelete(hf, "q", H5P_DEFAULT) >= 0);
+    ck_assert(H5Adelete(hf, "version") >= 0);
+    ck_assert_int_eq(nn_h5_attr_put_i64(hf, "version", 2), 0);
+    H5Fclose(hf);
+    f = sp_file_read(old, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->version, 2);
+    for (int i = 0; i < 6; i++)
+        ck_assert_float_eq(f->q[i], f->z[i]);
     sp_file_free(f);
     const double ratios[3] = {0, 1, 0.25};
     float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
