@@ -292,17 +292,26 @@ void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uin
     get_one(d, &d->tr, i, s, x, pi, legal, z);
 }
 
-void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z)
+void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
+                         float *pi, uint8_t *legal, float *z)
 {
     for (int b = 0; b < n; b++) {
         int64_t i = (int64_t)(rng_uniform(r) * (double)d->tr.n);
         if (i >= d->tr.n)
             i = d->tr.n - 1;
         sym_id s = augment ? d->g->sym[rng_below(r, (uint32_t)d->g->nsym)] : SYM_ID;
-        get_one(d, &d->tr, i, s, x + (size_t)b * d->per_state, pi + (size_t)b * d->A,
-                legal + (size_t)b * d->A, z + (size_t)b * d->P);
+        if (b < lo || b >= hi)
+            continue;
+        size_t k = (size_t)(b - lo);
+        get_one(d, &d->tr, i, s, x + k * d->per_state, pi + k * d->A, legal + k * d->A,
+                z + k * d->P);
     }
+}
+
+void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
+                    uint8_t *legal, float *z)
+{
+    dataset_sample_part(d, r, n, 0, n, augment, x, pi, legal, z);
 }
 
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,

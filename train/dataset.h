@@ -58,6 +58,12 @@ int64_t dataset_newest_generation(const dataset *d);
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
                     uint8_t *legal, float *z);
 
+/* The same draws as dataset_sample(d, r, n, ...) (r advances by all n), but only
+ * samples [lo, hi) of the batch are written, to x, pi, legal, z from their start:
+ * data-parallel ranks draw the same batch and each fills its own shard. */
+void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
+                         float *pi, uint8_t *legal, float *z);
+
 /* Validation samples start .. start+n-1 (no augmentation), same outputs. */
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
                        float *z);
