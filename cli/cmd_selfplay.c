@@ -25,7 +25,9 @@ static void selfplay_usage(FILE *f)
             "  --games N          games (default selfplay.games)\n"
             "  --threads N        worker threads (default selfplay.threads; 0 = all cores)\n"
             "  --seed S           seed (default: the config's)\n"
-            "  --generation G     generation number stored in the file (default 0)\n");
+            "  --generation G     generation number stored in the file (default 0)\n\n"
+            "gridzero selfplay --follow RUN_DIR: a worker that adds games to a running `gridzero run`\n"
+            "(see gridzero selfplay --follow --help).\n");
 }
 
 static volatile int stop_flag;
@@ -60,6 +62,11 @@ int cmd_selfplay(int argc, char **argv)
     int nsets = 0, games = -1, threads = -1, gen = 0;
     uint64_t seed = 0;
     int have_seed = 0, rc = EXIT_USAGE;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--follow")) {
+            free(sets);
+            return cmd_selfplay_follow(argc, argv);
+        }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

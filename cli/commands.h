@@ -91,6 +91,8 @@ int cmd_play(int argc, char **argv);
 int cmd_pbrain(int argc, char **argv);
 int cmd_gtp(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
+/* `gridzero selfplay --follow RUN_DIR` (cmd_follow.c), dispatched by cmd_selfplay. */
+int cmd_selfplay_follow(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 /* `gridzero bench train` (cmd_bench_train.c), dispatched by cmd_bench. */

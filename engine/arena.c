@@ -168,8 +168,14 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = 0, nrot = rotations(nplayers), stop_after = 0;
+    int rc = 0, nrot = rotations(nplayers), stop_after = 0, done = 0, mine = o->games;
+    int shards = o->shards > 1 ? o->shards : 1;
+    assert(shards == 1 || (!o->sprt && o->shard >= 0 && o->shard < shards));
+    if (shards > 1)
+        mine = o->games / shards + (o->shard < o->games % shards);
     for (int i = 0; i < o->games && rc == 0 && !stop_after; i++) {
+        if (i % shards != o->shard % shards)
+            continue;
         arena_record rec = {.moves = moves, .seed = o->seed, .index = i};
         arena_seat_order(nplayers, i, rec.seat_player);
         player *seated[GAME_MAX_PLAYERS];
@@ -210,8 +216,9 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
             }
             free(line);
         }
+        done++;
         if (o->progress)
-            o->progress(o->progress_ctx, i + 1, o->games, tallies, nplayers);
+            o->progress(o->progress_ctx, done, mine, tallies, nplayers);
     }
     free(moves);
     if (out && fclose(out) != 0 && rc == 0) {

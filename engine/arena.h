@@ -59,6 +59,13 @@ typedef struct arena_opts {
     /* Optional (two players): an SPRT on the first player's results, checked after every
      * colour-swapped pair of games; the match stops early once it decides. */
     const struct elo_sprt *sprt;
+    /* Optional: one share of a match split between processes: only the games whose
+     * index i has i % shards == shard are played (shards <= 1: every game). A game's
+     * seats, opening and game rng come from its index, so the shares together are the
+     * whole match's games (each player's own state, e.g. a search tree's rng, carries
+     * over only the games of its share). Tallies and progress count this share's games.
+     * Not with sprt. */
+    int shards, shard;
 } arena_opts;
 
 /* +1 win, 0 draw, -1 loss for `seat` given the outcomes z[nplayers] (see top). */

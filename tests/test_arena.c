@@ -162,6 +162,71 @@ START_TEST(match_tallies_and_results_file)
 }
 END_TEST
 
+/* Reads a results file's lines into lines[] (at most max); returns the count. */
+static int read_lines(const char *path, char lines[][2048], int max)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int n = 0;
+    while (n < max && fgets(lines[n], 2048, f))
+        n++;
+    fclose(f);
+    return n;
+}
+
+/* A match split into 3 shares (as 3 MPI ranks play it) makes the whole match's games:
+ * each share plays the games of its indices, and together they are the same records
+ * (random players: every choice comes from the game's rng). */
+START_TEST(match_in_shares)
+{
+    game *g = make_mnk(3, 3, 3);
+    player *pl[2] = {make_player("random", g), make_player("random", g)};
+    snprintf(pl[1]->name, sizeof pl[1]->name, "random2");
+    char whole[] = "/tmp/gz_test_arena_XXXXXX", part[] = "/tmp/gz_test_arena_XXXXXX";
+    close(mkstemp(whole));
+    close(mkstemp(part));
+    arena_opts o = {.games = 11, .opening_moves = 1, .seed = 7, .results_path = whole};
+    arena_tally t[2], ts[2], sum[2] = {{0}};
+    char err[512];
+    ck_assert_msg(arena_run(g, pl, 2, &o, t, err, sizeof err) == 0, "%s", err);
+    o.results_path = part;
+    o.shards = 3;
+    for (int k = 0; k < 3; k++) {
+        o.shard = k;
+        ck_assert_msg(arena_run(g, pl, 2, &o, ts, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(ts[0].games, k < 2 ? 4 : 3); /* 11 games: 4, 4, 3 */
+        for (int p = 0; p < 2; p++) {
+            sum[p].games += ts[p].games;
+            sum[p].wins += ts[p].wins;
+            sum[p].draws += ts[p].draws;
+            sum[p].losses += ts[p].losses;
+        }
+    }
+    for (int p = 0; p < 2; p++) {
+        ck_assert_int_eq(sum[p].games, t[p].games);
+        ck_assert_int_eq(sum[p].wins, t[p].wins);
+        ck_assert_int_eq(sum[p].draws, t[p].draws);
+        ck_assert_int_eq(sum[p].losses, t[p].losses);
+    }
+    static char a[16][2048], b[16][2048];
+    ck_assert_int_eq(read_lines(whole, a, 16), 11);
+    ck_assert_int_eq(read_lines(part, b, 16), 11);
+    /* share k's lines are games k, k+3, ...: each line equals the whole match's line of
+     * the same index */
+    for (int i = 0; i < 11; i++) {
+        cJSON *j = cJSON_Parse(b[i]);
+        int ix = cJSON_GetObjectItem(j, "index")->valueint;
+        ck_assert_str_eq(b[i], a[ix]);
+        cJSON_Delete(j);
+    }
+    unlink(whole);
+    unlink(part);
+    player_free(pl[0]);
+    player_free(pl[1]);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(openings_make_games_differ)
 {
     game *g = make_mnk(3, 3, 3);
@@ -470,6 +535,7 @@ int main(void)
     tcase_add_test(tc, outcome_classes);
     tcase_add_test(tc, seat_rotation);
     tcase_add_test(tc, match_tallies_and_results_file);
+    tcase_add_test(tc, match_in_shares);
     tcase_add_test(tc, openings_make_games_differ);
     tcase_add_test(tc, arena_command_json);
     tcase_add_test(tc, arena_command_three_players);

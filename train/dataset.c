@@ -30,6 +30,7 @@ struct dataset {
     /* mutated by add/window */
     split tr, va;
     int files;
+    int64_t games; /* per file read: its highest game index + 1 */
 };
 
 static void split_free(split *s)
@@ -136,6 +137,10 @@ static int add_file(dataset *d, const char *path, char *err, size_t errlen)
             zk[p] = d->q_ratio > 0 ? (1 - d->q_ratio) * zf[p] + d->q_ratio * qf[p] : zf[p];
         s->gen[k] = f->meta.generation;
     }
+    int32_t top = -1;
+    for (int64_t i = 0; i < f->n; i++)
+        top = f->gameix[i] > top ? f->gameix[i] : top;
+    d->games += top + 1;
     d->files++;
     sp_file_free(f);
     return 0;
@@ -239,6 +244,8 @@ void dataset_apply_window(dataset *d, int window)
 
 int64_t dataset_train_count(const dataset *d) { return d->tr.n; }
 int64_t dataset_val_count(const dataset *d) { return d->va.n; }
+int64_t dataset_games(const dataset *d) { return d->games; }
+
 int dataset_files(const dataset *d) { return d->files; }
 
 int64_t dataset_newest_generation(const dataset *d)

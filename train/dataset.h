@@ -48,6 +48,9 @@ void dataset_apply_window(dataset *d, int window);
 int64_t dataset_train_count(const dataset *d);
 int64_t dataset_val_count(const dataset *d);
 int dataset_files(const dataset *d);
+/* Games read: per file, its highest game index + 1 (self-play numbers a file's games
+ * from 0). */
+int64_t dataset_games(const dataset *d);
 /* The newest generation among the held samples (-1 when empty). */
 int64_t dataset_newest_generation(const dataset *d);
 
