@@ -230,8 +230,10 @@ int cmd_bench_train(int argc, char **argv)
                 el = cli_now() - t0;
             } while (fail_step == 0 && (K > 1 ? steps < fixed : el < min_s));
             rates[k] = steps * B / el;
-            cpu_rates[k] = steps * B / (cli_cpu_now() - c0);
             red_ms[k] = 1e3 * (comm_sum_seconds(cm, &calls) - r0) / steps;
+            double cpu = cli_cpu_now() - c0;
+            comm_sum_f64(cm, &cpu, 1); /* every rank's CPU time */
+            cpu_rates[k] = steps * B / cpu;
         }
 #undef SHARD
         trainer_free(t);

@@ -24,7 +24,8 @@ static inline const char *mpi_unavailable(void)
     do {                                                                                       \
         const char *why_ = mpi_unavailable();                                                  \
         if (why_) {                                                                            \
-            fprintf(stderr, "%s: skipped: %s\n", __func__, why_);                              \
+            /* Check names the test's function NAME_fn */                                     \
+            fprintf(stderr, "%.*s: skipped: %s\n", (int)strlen(__func__) - 3, __func__, why_);  \
             return;                                                                            \
         }                                                                                      \
     } while (0)
