@@ -78,6 +78,9 @@ static const cfg_field fields[] = {
      "self-play: root child c gets at least sqrt(k P(c) N) playouts (KataGo k = 2); 0 = off"},
     {"mcts.policy_pruning", T_BOOL, OFF(mcts.policy_pruning), 0, 1, 1, NULL, NULL, NULL,
      "self-play: remove the forced playouts PUCT would not have made from the policy target"},
+    {"mcts.policy_target", T_STR, OFF(mcts.policy_target), 0, 0, 0, "visits", "visits|completed_q", NULL,
+     "visits: pi = the root's visit distribution (pruned, fresh); completed_q: pi = softmax(log prior + "
+     "sigma(completed Q)) (Gumbel MuZero's improved policy; the move is still chosen from the visits)"},
     {"mcts.fresh_pi", T_BOOL, OFF(mcts.fresh_pi), 0, 1, 1, NULL, NULL, NULL,
      "the policy target counts this search's playouts only, not visits kept by tree reuse"},
 

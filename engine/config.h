@@ -48,6 +48,7 @@ typedef struct cfg_mcts {
     double forced_playouts; /* KataGo's k: root children get sqrt(k P N) playouts; 0 = off */
     bool policy_pruning;    /* remove forced playouts from pi (with forced_playouts) */
     bool fresh_pi;          /* pi counts this search's playouts, not reused visits */
+    char policy_target[CFG_STR_LEN]; /* "visits" | "completed_q" */
 } cfg_mcts;
 
 typedef struct cfg_net {
