@@ -732,7 +732,7 @@ static web_reply api_analyze(api_ctx *x)
     j->kind = JOB_ANALYZE;
     j->ply = ply;
     j->target = playouts;
-    j->graph = graph;
+    j->graph = graph && !strcmp(ev, "model"); /* a rollout's value is too noisy to draw */
     j->play = false;
     snprintf(j->who, sizeof j->who, "%s", ev);
     j->ctl.deadline = player_clock() + seconds;
@@ -817,9 +817,10 @@ web_reply web_api(web_server *s, const char *method, const char *path, const cha
         }
         x.ss = web_session_get(s, id);
         if (!x.ss) {
+            rep = web_error(404, "field \"session\": no session \"%.40s\" (it was closed, or dropped "
+                            "for a newer one: start a new game)", id);
             cJSON_Delete(x.body);
-            return web_error(404, "field \"session\": no session \"%.40s\" (it was closed, or dropped "
-                             "for a newer one: start a new game)", id);
+            return rep;
         }
         pthread_mutex_lock(&x.ss->req_lock);
         rep = r->post(&x);

@@ -314,7 +314,11 @@ web_server *web_start(const web_opts *o, char *err, size_t errlen)
         struct sockaddr_in6 v6;
     } addr;
     memset(&addr, 0, sizeof addr);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+    /* poll(), not epoll: with libmicrohttpd 0.9.75's epoll a client that sends a partial
+     * request and hangs up (data and FIN together) left its connection in CLOSE-WAIT
+     * until the connection timeout, and 64 such clients blocked everyone (found by the
+     * fuzz test); poll() sees the hang-up at once. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (o->port < 0 || o->port > 65535) {
         snprintf(err, errlen, "port %d: expected 0..65535", o->port);
         goto fail;
