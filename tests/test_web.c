@@ -173,6 +173,16 @@ static http_resp wait_search(int port, const char *sid)
     return (http_resp){0};
 }
 
+/* Starts a search (POST path with the session and the extra fields, e.g. ", \"playouts\":
+ * 9") and waits for it; returns the state. */
+static http_resp start_and_wait(int port, const char *sid, const char *path, const char *extra)
+{
+    http_resp r = postf(port, path, "{\"session\": \"%s\"%s}", sid, extra);
+    ck_assert_msg(r.status == 200, "%s: %s", path, r.body);
+    resp_free(&r);
+    return wait_search(port, sid);
+}
+
 /* ---- fixtures ---- */
 
 static char tmpdir[64];
@@ -280,10 +290,7 @@ START_TEST(transcript_tictactoe)
     expect_error(&r, 400, "field \"action\"");
 
     /* the seat to move is alpha-beta's: genmove plays its move in the background */
-    r = postf(port, "/api/genmove", "{\"session\": \"%s\"}", sid);
-    ck_assert_msg(r.status == 200, "%s", r.body);
-    resp_free(&r);
-    r = wait_search(port, sid);
+    r = start_and_wait(port, sid, "/api/genmove", "");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
     ck_assert_str_eq(str_of(s, "status"), "done");
     ck_assert_str_eq(str_of(s, "player"), "alphabeta:4");
@@ -293,10 +300,7 @@ START_TEST(transcript_tictactoe)
     resp_free(&r);
 
     /* a hint for the person (the model, not played), then an analysis with the model */
-    r = postf(port, "/api/genmove", "{\"session\": \"%s\", \"player\": \"model:32\"}", sid);
-    ck_assert_msg(r.status == 200, "%s", r.body);
-    resp_free(&r);
-    r = wait_search(port, sid);
+    r = start_and_wait(port, sid, "/api/genmove", ", \"player\": \"model:32\"");
     s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
     ck_assert_str_eq(str_of(s, "status"), "done");
     ck_assert_str_eq(str_of(s, "player"), "model:32");
@@ -305,10 +309,7 @@ START_TEST(transcript_tictactoe)
     ck_assert_int_eq((int)num_of(r.json, "ply"), 2);
     resp_free(&r);
 
-    r = postf(port, "/api/analyze", "{\"session\": \"%s\", \"playouts\": 100, \"graph\": true}", sid);
-    ck_assert_msg(r.status == 200, "%s", r.body);
-    resp_free(&r);
-    r = wait_search(port, sid);
+    r = start_and_wait(port, sid, "/api/analyze", ", \"playouts\": 100, \"graph\": true");
     s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
     ck_assert_str_eq(str_of(s, "status"), "done");
     ck_assert_str_eq(str_of(s, "evaluator"), "model");
@@ -360,6 +361,31 @@ START_TEST(transcript_tictactoe)
     expect_error(&r, 400, "move 2 (a1) is not legal");
     r = postf(port, "/api/undo", "{\"session\": \"%s\", \"plies\": 2}", sid);
     ck_assert_msg(r.status == 200 && (int)num_of(r.json, "ply") == 3, "%s", r.body);
+    resp_free(&r);
+
+    /* another game: the model does not fit Sanling; named, it is refused; by default
+     * analysis and hints give way to pure MCTS and say why */
+    r = post(port, "/api/new", "{\"game\": {\"name\": \"sanling\", \"size\": 7, \"players\": 2, "
+                               "\"moves\": 10}, \"players\": [\"human\", \"model\"]}");
+    expect_error(&r, 400, "field \"players\"");
+    r = post(port, "/api/new", "{\"game\": {\"name\": \"sanling\", \"size\": 7, \"players\": 2, "
+                               "\"moves\": 10}, \"players\": [\"human\", \"random\"]}");
+    ck_assert_msg(r.status == 200, "%s", r.body);
+    char sid2[64];
+    snprintf(sid2, sizeof sid2, "%s", str_of(r.json, "session"));
+    resp_free(&r);
+    r = postf(port, "/api/analyze", "{\"session\": \"%s\", \"evaluator\": \"model\"}", sid2);
+    expect_error(&r, 400, "planes");
+    r = start_and_wait(port, sid2, "/api/analyze", ", \"playouts\": 50");
+    s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
+    ck_assert_str_eq(str_of(s, "evaluator"), "rollout");
+    ck_assert_msg(str_of(s, "note") && strstr(str_of(s, "note"), "pure MCTS"), "%s", r.body);
+    resp_free(&r);
+    r = start_and_wait(port, sid2, "/api/genmove", "");
+    s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
+    ck_assert_str_eq(str_of(s, "player"), "mcts");
+    ck_assert_str_eq(str_of(s, "status"), "done");
+    ck_assert(!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "played")));
     resp_free(&r);
 
     /* a closed session is gone */
@@ -593,10 +619,7 @@ START_TEST(limits_and_cancel)
     ck_assert_int_eq((int)num_of(r.json, "ply"), 0);
     resp_free(&r);
     /* the slot is free again; a time limit stops a search and plays its best move */
-    r = postf(port, "/api/genmove", "{\"session\": \"%s\", \"seconds\": 0.2}", sid[0]);
-    ck_assert_msg(r.status == 200, "%s", r.body);
-    resp_free(&r);
-    r = wait_search(port, sid[0]);
+    r = start_and_wait(port, sid[0], "/api/genmove", ", \"seconds\": 0.2");
     s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
     ck_assert_str_eq(str_of(s, "status"), "done");
     ck_assert_int_lt((int)num_of(s, "progress"), 10000);

@@ -639,15 +639,23 @@ static web_reply api_genmove(api_ctx *x)
     player_free(j->own);
     j->own = NULL;
     int playouts = 0;
+    char note[WEB_ERR_LEN] = "";
     if (want || !ss->seat[who]) {
-        /* a hint: a player made for this search */
+        /* a hint: a player made for this search; unless the request named it, a model
+         * that does not fit this game gives way to pure MCTS (the answer says why) */
         const char *ask = want ? want : hint_spec(s);
         char spec[PLAYER_NAME_LEN], msg[WEB_ERR_LEN];
-        if (resolve_spec(s, &ss->cfg, ask, spec, sizeof spec, &playouts, msg, sizeof msg) < 0)
-            return web_error(400, "field \"player\": %s", msg);
-        if (!strcmp(spec, "human"))
-            return web_error(400, "field \"player\": \"human\" cannot search");
-        j->own = make_player(s, ss, spec, msg, sizeof msg);
+        if (resolve_spec(s, &ss->cfg, ask, spec, sizeof spec, &playouts, msg, sizeof msg) == 0) {
+            if (!strcmp(spec, "human"))
+                return web_error(400, "field \"player\": \"human\" cannot search");
+            j->own = make_player(s, ss, spec, msg, sizeof msg);
+        }
+        if (!j->own && !want && strcmp(ask, "mcts")) {
+            snprintf(note, sizeof note, "%s: pure MCTS instead", msg);
+            ask = "mcts";
+            if (resolve_spec(s, &ss->cfg, ask, spec, sizeof spec, &playouts, msg, sizeof msg) == 0)
+                j->own = make_player(s, ss, spec, msg, sizeof msg);
+        }
         if (!j->own)
             return web_error(400, "field \"player\": %s", msg);
         display_spec(ask, spec, j->who, sizeof j->who);
@@ -662,6 +670,7 @@ static web_reply api_genmove(api_ctx *x)
             play = true;
     }
     j->kind = JOB_GENMOVE;
+    snprintf(j->note, sizeof j->note, "%s", note);
     j->ply = ss->nmoves;
     j->target = playouts;
     j->play = play;
@@ -697,7 +706,7 @@ static web_reply api_analyze(api_ctx *x)
         return web_error(400, "%s", x->err);
     if (playouts > s->o.max_playouts)
         playouts = s->o.max_playouts; /* the config's default may exceed the limit */
-    bool has_model = s->o.model || s->o.run_dir;
+    bool has_model = s->o.model || s->o.run_dir, named = ev != NULL;
     if (!ev)
         ev = has_model ? "model" : "rollout";
     if (strcmp(ev, "model") && strcmp(ev, "rollout"))
@@ -705,10 +714,22 @@ static web_reply api_analyze(api_ctx *x)
     web_session_stop_job(ss, true);
     if (game_terminal(g, web_session_state(ss, ply)))
         return web_error(400, "the position after %d moves is the end of the game: nothing to analyse", ply);
-    /* the evaluator: made once per session (again when the run's best model changed) */
-    char path[WEB_PATH_LEN] = "";
-    if (!strcmp(ev, "model") && default_model(s, path, sizeof path, x->err, sizeof x->err) < 0)
-        return web_error(400, "field \"evaluator\": %s", x->err);
+    /* The evaluator: made once per session (again when the run's best model changes).
+     * Unless the request named it, a model that does not fit this game (another game,
+     * or no best model yet) gives way to pure MCTS, and the answer says why. */
+    char path[WEB_PATH_LEN] = "", note[WEB_ERR_LEN] = "";
+    if (!strcmp(ev, "model") && default_model(s, path, sizeof path, x->err, sizeof x->err) < 0) {
+        if (named)
+            return web_error(400, "field \"evaluator\": %s", x->err);
+        snprintf(note, sizeof note, "%s: pure MCTS (random rollouts) instead", x->err);
+        ev = "rollout";
+        path[0] = 0;
+    }
+    if (!strcmp(ev, "model") && !strcmp(ss->an_eval_unfit, path)) {
+        snprintf(note, sizeof note, "the model does not fit this game: pure MCTS (random rollouts) instead");
+        ev = "rollout";
+        path[0] = 0;
+    }
     if (!ss->an_eval || strcmp(ss->an_eval_name, ev) || strcmp(ss->an_eval_path, path)) {
         evaluator_free(ss->an_eval);
         ss->an_eval = NULL;
@@ -716,9 +737,16 @@ static web_reply api_analyze(api_ctx *x)
             pthread_mutex_lock(&s->h5_lock);
             ss->an_eval = net_eval_load(g, &ss->cfg, path, x->err, sizeof x->err);
             pthread_mutex_unlock(&s->h5_lock);
-            if (!ss->an_eval)
-                return web_error(400, "evaluator \"model\" for this game: %s", x->err);
-        } else {
+            if (!ss->an_eval) {
+                if (named)
+                    return web_error(400, "evaluator \"model\" for this game: %s", x->err);
+                snprintf(note, sizeof note, "%s: pure MCTS (random rollouts) instead", x->err);
+                snprintf(ss->an_eval_unfit, sizeof ss->an_eval_unfit, "%s", path);
+                ev = "rollout";
+                path[0] = 0;
+            }
+        }
+        if (!ss->an_eval) {
             ss->an_eval = eval_rollout_new(g, ss->cfg.mcts.rollouts, rng_derive(ss->seed, 0x726f6c6cULL));
             if (!ss->an_eval)
                 return web_error(500, "out of memory");
@@ -735,6 +763,7 @@ static web_reply api_analyze(api_ctx *x)
     j->graph = graph && !strcmp(ev, "model"); /* a rollout's value is too noisy to draw */
     j->play = false;
     snprintf(j->who, sizeof j->who, "%s", ev);
+    snprintf(j->note, sizeof j->note, "%s", note);
     j->ctl.deadline = player_clock() + seconds;
     int rc = web_session_start_job(ss, x->err, sizeof x->err);
     if (rc) {

@@ -109,7 +109,7 @@ web_session *web_session_new(web_server *s, const gz_config *cfg, char spec[][PL
         if (model)
             pthread_mutex_unlock(&s->h5_lock);
         if (!ss->seat[p]) {
-            snprintf(err, errlen, "field players[%d]: %s", p, msg);
+            snprintf(err, errlen, "field \"players\": seat %d: %s", p + 1, msg);
             *status = 400;
             goto fail;
         }
@@ -363,10 +363,12 @@ static void publish_tree(web_session *ss, mcts *t, mcts_child_info *kids)
             j->value[p] = (float)(v[p] / (double)total);
         j->has_value = true;
     }
-    j->done = (int)total;
+    /* the root's visits: every playout of this fresh tree (the first one expanded the
+     * root itself, so the children hold one visit fewer) */
+    j->done = mcts_root_visits(t);
     memcpy(j->pv, pv, sizeof(int) * (size_t)npv);
     j->npv = npv;
-    atomic_store(&j->ctl.progress, total);
+    atomic_store(&j->ctl.progress, j->done);
     pthread_mutex_unlock(&ss->mu);
 }
 
@@ -595,6 +597,8 @@ static cJSON *job_json(web_session *ss)
     cJSON_AddNumberToObject(o, "seconds", round_to(end - j->t0, 1e-3));
     if (j->status == JOB_FAILED)
         cJSON_AddStringToObject(o, "error", j->err);
+    if (j->note[0])
+        cJSON_AddStringToObject(o, "note", j->note);
     if (j->kind == JOB_GENMOVE) {
         cJSON_AddItemToObject(o, "move", j->action >= 0 ? move_string(g, j->action) : cJSON_CreateNull());
         cJSON_AddNumberToObject(o, "action", j->action);

@@ -62,6 +62,7 @@ typedef struct web_job {
     double t0, t1;          /* player_clock() at start and end */
     char who[PLAYER_NAME_LEN]; /* the player (genmove) or evaluator (analyze) */
     char err[WEB_ERR_LEN];  /* JOB_FAILED */
+    char note[WEB_ERR_LEN]; /* why another player or evaluator than asked searches, or "" */
     /* genmove */
     player *own;            /* a hint player made for this search (owned), or NULL */
     bool play;              /* play the move when found */
@@ -95,6 +96,7 @@ struct web_session {
     evaluator *an_eval;      /* owned, made by the first analysis; NULL before */
     char an_eval_name[16];   /* "model" or "rollout" */
     char an_eval_path[WEB_PATH_LEN]; /* the model file it was loaded from */
+    char an_eval_unfit[WEB_PATH_LEN]; /* a model file that did not fit this game */
     rng r;
     pthread_mutex_t req_lock;
     /* guarded by mu */

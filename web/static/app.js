@@ -93,7 +93,6 @@ function buildSeats() {
   const pr = page.presets[sel.value];
   const n = playersOf(pr.conf);
   const box = $('seats');
-  const old = Array.from(box.querySelectorAll('input')).map((i) => i.value);
   clear(box);
   for (let p = 0; p < n; p++) {
     const row = document.createElement('div');
@@ -107,7 +106,8 @@ function buildSeats() {
     inp.type = 'text';
     inp.setAttribute('list', 'player-kinds');
     inp.id = 'seat-' + p;
-    inp.value = old[p] || (p === 0 ? 'human' : page.info.hint);
+    // the server's model plays the server's game; other games get pure MCTS by default
+    inp.value = p === 0 ? 'human' : pr.game ? 'mcts:' + page.info.simulations * 4 : page.info.hint;
     row.append(sw, lab, inp);
     box.appendChild(row);
   }
@@ -492,6 +492,12 @@ function renderAnalysis(st) {
     const p = document.createElement('p');
     p.textContent = 'Hint (' + page.hint.player + '): ' + page.hint.move;
     box.appendChild(p);
+  }
+  if (s && s.note && s.ply === st.ply) {
+    const n = document.createElement('p');
+    n.className = 'note';
+    n.textContent = s.note;
+    box.appendChild(n);
   }
   if (!s || s.kind !== 'analyze' || s.ply !== st.ply) return;
   const p = document.createElement('p');
