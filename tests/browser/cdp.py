@@ -2,15 +2,27 @@
 for the browser tests of gridzero serve and the README's screenshots. Starts `gridzero serve`
 on a free port and Chromium with its own profile; both are stopped by close()."""
 import base64
+import ctypes
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 import websocket
+
+
+def _die_with_parent():
+    """Runs in the child before exec: SIGTERM when this script dies, however it dies (a
+    test runner's timeout kills it without running its finally blocks)."""
+    try:
+        ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 class Serve:
@@ -18,7 +30,8 @@ class Serve:
 
     def __init__(self, binary, args):
         self.proc = subprocess.Popen([binary, 'serve', '--port', '0', '--quiet'] + list(args),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=_die_with_parent)
         line = self.proc.stdout.readline()
         m = re.search(r'http://[^/ ]+:(\d+)/', line)
         if not m:
@@ -26,6 +39,8 @@ class Serve:
             self.proc.kill()
             raise RuntimeError('gridzero serve did not start: ' + line + err)
         self.url = 'http://localhost:%s/' % m.group(1)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            threading.Thread(target=lambda p=pipe: [None for _ in p], daemon=True).start()
 
     def close(self):
         self.proc.terminate()
@@ -46,7 +61,7 @@ class Browser:
             [exe, '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
              '--disable-extensions', '--remote-debugging-port=0', '--user-data-dir=' + self.profile,
              '--window-size=%d,%d' % (width, height), 'about:blank'],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
         ws_url = None
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -58,6 +73,8 @@ class Browser:
         if not ws_url:
             self.close()
             raise RuntimeError('chromium did not start')
+        # keep reading its log, or a full pipe would stop it
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
         self.ws = websocket.create_connection(ws_url, timeout=60)
         self.next_id = 0
         target = self.call('Target.createTarget', {'url': 'about:blank'})['targetId']
