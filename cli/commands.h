@@ -93,6 +93,8 @@ int cmd_gtp(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+/* `gridzero serve` (cmd_serve.c; built with libmicrohttpd only). */
+int cmd_serve(int argc, char **argv);
 /* `gridzero bench train` (cmd_bench_train.c), dispatched by cmd_bench. */
 int cmd_bench_train(int argc, char **argv);
 /* `gridzero bench search` (cmd_bench_search.c), dispatched by cmd_bench. */

@@ -35,6 +35,9 @@
 
 typedef enum { GAME_LATTICE_SQUARE = 0, GAME_LATTICE_HEX = 1 } game_lattice;
 
+/* What game_ops.cells writes for a point that holds no player's stone. */
+enum { GAME_CELL_EMPTY = -1, GAME_CELL_NEUTRAL = -2 };
+
 /* Symmetry elements, as maps of an R x C array (r, c) -> (r', c'). The hex group of an
  * N x N rhombus is the subgroup {ID, ROT180, TRANSPOSE, ANTITRANSPOSE}. Implemented in
  * symmetry.c. */
@@ -94,6 +97,10 @@ typedef struct game_ops {
     int (*winning_move)(const game *g, const game_state *s);
     /* Number of moves played so far. */
     int (*ply)(const game *g, const game_state *s);
+    /* Optional (may be NULL: games whose actions are not points): what stands on each
+     * point, cells[rows * cols] in action order: GAME_CELL_EMPTY, GAME_CELL_NEUTRAL, or
+     * the number of the player whose stone it is. For drawing a board (gridzero serve). */
+    void (*cells)(const game *g, const game_state *s, int8_t *cells);
 
     /* Optional threat-space search (all four or none; NULL in games without one, e.g.
      * sanling; m,n,k with k >= 4 uses engine/games/threat.h). A workspace is made once

@@ -195,6 +195,13 @@ static void mnk_result(const game *g, const game_state *gs, float *z)
     }
 }
 
+static void mnk_cells(const game *g, const game_state *gs, int8_t *cells)
+{
+    const mnk_state *s = CST(gs);
+    for (int i = 0; i < g->actions; i++)
+        cells[i] = (int8_t)(s->board[i] ? s->board[i] - 1 : GAME_CELL_EMPTY);
+}
+
 static void mnk_encode(const game *g, const game_state *gs, float *planes)
 {
     const mnk_state *s = CST(gs);
@@ -372,6 +379,7 @@ const game_ops mnk_ops = {
     .format_move = mnk_format_move,
     .winning_move = mnk_winning_move,
     .ply = mnk_ply,
+    .cells = mnk_cells,
     .threat_new = mnk_threat_new,
     .threat_free = mnk_threat_free,
     .threat_win = mnk_threat_win,

@@ -61,6 +61,7 @@ typedef struct ab_ctx {
     long nodes;
     bool aborted;
     double deadline;  /* monotonic seconds */
+    player_ctl *ctl;  /* the caller's controls (borrowed, may be NULL) */
     /* the threat kind (threat == false: plain alphabeta, none of these is used) */
     bool threat;
     threat_solver *ts;              /* owned */
@@ -334,8 +335,12 @@ static bool ab_leaf_vcf(ab_ctx *c, int me)
 static int ab_negamax(ab_ctx *c, int depth, int alpha, int beta, int me, int ply)
 {
     c->nodes++;
-    if (c->seconds > 0 && (c->nodes & 1023) == 0 && now_seconds() > c->deadline)
-        c->aborted = true;
+    if ((c->nodes & 1023) == 0) {
+        if ((c->seconds > 0 && now_seconds() > c->deadline) || player_ctl_expired(c->ctl))
+            c->aborted = true;
+        if (c->ctl)
+            atomic_store_explicit(&c->ctl->progress, c->nodes, memory_order_relaxed);
+    }
     if (c->aborted)
         return 0;
     if (c->stones >= c->n)
@@ -467,6 +472,7 @@ static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, 
     c->nodes = 0;
     c->aborted = false;
     c->deadline = now_seconds() + c->seconds;
+    c->ctl = p->ctl;
 
     ab_move moves[AB_MAX_CELLS];
     int win;
@@ -533,7 +539,7 @@ static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, 
             scores[i] = moves[i].order;
         if (best >= AB_WIN - AB_MAX_DEPTH || best <= -AB_WIN + AB_MAX_DEPTH)
             break; /* a forced result: deeper search cannot change it */
-        if (c->seconds > 0 && now_seconds() > c->deadline)
+        if ((c->seconds > 0 && now_seconds() > c->deadline) || player_ctl_expired(c->ctl))
             break;
     }
     if (info) {
