@@ -80,8 +80,8 @@ static const char *score_text(const arena_tally *t, int np, char *buf, size_t le
 static void describe_game(const gz_config *c, const game *g, char *buf, size_t len)
 {
     if (!strcmp(g->name, "mnk"))
-        snprintf(buf, len, "mnk %dx%d k=%d%s", c->game.rows, c->game.cols, c->game.k,
-                 c->game.exact ? " exact" : "");
+        snprintf(buf, len, "mnk %dx%d k=%d%s%s", c->game.rows, c->game.cols, c->game.k,
+                 strcmp(g->rule, "freestyle") ? " " : "", strcmp(g->rule, "freestyle") ? g->rule : "");
     else
         snprintf(buf, len, "%s %dx%d, %d players", g->name, g->rows, g->cols, g->players);
 }

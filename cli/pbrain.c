@@ -28,14 +28,14 @@ struct pbrain {
     char spec[PLAYER_NAME_LEN];
     bool debug;
     /* mutated */
-    gz_config cfg;      /* game.rows/cols/exact follow START and INFO rule */
+    gz_config cfg;      /* game.rows/cols/rule follow START and INFO rule */
     game *g;            /* owned; NULL before START */
     brain *b;           /* owned */
     unsigned char *hist; /* (max_game_length + 1) states */
     int nmoves;
     int moves[PB_MAX_SIDE * PB_MAX_SIDE]; /* actions played, in order */
     double memory_mb;   /* of the brain in use */
-    bool made_exact;    /* the rule the current game was made with */
+    char made_rule[CFG_STR_LEN]; /* the rule the current game was made with */
     /* BOARD ... DONE */
     bool in_board;
     int nboard;
@@ -172,7 +172,7 @@ static int pb_new_game(pbrain *pb, char *err, size_t errlen)
         return -1;
     }
     pb->memory_mb = mb;
-    pb->made_exact = pb->cfg.game.exact;
+    snprintf(pb->made_rule, sizeof pb->made_rule, "%s", pb->cfg.game.rule);
     game_free(pb->g);
     free(pb->hist);
     pb->g = g;
@@ -207,8 +207,19 @@ static int pb_empty_points(pbrain *pb)
     return pb->g->actions - pb->nmoves;
 }
 
-/* The brain's move in the current position: written as "x,y" and played. */
-static void pb_move(pbrain *pb, FILE *out)
+/* The time budget of the brain's next answer (seconds; < 0 = no clock). */
+static double pb_budget(pbrain *pb)
+{
+    int est = pb_empty_points(pb) / 2;
+    est = est < 8 ? 8 : est > 30 ? 30 : est;
+    double turn = pb->turn_ms / 1000.0;
+    double left = pb->match_ms > 0 && pb->left_ms >= 0 ? pb->left_ms / 1000.0 : -1;
+    return brain_budget(turn, left, est);
+}
+
+/* The brain's move in the current position within budget seconds: written as "x,y"
+ * and played. */
+static void pb_move_within(pbrain *pb, double budget, FILE *out)
 {
     game_state *cur = pb_state(pb, pb->nmoves);
     if (game_terminal(pb->g, cur)) {
@@ -216,11 +227,6 @@ static void pb_move(pbrain *pb, FILE *out)
             pb->nmoves >= pb->g->actions ? "the board is full" : "five in a row");
         return;
     }
-    int est = pb_empty_points(pb) / 2;
-    est = est < 8 ? 8 : est > 30 ? 30 : est;
-    double turn = pb->turn_ms / 1000.0;
-    double left = pb->match_ms > 0 && pb->left_ms >= 0 ? pb->left_ms / 1000.0 : -1;
-    double budget = brain_budget(turn, left, est);
     brain_move m;
     char err[512];
     int a = brain_choose(pb->b, cur, budget, &m, err, sizeof err);
@@ -242,6 +248,12 @@ static void pb_move(pbrain *pb, FILE *out)
     say(out, "%d,%d", a % pb->g->cols, a / pb->g->cols);
 }
 
+/* The brain's move with the clock's budget. */
+static void pb_move(pbrain *pb, FILE *out)
+{
+    pb_move_within(pb, pb_budget(pb), out);
+}
+
 static bool pb_need_game(pbrain *pb, FILE *out, const char *cmd)
 {
     if (pb->started)
@@ -256,7 +268,7 @@ static bool pb_need_game(pbrain *pb, FILE *out, const char *cmd)
 static int pb_fresh(pbrain *pb, char *err, size_t errlen)
 {
     if (pb->g && pb->g->rows == pb->cfg.game.rows && pb->g->cols == pb->cfg.game.cols &&
-        pb->made_exact == pb->cfg.game.exact && pb->memory_mb == pb_memory_mb(pb)) {
+        !strcmp(pb->made_rule, pb->cfg.game.rule) && pb->memory_mb == pb_memory_mb(pb)) {
         pb_clear(pb);
         return 0;
     }
@@ -313,27 +325,42 @@ static void pb_info(pbrain *pb, char *arg, FILE *out)
     } else if (!strcasecmp(k, "max_memory")) {
         pb->max_memory = v; /* takes effect at the next START */
     } else if (!strcasecmp(k, "rule")) {
-        if (v & PB_RULE_RENJU) {
-            say(out, "ERROR INFO rule %lld: renju is not supported (freestyle 0 and exact five 1 are)", v);
-            return;
-        }
-        if (v & PB_RULE_CARO) {
-            say(out, "ERROR INFO rule %lld: caro is not supported (freestyle 0 and exact five 1 are)", v);
-            return;
-        }
         if (v & PB_RULE_CONTINUOUS) {
-            say(out, "ERROR INFO rule %lld: continuous games are not supported", v);
+            say(out, "ERROR INFO rule %lld: bit 2 (continuous game: play on after a five) is not "
+                     "supported (freestyle 0, exact five 1, renju 4 and caro 8 are)", v);
             return;
         }
-        bool exact = (v & PB_RULE_EXACT) != 0;
-        if (exact != pb->cfg.game.exact) {
-            pb->cfg.game.exact = exact;
+        if ((v & PB_RULE_RENJU) && (v & PB_RULE_CARO)) {
+            say(out, "ERROR INFO rule %lld: renju (4) and caro (8) at once", v);
+            return;
+        }
+        if (v > (PB_RULE_EXACT | PB_RULE_RENJU | PB_RULE_CARO)) {
+            say(out, "ERROR INFO rule %lld: unknown bits (freestyle 0, exact five 1, renju 4 and "
+                     "caro 8 are supported)", v);
+            return;
+        }
+        cfg_rule rule = (v & PB_RULE_RENJU) ? CFG_RULE_RENJU
+                        : (v & PB_RULE_CARO) ? CFG_RULE_CARO
+                        : (v & PB_RULE_EXACT) ? CFG_RULE_EXACT : CFG_RULE_FREESTYLE;
+        if ((rule == CFG_RULE_RENJU || rule == CFG_RULE_CARO) && pb->cfg.game.k != 5) {
+            say(out, "ERROR INFO rule %lld: %s is a rule of five in a row, but the config's game.k "
+                     "is %d", v, cfg_rule_name(rule), pb->cfg.game.k);
+            return;
+        }
+        cfg_rule old = cfg_game_rule(&pb->cfg.game);
+        if (rule != old) {
+            cfg_game_set_rule(&pb->cfg.game, rule);
             /* On an empty board the rule applies at once; otherwise from the next
-             * RESTART, START or BOARD. */
+             * RESTART, START or BOARD. An engine that cannot play it (a model made for
+             * another rule) keeps the old rule. */
             if (pb->started && pb->nmoves == 0) {
-                char err[512];
-                if (pb_fresh(pb, err, sizeof err) < 0)
-                    say(out, "ERROR INFO rule: %s", err);
+                char err[512], again[512];
+                if (pb_fresh(pb, err, sizeof err) < 0) {
+                    cfg_game_set_rule(&pb->cfg.game, old);
+                    if (pb_fresh(pb, again, sizeof again) == 0)
+                        pb->started = true;
+                    say(out, "ERROR INFO rule: %s (the rule stays %s)", err, cfg_rule_name(old));
+                }
             }
         }
     }
@@ -363,14 +390,15 @@ static void pb_board_line(pbrain *pb, const char *line)
                  "BOARD line \"%.40s\": field 3 (continuous game) is not supported", line);
         return;
     }
+    const char *cmd = "BOARD";
     int a = xy_action(pb, x, y, err, sizeof err);
     if (a < 0) {
-        snprintf(pb->board_err, sizeof pb->board_err, "BOARD: %s", err);
+        snprintf(pb->board_err, sizeof pb->board_err, "%s: %s", cmd, err);
         return;
     }
     for (int i = 0; i < pb->nboard; i++)
         if (pb->board_action[i] == a) {
-            snprintf(pb->board_err, sizeof pb->board_err, "BOARD: %d,%d is given twice", x, y);
+            snprintf(pb->board_err, sizeof pb->board_err, "%s: %d,%d is given twice", cmd, x, y);
             return;
         }
     pb->board_action[pb->nboard] = a;
@@ -415,10 +443,18 @@ static void pb_board_done(pbrain *pb, FILE *out)
         return;
     }
     for (int i = 0; i < pb->nboard; i++) {
-        int color = i & 1;
-        if (pb_play(pb, order[color][i / 2]) < 0) {
+        int color = i & 1, a = order[color][i / 2];
+        char why[160];
+        const char *no = game_why_illegal(pb->g, pb_state(pb, pb->nmoves), a, why, sizeof why);
+        if (no || pb_play(pb, a) < 0) {
+            bool over = game_terminal(pb->g, pb_state(pb, pb->nmoves));
             pb_clear(pb);
-            say(out, "ERROR BOARD: the position is already decided (a five on the board)");
+            if (over)
+                say(out, "ERROR BOARD: the position is already decided (a five on the board)");
+            else
+                say(out, "ERROR BOARD: stone %d,%d (%s's, played in the order given): %s",
+                    a % pb->g->cols, a / pb->g->cols, color ? "white" : "black",
+                    no ? no : "not a legal move");
             return;
         }
     }
@@ -509,14 +545,14 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
             goto out;
         }
         game_state *cur = pb_state(pb, pb->nmoves);
-        uint8_t mask[GAME_MAX_ACTIONS];
         if (game_terminal(pb->g, cur)) {
             say(out, "ERROR TURN %d,%d: the game is already over", x, y);
             goto out;
         }
-        game_legal(pb->g, cur, mask);
-        if (!mask[a]) {
-            say(out, "ERROR TURN %d,%d: the point is occupied", x, y);
+        char why[160];
+        const char *no = game_why_illegal(pb->g, cur, a, why, sizeof why);
+        if (no) {
+            say(out, "ERROR TURN %d,%d: %s", x, y, no);
             goto out;
         }
         pb_play(pb, a);

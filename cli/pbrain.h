@@ -9,9 +9,14 @@
  * (the brain's move), OK, ERROR message (bad input of any kind: the session goes on),
  * UNKNOWN message (unknown commands), DEBUG lines with search statistics when asked.
  *
- * The game is the config's m,n,k game (k and `exact` from it; INFO rule 1 selects
- * exact five, 0 freestyle; renju 4, continuous 2 and caro 8 are refused with ERROR),
- * made at every START for the size asked (k..25 a side).
+ * The game is the config's m,n,k game (k and game.rule from it), made at every START
+ * for the size asked (k..25 a side). INFO rule as Gomocup defines it: 0 freestyle, 1
+ * exactly five, 4 renju (5 too: renju is its own rule), 8 caro (9 too); renju and caro
+ * need k = 5; bit 2 (continuous game) is refused with an ERROR that says so, as are
+ * unknown bits and renju with caro. Under renju a forbidden point is an illegal move,
+ * as in Gomocup: the engine never plays one, and a TURN or BOARD stone on one is
+ * answered "ERROR ... forbidden for black under renju: double three" (the session
+ * goes on). A model made for another rule is refused when the rule changes (ERROR).
  *
  * Time (milliseconds, from INFO): timeout_turn (default 5000; 0 = as fast as
  * possible: one search step), timeout_match (0 = no limit) and time_left. The budget

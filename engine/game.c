@@ -56,6 +56,27 @@ void game_free(game *g)
     free(g);
 }
 
+const char *game_why_illegal(const game *g, const game_state *s, int action, char *buf,
+                             size_t len)
+{
+    if (g->ops->why_illegal)
+        return g->ops->why_illegal(g, s, action, buf, len);
+    uint8_t mask[GAME_MAX_ACTIONS];
+    if (action < 0 || action >= g->actions) {
+        snprintf(buf, len, "action %d is out of range (0..%d)", action, g->actions - 1);
+        return buf;
+    }
+    if (game_terminal(g, s)) {
+        snprintf(buf, len, "the game is over");
+        return buf;
+    }
+    game_legal(g, s, mask);
+    if (mask[action])
+        return NULL;
+    snprintf(buf, len, "not a legal move");
+    return buf;
+}
+
 game_state *game_state_new(const game *g, rng *r)
 {
     game_state *s = malloc(g->state_size);

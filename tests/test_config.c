@@ -296,7 +296,7 @@ START_TEST(shipped_configs_content)
             ck_assert_int_eq(c.game.rows, want[i].a);
             ck_assert_int_eq(c.game.cols, want[i].b);
             ck_assert_int_eq(c.game.k, want[i].c);
-            ck_assert(!c.game.exact);
+            ck_assert_str_eq(c.game.rule, "freestyle");
         } else {
             ck_assert_int_eq(c.game.size, want[i].a);
             ck_assert_int_eq(c.game.players, want[i].b);
