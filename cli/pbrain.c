@@ -4,10 +4,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "engine/openings.h"
 
 #ifndef GZ_VERSION
 #define GZ_VERSION "unknown"
@@ -20,7 +23,11 @@ enum {
     PB_RULE_CONTINUOUS = 2,
     PB_RULE_RENJU = 4,
     PB_RULE_CARO = 8,
+    PB_SWAP2_CANDIDATES = 8, /* placements compared for each swap2 choice of stones */
 };
+/* The responder's margin: with white's value within it of 0 it places two more stones
+ * rather than take a colour. */
+#define PB_SWAP2_MARGIN 0.1f
 
 struct pbrain {
     /* immutable after pbrain_new */
@@ -36,8 +43,10 @@ struct pbrain {
     int moves[PB_MAX_SIDE * PB_MAX_SIDE]; /* actions played, in order */
     double memory_mb;   /* of the brain in use */
     char made_rule[CFG_STR_LEN]; /* the rule the current game was made with */
-    /* BOARD ... DONE */
+    rng r;              /* swap2 candidate placements */
+    /* BOARD ... DONE, SWAP2BOARD ... DONE */
     bool in_board;
+    bool swap2;         /* the lines being read are SWAP2BOARD's (x,y, no field) */
     int nboard;
     int board_action[PB_MAX_SIDE * PB_MAX_SIDE];
     int board_field[PB_MAX_SIDE * PB_MAX_SIDE];
@@ -376,7 +385,15 @@ static void pb_board_line(pbrain *pb, const char *line)
     const char *rest;
     long long field;
     char err[256];
-    if (parse_xy(line, &x, &y, &rest) < 0 || !rest || parse_count(rest, 100, &field) < 0) {
+    if (pb->swap2) {
+        /* SWAP2BOARD: x,y, the stones in the order placed (black, white, black, ...) */
+        if (parse_xy(line, &x, &y, NULL) < 0) {
+            snprintf(pb->board_err, sizeof pb->board_err, "SWAP2BOARD line \"%.40s\": expected x,y", line);
+            return;
+        }
+        rest = NULL;
+        field = 1 + pb->nboard % 2;
+    } else if (parse_xy(line, &x, &y, &rest) < 0 || !rest || parse_count(rest, 100, &field) < 0) {
         snprintf(pb->board_err, sizeof pb->board_err, "BOARD line \"%.40s\": expected x,y,field", line);
         return;
     }
@@ -390,7 +407,7 @@ static void pb_board_line(pbrain *pb, const char *line)
                  "BOARD line \"%.40s\": field 3 (continuous game) is not supported", line);
         return;
     }
-    const char *cmd = "BOARD";
+    const char *cmd = pb->swap2 ? "SWAP2BOARD" : "BOARD";
     int a = xy_action(pb, x, y, err, sizeof err);
     if (a < 0) {
         snprintf(pb->board_err, sizeof pb->board_err, "%s: %s", cmd, err);
@@ -467,6 +484,121 @@ static void pb_board_done(pbrain *pb, FILE *out)
     pb_move(pb, out);
 }
 
+/* White's value (white to move in s) from the brain's search within budget seconds.
+ * Returns false when the brain gives none (a plain player such as alphabeta). */
+static bool pb_white_value(pbrain *pb, const game_state *s, double budget, float *v)
+{
+    brain_move m;
+    char err[256];
+    if (game_terminal(pb->g, s) || brain_choose(pb->b, s, budget, &m, err, sizeof err) < 0 ||
+        !(m.searched || m.proven))
+        return false;
+    *v = game_current_player(pb->g, s) == 1 ? m.value : -m.value;
+    return true;
+}
+
+/* Places `stones` stones in the current position: of PB_SWAP2_CANDIDATES random
+ * placements in the central side x side points, the one whose value for white (to
+ * move after them) is nearest 0 (a plain player, without values, takes the first).
+ * Answers them as "x,y x,y ..." and plays them. */
+static void pb_swap2_place(pbrain *pb, int stones, int side, double budget, FILE *out)
+{
+    const game *g = pb->g;
+    game_state *cur = pb_state(pb, pb->nmoves);
+    game_state *c = malloc(g->state_size);
+    int best[5] = {-1, -1, -1, -1, -1}, cand[5];
+    float best_v = 2;
+    for (int k = 0; c && k < PB_SWAP2_CANDIDATES; k++) {
+        game_copy(g, c, cur);
+        bool ok = true;
+        for (int i = 0; i < stones && ok; i++) {
+            cand[i] = openings_central_point(g, c, side, &pb->r);
+            ok = cand[i] >= 0 && game_play(g, c, cand[i]) == 0 && !game_terminal(g, c);
+        }
+        if (!ok)
+            continue;
+        float v = 0;
+        bool known = pb_white_value(pb, c, budget < 0 ? -1 : budget / PB_SWAP2_CANDIDATES, &v);
+        if (best[0] < 0 || (known && fabsf(v) < best_v)) {
+            memcpy(best, cand, sizeof best);
+            best_v = known ? fabsf(v) : 2;
+        }
+        if (!known)
+            break;
+    }
+    free(c);
+    if (best[0] < 0) {
+        say(out, "ERROR SWAP2BOARD: no room for %d stones in the centre of the board", stones);
+        return;
+    }
+    char line[96];
+    int n = 0;
+    for (int i = 0; i < stones; i++) {
+        pb_play(pb, best[i]);
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s%d,%d", i ? " " : "", best[i] % g->cols,
+                      best[i] / g->cols);
+    }
+    say(out, "%s", line);
+}
+
+/* SWAP2BOARD ... DONE: the swap2 opening as Gomocup runs it. 0 stones: the brain, the
+ * opener, places three (black, white, black). 3 stones: as the responder it answers
+ * SWAP (it takes black: the opponent plays white's move next), one move (it stays white
+ * and plays the fourth stone) or two moves (white and black: the opponent then chooses
+ * a colour). 5 stones: as the opener it answers SWAP (it takes black) or a move (it
+ * takes white and plays the sixth stone). The choices come from the search's value of
+ * the position for white; a plain player (no values) stays white and plays. */
+static void pb_swap2_done(pbrain *pb, FILE *out)
+{
+    pb->in_board = false;
+    pb->swap2 = false;
+    if (pb->board_err[0]) {
+        say(out, "ERROR %s", pb->board_err);
+        return;
+    }
+    int n = pb->nboard;
+    if (n != 0 && n != 3 && n != 5) {
+        say(out, "ERROR SWAP2BOARD: %d stones (expected 0, 3 or 5: none for the opener's three, "
+                 "three for the responder's choice, five for the opener's choice)", n);
+        return;
+    }
+    char err[512];
+    if (pb_fresh(pb, err, sizeof err) < 0) {
+        say(out, "ERROR %s", err);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        int a = pb->board_action[i];
+        char why[160];
+        const char *no = game_why_illegal(pb->g, pb_state(pb, pb->nmoves), a, why, sizeof why);
+        if (no || pb_play(pb, a) < 0) {
+            pb_clear(pb);
+            say(out, "ERROR SWAP2BOARD: stone %d,%d: %s", a % pb->g->cols, a / pb->g->cols,
+                no ? no : "not a legal move");
+            return;
+        }
+    }
+    if (game_terminal(pb->g, pb_state(pb, pb->nmoves))) {
+        pb_clear(pb);
+        say(out, "ERROR SWAP2BOARD: the stones end the game");
+        return;
+    }
+    double budget = pb_budget(pb);
+    if (n == 0) {
+        pb_swap2_place(pb, 3, 7, budget, out);
+        return;
+    }
+    float v = 0;
+    bool known = pb_white_value(pb, pb_state(pb, pb->nmoves), budget < 0 ? -1 : budget / 3, &v);
+    if (!known || (n == 3 && v > PB_SWAP2_MARGIN) || (n == 5 && v >= 0))
+        pb_move_within(pb, budget < 0 ? -1 : budget * 2 / 3, out); /* white is worth more (or
+                                                                      no value to tell) */
+    else if (n == 5 || v < -PB_SWAP2_MARGIN)
+        say(out, "SWAP");
+    else
+        pb_swap2_place(pb, 2, 9, budget < 0 ? -1 : budget * 2 / 3, out);
+}
+
 int pbrain_line(pbrain *pb, const char *raw, FILE *out)
 {
     size_t len = strlen(raw);
@@ -489,7 +621,9 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
     if (!*line)
         goto out;
     if (pb->in_board) {
-        if (!strcasecmp(line, "DONE"))
+        if (!strcasecmp(line, "DONE") && pb->swap2)
+            pb_swap2_done(pb, out);
+        else if (!strcasecmp(line, "DONE"))
             pb_board_done(pb, out);
         else if ((!pb->g || pb->nboard >= pb->g->actions) && !pb->board_err[0])
             snprintf(pb->board_err, sizeof pb->board_err, "BOARD: more stones than points");
@@ -561,10 +695,18 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
         /* Without a game the stone lines up to DONE are still swallowed (they would
          * read as unknown commands); DONE answers the error. */
         pb->in_board = true;
+        pb->swap2 = false;
         pb->nboard = 0;
         pb->board_err[0] = 0;
         if (!pb->started)
             snprintf(pb->board_err, sizeof pb->board_err, "BOARD: no game yet (send START first)");
+    } else if (!strcasecmp(cmd, "SWAP2BOARD")) {
+        pb->in_board = true;
+        pb->swap2 = true;
+        pb->nboard = 0;
+        pb->board_err[0] = 0;
+        if (!pb->started)
+            snprintf(pb->board_err, sizeof pb->board_err, "SWAP2BOARD: no game yet (send START first)");
     } else if (!strcasecmp(cmd, "TAKEBACK")) {
         if (!pb_need_game(pb, out, "TAKEBACK"))
             goto out;
@@ -619,6 +761,7 @@ pbrain *pbrain_new(const gz_config *cfg, const brain_opts *bo, bool debug, char 
     pb->turn_ms = PB_DEFAULT_TURN_MS;
     pb->match_ms = 0;
     pb->left_ms = -1;
+    rng_seed(&pb->r, rng_derive(cfg->seed, 0x7377617032ULL));
     /* Check the engine now (bad spec, missing model file) on the config's board, so
      * that the command fails at once instead of at START. */
     char why[512];

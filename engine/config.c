@@ -133,6 +133,12 @@ static const cfg_field fields[] = {
     {"selfplay.record_fast", T_BOOL, OFF(selfplay.record_fast), 0, 1, 0, NULL, NULL, NULL,
      "playout cap randomisation: write the fast-search positions too (value target only, policy "
      "weight 0); false: only full searches become samples (KataGo)"},
+    {"selfplay.opening", T_STR, OFF(selfplay.opening), 0, 0, 0, "none", "none|swap2", NULL,
+     "none: games start from the empty board; swap2 (m,n,k): each game starts from a swap2 "
+     "opening balanced by the evaluator's values (3 stones, sometimes 2 more)"},
+    {"selfplay.openings", T_STR, OFF(selfplay.openings), 0, 0, 0, "", NULL, NULL,
+     "an opening book: a file of move lists, one a line (\"h8 i9 h10\"); each game starts "
+     "from one of them, in turn; \"\" = none"},
     {"selfplay.zero_weight_proven", T_BOOL, OFF(selfplay.zero_weight_proven), 0, 1, 1, NULL, NULL,
      NULL, "positions whose root is proven lost or drawn get policy weight 0"},
 
@@ -393,6 +399,17 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
             return gz_fail(err, errlen,
                         "%s: key game.moves: expected at most size*size-1 = %d (the free points), got %d",
                         src, cells, g->moves);
+    }
+    if (!strcmp(c->selfplay.opening, "swap2")) {
+        if (strcmp(g->name, "mnk"))
+            return gz_fail(err, errlen, "%s: key selfplay.opening: swap2 is an opening of m,n,k games "
+                           "(Gomoku), not of %s", src, g->name);
+        if (g->rows * g->cols < 25)
+            return gz_fail(err, errlen, "%s: key selfplay.opening: swap2 needs a board of at least 25 "
+                           "points", src);
+        if (c->selfplay.openings[0])
+            return gz_fail(err, errlen, "%s: key selfplay.openings: a book and selfplay.opening swap2 "
+                           "are two ways to start a game: choose one", src);
     }
     const cfg_train *t = &c->train;
     if (!strcmp(t->schedule_scope, "run") && strcmp(t->schedule, "constant") && t->run_steps == 0)

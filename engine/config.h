@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CFG_STR_LEN 64
+#define CFG_STR_LEN 256 /* string keys, file paths included */
 #define CFG_LIST_MAX 8
 
 /* The m,n,k rule layers (engine/games/renju.h says what each one is). */
@@ -85,6 +85,8 @@ typedef struct cfg_selfplay {
     bool record_fast;      /* fast-search positions written (policy weight 0) or dropped */
     double resign_target;  /* > 0: calibrate the threshold to this false-resign rate */
     int resign_min_checks; /* records needed before calibrated resignation starts */
+    char opening[CFG_STR_LEN];  /* "none" | "swap2": how games start */
+    char openings[CFG_STR_LEN]; /* an opening book file (openings.h); "" = none */
 } cfg_selfplay;
 
 typedef struct cfg_train {

@@ -246,6 +246,110 @@ START_TEST(pbrain_session)
 }
 END_TEST
 
+/* Reads "x,y x,y ..." (one line) into xs/ys; returns how many, 0 when malformed. */
+static int read_xys(const char *s, int *xs, int *ys, int max)
+{
+    int n = 0, used;
+    while (n < max && sscanf(s, "%d,%d%n", &xs[n], &ys[n], &used) == 2) {
+        n++;
+        s += used;
+        if (*s == ' ')
+            s++;
+        else
+            break;
+    }
+    return *s == '\n' && !s[1] ? n : 0;
+}
+
+/* SWAP2BOARD: each stage's answer, with a plain player (deterministic: it stays white)
+ * and with a search (any of the allowed answers, legal); bad stone counts are errors
+ * and the session goes on. */
+START_TEST(pbrain_swap2)
+{
+    gz_config c = gomoku_cfg();
+    char err[512];
+    const char *specs[] = {"alphabeta:1", "mcts:16"};
+    for (int k = 0; k < 2; k++) {
+        brain_opts bo = {.spec = specs[k]};
+        pbrain *s = pbrain_new(&c, &bo, false, err, sizeof err);
+        ck_assert_msg(s != NULL, "%s", err);
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        PB_PREFIX(s, "DONE", "ERROR SWAP2BOARD: no game yet");
+        PB_EXPECT(s, "START 15", "OK\n");
+        PB_EXPECT(s, "INFO timeout_turn 300", "");
+        /* the opener: three stones in the central 7x7, distinct */
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        char *out = pb(s, "DONE", NULL);
+        int xs[8], ys[8];
+        ck_assert_msg(read_xys(out, xs, ys, 8) == 3, "%s: %s", specs[k], out);
+        for (int i = 0; i < 3; i++) {
+            ck_assert_msg(xs[i] >= 4 && xs[i] <= 10 && ys[i] >= 4 && ys[i] <= 10, "%s", out);
+            for (int j = 0; j < i; j++)
+                ck_assert(xs[i] != xs[j] || ys[i] != ys[j]);
+        }
+        free(out);
+        /* the responder */
+        const char *three[] = {"7,7", "8,6", "6,8"};
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        for (int i = 0; i < 3; i++)
+            PB_EXPECT(s, three[i], "");
+        out = pb(s, "DONE", NULL);
+        int n = read_xys(out, xs, ys, 8);
+        if (k == 0)
+            ck_assert_msg(n == 1, "a plain player stays white and plays: %s", out);
+        else
+            ck_assert_msg(!strcmp(out, "SWAP\n") || n == 1 || n == 2, "%s", out);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(!(xs[i] == 7 && ys[i] == 7) && !(xs[i] == 8 && ys[i] == 6) &&
+                          !(xs[i] == 6 && ys[i] == 8), "%s", out);
+        bool swapped = !strcmp(out, "SWAP\n");
+        free(out);
+        /* the game goes on from there: the opponent's move, the brain's answer */
+        (void)swapped; /* either way the opponent moves next */
+        out = pb(s, "TURN 0,14", NULL);
+        int x, y;
+        ck_assert_msg(read_xy(out, &x, &y), "%s", out);
+        free(out);
+        /* the opener's choice after five */
+        const char *five[] = {"7,7", "8,6", "6,8", "7,6", "9,9"};
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        for (int i = 0; i < 5; i++)
+            PB_EXPECT(s, five[i], "");
+        out = pb(s, "DONE", NULL);
+        n = read_xys(out, xs, ys, 8);
+        ck_assert_msg(n == 1 || (k == 1 && !strcmp(out, "SWAP\n")), "%s", out);
+        free(out);
+        /* bad input: stone counts, a repeated stone, a stray field; the session goes on */
+        for (int bad = 1; bad <= 6; bad++) {
+            if (bad == 3 || bad == 5)
+                continue;
+            PB_EXPECT(s, "SWAP2BOARD", "");
+            for (int i = 0; i < bad; i++) {
+                char l[16];
+                snprintf(l, sizeof l, "%d,%d", i, i);
+                PB_EXPECT(s, l, "");
+            }
+            char want[64];
+            snprintf(want, sizeof want, "ERROR SWAP2BOARD: %d stones (expected 0, 3 or 5", bad);
+            PB_PREFIX(s, "DONE", want);
+        }
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        PB_EXPECT(s, "7,7", "");
+        PB_EXPECT(s, "7,7", "");
+        PB_EXPECT(s, "8,8", "");
+        PB_PREFIX(s, "DONE", "ERROR SWAP2BOARD: 7,7 is given twice");
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        PB_EXPECT(s, "7,7,1", "");
+        PB_PREFIX(s, "DONE", "ERROR SWAP2BOARD line \"7,7,1\": expected x,y");
+        PB_EXPECT(s, "RESTART", "OK\n");
+        out = pb(s, "BEGIN", NULL);
+        ck_assert_msg(read_xy(out, &x, &y), "%s", out);
+        free(out);
+        pbrain_free(s);
+    }
+}
+END_TEST
+
 START_TEST(pbrain_search_clock)
 {
     gz_config c = gomoku_cfg();
@@ -950,6 +1054,7 @@ int main(void)
     tcase_add_test(tc, budget_rule);
     tcase_add_test(tc, pbrain_session);
     tcase_add_test(tc, pbrain_search_clock);
+    tcase_add_test(tc, pbrain_swap2);
     tcase_add_test(tc, gtp_session_gomoku);
     tcase_add_test(tc, gtp_session_search_and_sanling);
     tcase_add_test(tc, protocols_renju);
