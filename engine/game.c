@@ -90,6 +90,17 @@ int game_random_playout(const game *g, game_state *s, rng *r, float *z)
     uint8_t mask[GAME_MAX_ACTIONS];
     int plies = 0;
     while (!game_terminal(g, s)) {
+        if (g->costly_legal) {
+            /* A uniform action that play() accepts is a uniform legal move; a few tries
+             * are far cheaper than the whole mask. */
+            bool played = false;
+            for (int t = 0; t < 8 && !played; t++)
+                played = game_play(g, s, (int)rng_below(r, (uint32_t)g->actions)) == 0;
+            if (played) {
+                plies++;
+                continue;
+            }
+        }
         int n = game_legal(g, s, mask);
         assert(n > 0);
         uint32_t pick = rng_below(r, (uint32_t)n);

@@ -133,6 +133,8 @@ struct game {
     int nsym;            /* the symmetry subgroup the rules keep */
     sym_id sym[GAME_MAX_SYM]; /* sym[0] == SYM_ID */
     int max_game_length; /* upper bound on plies (for buffers) */
+    bool costly_legal;   /* legal() costs far more than play() of one move (renju: the
+                            forbidden points): random playouts sample moves by trying them */
     char rule[GAME_NAME_LEN]; /* the rule variant a model must have been trained under
                                  (m,n,k: "freestyle", "exact", "renju", "caro"); "" none */
     void *data;          /* game-private immutable data (owned, freed by destroy) */
@@ -170,7 +172,9 @@ const char *game_why_illegal(const game *g, const game_state *s, int action, cha
 game_state *game_state_new(const game *g, rng *r);
 
 /* Plays uniformly random moves to the end; writes z[players]. Uses scratch space on the
- * stack only. Returns the number of plies played. */
+ * stack only. Returns the number of plies played. With g->costly_legal a move is a
+ * uniformly random action that play() accepts (up to 8 tries, then one from the legal
+ * mask): the same distribution, another use of r. */
 int game_random_playout(const game *g, game_state *s, rng *r, float *z);
 
 #endif

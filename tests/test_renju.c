@@ -16,6 +16,8 @@
  *   caro's blocked five), and the rule checks of the config and of game_new.
  */
 #include <check.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -489,6 +491,15 @@ START_TEST(random_boards_agree)
             }
             counted[a]++;
         }
+        /* the whole-board mask (with its quick filter) agrees with the point checks */
+        uint8_t mask[RENJU_MAX_CELLS];
+        int nf = renju_forbidden_mask(board, rows, cols, 1, mask), want = 0;
+        for (int i = 0; i < rows * cols; i++) {
+            bool f = !board[i] && renju_forbidden(board, rows, cols, i, 1);
+            ck_assert_msg(mask[i] == f, "board %d point %d: mask %d, check %d", t, i, mask[i], f);
+            want += f;
+        }
+        ck_assert_int_eq(nf, want);
     }
     for (int k = 0; k < 5; k++)
         ck_assert_msg(counted[k] > 20, "random boards: only %d points of %s", counted[k],
@@ -867,6 +878,28 @@ START_TEST(rule_checks)
 }
 END_TEST
 
+START_TEST(bench_rules_runs)
+{
+    /* gridzero bench rules: a short run prints its JSON line (the README's figure) */
+    const char *bin = getenv("GZ_BIN"), *src = getenv("GZ_SRC");
+    ck_assert_msg(bin && src, "GZ_BIN / GZ_SRC not set (run through meson test)");
+    char cmd[2048], out[4096] = "";
+    snprintf(cmd, sizeof cmd, "%s bench rules -c %s/configs/gomoku9.json --positions 40 --repeats 1 --json",
+             bin, src);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_msg(strstr(out, "\"ns_per_check\"") && strstr(out, "\"positions\": 40"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s bench rules -c %s/configs/sanling9.json 2>/dev/null", bin, src);
+    p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    int st = pclose(p);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("renju");
@@ -883,6 +916,7 @@ int main(void)
     tcase_add_test(tc, caro_blocked_five);
     tcase_add_test(tc, wins_by_rule);
     tcase_add_test(tc, rule_checks);
+    tcase_add_test(tc, bench_rules_runs);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

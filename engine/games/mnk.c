@@ -102,6 +102,7 @@ static int mnk_create(game *g, const cfg_game *cfg, char *err, size_t errlen)
     g->actions = cfg->rows * cfg->cols;
     g->planes = rule == CFG_RULE_RENJU ? MNK_RENJU_PLANES : MNK_PLANES;
     snprintf(g->rule, sizeof g->rule, "%s", cfg_rule_name(rule));
+    g->costly_legal = rule == CFG_RULE_RENJU;
     g->state_size = (sizeof(mnk_state) + (size_t)g->actions + 7) & ~(size_t)7;
     g->max_game_length = g->actions;
     if (g->rows == g->cols) {
@@ -160,10 +161,16 @@ static int mnk_legal(const game *g, const game_state *gs, uint8_t *mask)
         return 0;
     }
     int n = 0;
-    bool renju_black = DATA(g)->rule == CFG_RULE_RENJU && !(s->ply & 1);
+    if (DATA(g)->rule == CFG_RULE_RENJU && !(s->ply & 1)) {
+        renju_forbidden_mask(s->board, g->rows, g->cols, 1, mask); /* 1 = forbidden */
+        for (int i = 0; i < g->actions; i++) {
+            mask[i] = s->board[i] == 0 && !mask[i];
+            n += mask[i];
+        }
+        return n;
+    }
     for (int i = 0; i < g->actions; i++) {
-        mask[i] = s->board[i] == 0 &&
-                  !(renju_black && renju_forbidden(s->board, g->rows, g->cols, i, 1));
+        mask[i] = s->board[i] == 0;
         n += mask[i];
     }
     return n;
@@ -227,9 +234,12 @@ static void mnk_encode(const game *g, const game_state *gs, float *planes)
     }
     if (s->last >= 0)
         planes[2 * hw + s->last] = 1.0f;
-    if (DATA(g)->rule == CFG_RULE_RENJU && !mnk_terminal(g, gs))
+    if (DATA(g)->rule == CFG_RULE_RENJU && !mnk_terminal(g, gs)) {
+        uint8_t forbidden[GAME_MAX_CELLS];
+        renju_forbidden_mask(s->board, g->rows, g->cols, 1, forbidden);
         for (int i = 0; i < hw; i++)
-            planes[5 * hw + i] = !s->board[i] && renju_forbidden(s->board, g->rows, g->cols, i, 1);
+            planes[5 * hw + i] = forbidden[i];
+    }
 }
 
 static uint64_t mnk_hash(const game *g, const game_state *gs)

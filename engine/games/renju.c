@@ -49,25 +49,34 @@ const char *renju_verdict_name(renju_verdict v)
     return "?";
 }
 
+/* Steps from (r, c) along (dr, dc) that stay on the board, at most RJ_HALF. */
+static inline int rj_room(const rj_board *x, int r, int c, int dr, int dc)
+{
+    int k = RJ_HALF;
+    if (dr > 0 && x->rows - 1 - r < k)
+        k = x->rows - 1 - r;
+    if (dr < 0 && r < k)
+        k = r;
+    if (dc > 0 && x->cols - 1 - c < k)
+        k = x->cols - 1 - c;
+    if (dc < 0 && c < k)
+        k = c;
+    return k;
+}
+
 /* L[RJ_LEN]: the line through cell along direction d, cell itself black. */
 static void rj_read(const rj_board *x, int cell, int d, int8_t *L)
 {
     int r = cell / x->cols, c = cell % x->cols, dr = rj_dirs[d][0], dc = rj_dirs[d][1];
+    int step = dr * x->cols + dc;
     L[RJ_HALF] = RJ_BLACK;
-    for (int s = -1; s <= 1; s += 2)
-        for (int i = 1; i <= RJ_HALF; i++) {
-            int rr = r + s * i * dr, cc = c + s * i * dc;
-            int8_t v;
-            if (rr < 0 || rr >= x->rows || cc < 0 || cc >= x->cols) {
-                /* the rest of this side is off the board too */
-                for (; i <= RJ_HALF; i++)
-                    L[RJ_HALF + s * i] = RJ_WALL;
-                break;
-            }
-            int stone = x->b[rr * x->cols + cc];
-            v = stone == 0 ? RJ_EMPTY : stone == x->black ? RJ_BLACK : RJ_WALL;
-            L[RJ_HALF + s * i] = v;
-        }
+    for (int s = -1; s <= 1; s += 2) {
+        int room = rj_room(x, r, c, s * dr, s * dc), i = 1;
+        for (const uint8_t *p = x->b + cell + s * step; i <= room; i++, p += s * step)
+            L[RJ_HALF + s * i] = *p == 0 ? RJ_EMPTY : *p == x->black ? RJ_BLACK : RJ_WALL;
+        for (; i <= RJ_HALF; i++)
+            L[RJ_HALF + s * i] = RJ_WALL; /* off the board */
+    }
 }
 
 /* Black stones in a row from index i going by step (i itself not counted). */
@@ -185,9 +194,38 @@ bool renju_forbidden(const uint8_t *board, int rows, int cols, int cell, int bla
 
 int renju_forbidden_mask(const uint8_t *board, int rows, int cols, int black, uint8_t *mask)
 {
+    /* A point can only be forbidden with black stones near it on its lines: an overline
+     * needs 5 within 5 points on one line, a double four 3 on each of two lines (or 4 on
+     * one), a double three 2 on each of two. So count, for every point and line, the
+     * black stones within 5 points (white stones ignored: a count too high only costs a
+     * full check), and check in full only the points with 2 or more on two lines or 4
+     * or more on one. */
     int n = rows * cols, count = 0;
+    assert(n <= RENJU_MAX_CELLS);
+    uint8_t near[4][RENJU_MAX_CELLS];
+    memset(near, 0, sizeof near[0] * 4);
     for (int i = 0; i < n; i++) {
-        mask[i] = board[i] == 0 && renju_forbidden(board, rows, cols, i, black);
+        if (board[i] != black)
+            continue;
+        int r = i / cols, c = i % cols;
+        for (int d = 0; d < 4; d++)
+            for (int s = -1; s <= 1; s += 2)
+                for (int k = 1; k <= 5; k++) {
+                    int rr = r + s * k * rj_dirs[d][0], cc = c + s * k * rj_dirs[d][1];
+                    if (rr < 0 || rr >= rows || cc < 0 || cc >= cols)
+                        break;
+                    near[d][rr * cols + cc]++;
+                }
+    }
+    for (int i = 0; i < n; i++) {
+        mask[i] = 0;
+        if (board[i])
+            continue;
+        int two = (near[0][i] >= 2) + (near[1][i] >= 2) + (near[2][i] >= 2) + (near[3][i] >= 2);
+        bool four = near[0][i] >= 4 || near[1][i] >= 4 || near[2][i] >= 4 || near[3][i] >= 4;
+        if (two < 2 && !four)
+            continue;
+        mask[i] = renju_forbidden(board, rows, cols, i, black);
         count += mask[i];
     }
     return count;
