@@ -878,6 +878,39 @@ START_TEST(rule_checks)
 }
 END_TEST
 
+START_TEST(render_marks_forbidden)
+{
+    /* the board drawn for a person: black's forbidden points as '#', black to move */
+    const rj_case *c = &cases[0];
+    uint8_t board[RENJU_MAX_CELLS];
+    int rows, cols, cell;
+    read_case(c, board, &rows, &cols, &cell);
+    board[8 * cols + 0] = 2;
+    board[8 * cols + 2] = 2;
+    board[8 * cols + 10] = 2;
+    board[7 * cols + 10] = 2;
+    game *g = renju_game(rows, cols);
+    game_state *s = state_of(g, board);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    g->ops->render(g, s, f);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "# = forbidden for black"), "%s", buf);
+    /* the '?' of the diagram is row 5, column 5 (f): drawn '#' on the line of row 4 */
+    int marks = 0;
+    for (char *q = buf; *q; q++)
+        marks += *q == '#';
+    ck_assert_int_eq(marks, 1 + 1); /* the point and the legend */
+    char *line = strstr(buf, "\n  4");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_msg(line[4 + 2 * 5 + 1] == '#', "%s", buf);
+    free(buf);
+    free(s);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(bench_rules_runs)
 {
     /* gridzero bench rules: a short run prints its JSON line (the README's figure) */
@@ -897,6 +930,21 @@ START_TEST(bench_rules_runs)
     ck_assert_ptr_nonnull(p);
     int st = pclose(p);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    /* bad rules through the binary: exit 2, the key named */
+    const char *bad[] = {"--set game.rule=renju", "-c %s/configs/gomoku9.json --set game.rule=pente",
+                         "-c %s/configs/gomoku9.json --set game.k=4 --set game.rule=caro"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, bad[i], src);
+        snprintf(cmd, sizeof cmd, "%s config check %s 2>&1", bin, args);
+        p = popen(cmd, "r");
+        ck_assert_ptr_nonnull(p);
+        n = fread(out, 1, sizeof out - 1, p);
+        out[n] = 0;
+        st = pclose(p);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d", cmd, st);
+        ck_assert_msg(strstr(out, "game.rule") != NULL, "%s: %s", cmd, out);
+    }
 }
 END_TEST
 
@@ -917,6 +965,7 @@ int main(void)
     tcase_add_test(tc, wins_by_rule);
     tcase_add_test(tc, rule_checks);
     tcase_add_test(tc, bench_rules_runs);
+    tcase_add_test(tc, render_marks_forbidden);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -186,10 +186,12 @@ static bool makes_win(const game *g, const uint8_t *board, int a, int color)
 static int mnk_play(const game *g, game_state *gs, int a)
 {
     mnk_state *s = ST(gs);
-    if (a < 0 || a >= g->actions || mnk_terminal(g, gs) || s->board[a] || black_forbidden(g, s, a))
+    if (a < 0 || a >= g->actions || mnk_terminal(g, gs) || s->board[a])
         return -1;
     int p = s->ply & 1;
     bool win = makes_win(g, s->board, a, p + 1);
+    if (!win && black_forbidden(g, s, a)) /* a five is never forbidden */
+        return -1;
     s->board[a] = (uint8_t)(p + 1);
     s->stones_hash ^= DATA(g)->stone_key[p][a];
     s->last = (int16_t)a;
