@@ -392,6 +392,7 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         nn_params_free(p);
         return -1;
     }
+    dataset_set_q_ratio(d, r->c.train.q_ratio);
     int first = gen - r->c.train.window + 1;
     if (first < 1)
         first = 1;

@@ -164,6 +164,7 @@ int cmd_train(int argc, char **argv)
         cli_error("%s", err);
         goto out;
     }
+    dataset_set_q_ratio(d, c.train.q_ratio);
     for (int i = 0; i < ndata; i++)
         if (dataset_add_path(d, data[i], err, sizeof err) < 0) {
             cli_error("%s", err);

@@ -85,6 +85,9 @@ static const cfg_field fields[] = {
      "self-play: root child c gets at least sqrt(k P(c) N) playouts (KataGo k = 2); 0 = off"},
     {"mcts.policy_pruning", T_BOOL, OFF(mcts.policy_pruning), 0, 1, 1, NULL, NULL, NULL,
      "self-play: remove the forced playouts PUCT would not have made from the policy target"},
+    {"mcts.policy_target", T_STR, OFF(mcts.policy_target), 0, 0, 0, "visits", "visits|completed_q", NULL,
+     "visits: pi = the root's visit distribution (pruned, fresh); completed_q: pi = softmax(log prior + "
+     "sigma(completed Q)) (Gumbel MuZero's improved policy; the move is still chosen from the visits)"},
     {"mcts.fresh_pi", T_BOOL, OFF(mcts.fresh_pi), 0, 1, 1, NULL, NULL, NULL,
      "the policy target counts this search's playouts only, not visits kept by tree reuse"},
 
@@ -163,6 +166,9 @@ static const cfg_field fields[] = {
      NULL, "samples held out for validation"},
     {"train.value_weight", T_FLOAT, OFF(train.value_weight), 0, 100, 1, NULL, NULL, NULL,
      "weight of the value loss"},
+    {"train.q_ratio", T_FLOAT, OFF(train.q_ratio), 0, 1, 0, NULL, NULL, NULL,
+     "value target = (1 - q_ratio) x game outcome + q_ratio x the search's root value (files "
+     "before format 3 have only the outcome)"},
     {"train.reuse", T_FLOAT, OFF(train.reuse), 0, 1000, 4, NULL, NULL, NULL,
      "run: steps per generation = reuse x new positions / batch_size; 0 = train.steps"},
     {"train.schedule_scope", T_STR, OFF(train.schedule_scope), 0, 0, 0, "run", "run|generation", NULL,

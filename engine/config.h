@@ -56,6 +56,7 @@ typedef struct cfg_mcts {
     double forced_playouts; /* KataGo's k: root children get sqrt(k P N) playouts; 0 = off */
     bool policy_pruning;    /* remove forced playouts from pi (with forced_playouts) */
     bool fresh_pi;          /* pi counts this search's playouts, not reused visits */
+    char policy_target[CFG_STR_LEN]; /* "visits" | "completed_q" */
 } cfg_mcts;
 
 typedef struct cfg_net {
@@ -102,6 +103,7 @@ typedef struct cfg_train {
     int log_every;
     double validation_fraction;
     double value_weight;
+    double q_ratio;       /* value target: (1 - q_ratio) z + q_ratio q */
     double reuse;         /* > 0: steps = reuse * new positions / batch_size; 0: steps */
     char schedule_scope[CFG_STR_LEN]; /* "run" | "generation" (gridzero run) */
     int run_steps;        /* scope run: the schedule's length in global steps; 0 = open */

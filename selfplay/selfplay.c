@@ -88,6 +88,7 @@ typedef struct sp_slot {
     int16_t *ply;         /* (max_len) the sample's ply in its game */
     int plies;            /* moves played in the game */
     float *weight;        /* (max_len) policy weight */
+    float *q;             /* (max_len, players) root value, mover-first */
     rng r;                /* full or fast search per move (playout cap randomisation) */
     bool full;            /* this move's search is a full one */
 } sp_slot;
@@ -299,7 +300,8 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const float *z, bool resigned,
         for (int k = 0; k < P; k++)
             zm[k] = z[(s->mover[i] + k) % P];
         rc = sp_writer_append_weighted(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
-                                       zm, s->weight[i], s->gameix, s->ply[i], err, errlen);
+                                       zm, s->q + (size_t)i * P, s->weight[i], s->gameix, s->ply[i],
+                                       err, errlen);
         sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
     }
     if (rc == 0) {
@@ -382,11 +384,12 @@ static void *worker_main(void *arg)
         s->legal = malloc((size_t)L * (size_t)A);
         s->mover = malloc((size_t)L);
         s->weight = malloc(sizeof(float) * (size_t)L);
+        s->q = malloc(sizeof(float) * (size_t)L * (size_t)g->players);
         s->ply = malloc(sizeof(int16_t) * (size_t)L);
         if (!s->tree) {
             fail_shared(sh, err);
             ok = false;
-        } else if (!s->planes || !s->pi || !s->legal || !s->mover || !s->weight || !s->ply) {
+        } else if (!s->planes || !s->pi || !s->legal || !s->mover || !s->weight || !s->q || !s->ply) {
             ok = false;
         }
     }
@@ -468,6 +471,12 @@ static void *worker_main(void *arg)
                 s->ply[s->n] = (int16_t)s->plies;
                 bool degenerate = o->zero_weight_proven && res.proven && res.value[mover] < 1.0f;
                 s->weight[s->n] = s->full && !degenerate ? 1.0f : 0.0f;
+                /* the root value, mover-first as z, clamped: a backed-up mean is in
+                 * [-1, 1] up to rounding */
+                for (int k = 0; k < g->players; k++) {
+                    float v = res.value[(mover + k) % g->players];
+                    s->q[(size_t)s->n * g->players + k] = v < -1 ? -1 : v > 1 ? 1 : isfinite(v) ? v : 0;
+                }
                 s->n++;
             }
             s->plies++;
@@ -531,6 +540,7 @@ static void *worker_main(void *arg)
         free(slots[i].legal);
         free(slots[i].mover);
         free(slots[i].weight);
+        free(slots[i].q);
         free(slots[i].ply);
     }
     free(slots);

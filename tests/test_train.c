@@ -13,6 +13,8 @@
 
 #include <hdf5.h>
 
+#include "nn/h5util.h"
+
 #include "engine/rng.h"
 #include "nn/infer.h"
 #include "nn/params.h"
@@ -681,17 +683,17 @@ START_TEST(policy_weight_round_trip)
     const float weights[6] = {0, 1, 0.5f, 0, 2, 0};
     for (int i = 0; i < 6; i++) {
         planes[i] = 1;
-        ck_assert_msg(sp_writer_append_weighted(w, planes, pi, legal, z, weights[i], i, 0, err, sizeof err) == 0,
+        ck_assert_msg(sp_writer_append_weighted(w, planes, pi, legal, z, NULL, weights[i], i, 0, err, sizeof err) == 0,
                       "%s", err);
     }
-    ck_assert_int_eq(sp_writer_append_weighted(w, planes, pi, legal, z, -1, 9, 0, err, sizeof err), -1);
+    ck_assert_int_eq(sp_writer_append_weighted(w, planes, pi, legal, z, NULL, -1, 9, 0, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "policy weight") != NULL, "%s", err);
     sp_writer_abort(w);
     w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
     memset(planes, 0, sizeof(float) * (size_t)np);
     for (int i = 0; i < 6; i++) {
         planes[i] = 1; /* sample i is told by its i + 1 marker stones */
-        ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, weights[i], i, 0, err, sizeof err) == 0);
+        ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, NULL, weights[i], i, 0, err, sizeof err) == 0);
     }
     ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
     sp_expect ex = sp_expect_game(g);
@@ -743,6 +745,84 @@ START_TEST(policy_weight_round_trip)
     train_net_free(t);
     nn_params_free(p);
     dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
+/* The search value q: written per sample (format 3), refused out of [-1, 1], read back,
+ * and mixed into the value target by dataset_set_q_ratio: 0 serves the outcome, 1 the
+ * search value, 0.25 the blend; sp_writer_append (no q) stores q = z. */
+START_TEST(q_value_target)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(5, 5, 4);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/q.h5", tmpdir);
+    sp_writer *w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    int np = g->planes * 25;
+    float *planes = calloc((size_t)np, sizeof(float)), pi[25] = {0}, z[2] = {1, -1};
+    uint8_t legal[25];
+    memset(legal, 1, sizeof legal);
+    pi[4] = 1;
+    const float q[3][2] = {{0.5f, -0.5f}, {-0.2f, 0.2f}, {1.5f, -1.5f}};
+    ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, q[0], 1, 0, 0, err, sizeof err) == 0);
+    ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, q[1], 1, 1, 0, err, sizeof err) == 0);
+    ck_assert_int_eq(sp_writer_append_weighted(w, planes, pi, legal, z, q[2], 1, 2, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "q[0] = 1.5") != NULL, "%s", err);
+    ck_assert(sp_writer_append(w, planes, pi, legal, z, 3, 0, err, sizeof err) == 0);
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    sp_expect ex = sp_expect_game(g);
+    sp_file *f = sp_file_read(path, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->n, 3);
+    const float want_q[3][2] = {{0.5f, -0.5f}, {-0.2f, 0.2f}, {1, -1}};
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++) {
+            ck_assert_float_eq(f->q[i * 2 + k], want_q[f->gameix[i] == 3 ? 2 : f->gameix[i]][k]);
+            ck_assert_float_eq(f->z[i * 2 + k], z[k]);
+        }
+    ck_assert_int_eq(f->version, SP_VERSION);
+    sp_file_free(f);
+    /* the same file as version 2 (no q dataset): read with q = z */
+    char old[300];
+    snprintf(old, sizeof old, "%s/q2.h5", tmpdir);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cp %s %s", path, old);
+    ck_assert_int_eq(system(cmd), 0);
+    hid_t hf = H5Fopen(old, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(hf >= 0);
+    ck_assert(H5Ldelete(hf, "q", H5P_DEFAULT) >= 0);
+    ck_assert(H5Adelete(hf, "version") >= 0);
+    ck_assert_int_eq(nn_h5_attr_put_i64(hf, "version", 2), 0);
+    H5Fclose(hf);
+    f = sp_file_read(old, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->version, 2);
+    for (int i = 0; i < 6; i++)
+        ck_assert_float_eq(f->q[i], f->z[i]);
+    sp_file_free(f);
+    const double ratios[3] = {0, 1, 0.25};
+    float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
+    uint8_t dl[25];
+    for (int r = 0; r < 3; r++) {
+        dataset *d = dataset_new(g, 0, err, sizeof err);
+        dataset_set_q_ratio(d, ratios[r]);
+        ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(dataset_train_count(d), 3);
+        double sum0 = 0;
+        for (int i = 0; i < 3; i++) {
+            dataset_get(d, i, SYM_ID, x, dpi, dl, dz);
+            ck_assert_float_eq_tol(dz[0] + dz[1], 0, 1e-6);
+            sum0 += dz[0];
+        }
+        /* the samples' q[0] are 0.5, -0.2 and 1 (= z), their z[0] all 1 */
+        double want = (1 - ratios[r]) * 3 + ratios[r] * (0.5 - 0.2 + 1);
+        ck_assert_double_eq_tol(sum0, want, 1e-5);
+        dataset_free(d);
+    }
+    free(x), free(planes);
     game_free(g);
     rm_tmpdir();
 }
@@ -1008,6 +1088,7 @@ static Suite *train_suite(void)
     tcase_add_test(tl, hex_mask_and_nan);
     tcase_add_test(tl, dataset_refuses_mismatch);
     tcase_add_test(tl, policy_weight_round_trip);
+    tcase_add_test(tl, q_value_target);
     tcase_add_test(tl, cli_train_end_to_end);
     tcase_add_test(tl, cli_train_refuses_bad_files);
     suite_add_tcase(s, tl);

@@ -26,6 +26,7 @@ struct dataset {
     sp_expect expect;
     double val_fraction;
     size_t per_state, A, P;
+    float q_ratio;
     /* mutated by add/window */
     split tr, va;
     int files;
@@ -102,6 +103,11 @@ static double game_hash01(int64_t gen, int32_t gameix)
     return (double)(x >> 11) / 9007199254740992.0;
 }
 
+void dataset_set_q_ratio(dataset *d, double ratio)
+{
+    d->q_ratio = (float)(ratio < 0 ? 0 : ratio > 1 ? 1 : ratio);
+}
+
 static int add_file(dataset *d, const char *path, char *err, size_t errlen)
 {
     sp_file *f = sp_file_read(path, &d->expect, err, errlen);
@@ -124,7 +130,10 @@ static int add_file(dataset *d, const char *path, char *err, size_t errlen)
             pk[a] = f->weight[i] * pf[a];
         s->wsum += f->weight[i];
         memcpy(s->legal + (size_t)k * d->A, f->legal + (size_t)i * d->A, d->A);
-        memcpy(s->z + (size_t)k * d->P, f->z + (size_t)i * d->P, sizeof(float) * d->P);
+        float *zk = s->z + (size_t)k * d->P;
+        const float *zf = f->z + (size_t)i * d->P, *qf = f->q + (size_t)i * d->P;
+        for (size_t p = 0; p < d->P; p++)
+            zk[p] = d->q_ratio > 0 ? (1 - d->q_ratio) * zf[p] + d->q_ratio * qf[p] : zf[p];
         s->gen[k] = f->meta.generation;
     }
     d->files++;

@@ -32,6 +32,11 @@ typedef struct dataset dataset;
 dataset *dataset_new(const game *g, double validation_fraction, char *err, size_t errlen);
 void dataset_free(dataset *d); /* accepts NULL */
 
+/* The value target of the samples added from now on: (1 - ratio) x the game's outcome z
+ * + ratio x the search's root value q (samples.h; q = z in files before version 3).
+ * ratio in [0, 1]; 0 (the default) is the outcome alone. */
+void dataset_set_q_ratio(dataset *d, double ratio);
+
 /* Reads one sample file, or every *.h5 file of a directory (sorted by name; *.tmp and
  * other names skipped). Returns 0, or -1 with a message naming the file. */
 int dataset_add_path(dataset *d, const char *path, char *err, size_t errlen);
