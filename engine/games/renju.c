@@ -126,8 +126,10 @@ static void rj_analyse(const int8_t *L, rj_line *o)
     }
 }
 
-/* The verdict at empty cell; x->b is a private copy when depth > 0 or may_write. */
-static renju_verdict rj_verdict(rj_board *x, int cell, int depth, bool may_write)
+/* The verdict at empty cell. x->b may be written (a private copy) when scratch is NULL;
+ * otherwise the board is copied into scratch (RENJU_MAX_CELLS bytes) before the first
+ * write, so that the caller's board is never changed. */
+static renju_verdict rj_verdict(rj_board *x, int cell, int depth, uint8_t *scratch)
 {
     rj_line ln[4];
     int8_t L[RJ_LEN];
@@ -151,11 +153,10 @@ static renju_verdict rj_verdict(rj_board *x, int cell, int depth, bool may_write
         return RENJU_ALLOWED;
     if (depth >= RENJU_MAX_DEPTH)
         return RENJU_DOUBLE_THREE; /* too deep to look at q: the threes count */
-    uint8_t copy[RENJU_MAX_CELLS];
     rj_board y = *x;
-    if (!may_write) {
-        memcpy(copy, x->b, (size_t)x->rows * (size_t)x->cols);
-        y.b = copy;
+    if (scratch) {
+        memcpy(scratch, x->b, (size_t)x->rows * (size_t)x->cols);
+        y.b = scratch;
     }
     int r = cell / x->cols, c = cell % x->cols;
     y.b[cell] = (uint8_t)x->black;
@@ -168,7 +169,7 @@ static renju_verdict rj_verdict(rj_board *x, int cell, int depth, bool may_write
             int off = ln[d].q[i];
             int q = (r + off * rj_dirs[d][0]) * x->cols + c + off * rj_dirs[d][1];
             assert(y.b[q] == 0);
-            if (!renju_verdict_forbidden(rj_verdict(&y, q, depth + 1, true))) {
+            if (!renju_verdict_forbidden(rj_verdict(&y, q, depth + 1, NULL))) {
                 threes++;
                 break;
             }
@@ -184,7 +185,8 @@ renju_verdict renju_check(const uint8_t *board, int rows, int cols, int cell, in
     assert(cell >= 0 && cell < rows * cols && board[cell] == 0);
     /* The board is only read unless a recursion is needed, which copies it first. */
     rj_board x = {.b = (uint8_t *)(uintptr_t)board, .rows = rows, .cols = cols, .black = black};
-    return rj_verdict(&x, cell, 0, false);
+    uint8_t scratch[RENJU_MAX_CELLS];
+    return rj_verdict(&x, cell, 0, scratch);
 }
 
 bool renju_forbidden(const uint8_t *board, int rows, int cols, int cell, int black)
