@@ -56,6 +56,7 @@ typedef struct run_ctx {
     gz_config c;
     const char *dir;
     game *g;
+    opening_book *book;     /* selfplay.openings, loaded once; NULL = none */
     FILE *metrics;      /* metrics.jsonl, appended */
     char best[PATH_LEN]; /* relative to dir: "models/gen_0003.h5" */
     int best_gen;
@@ -276,6 +277,7 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
         return -1;
     sp_opts o;
     sp_opts_from_config(&o, &r->c);
+    o.book = r->book;
     if (rollout) {
         o.search.simulations = r->c.selfplay.bootstrap_simulations;
         mcts_params_pure(&o.search);
@@ -1187,6 +1189,10 @@ int cmd_run(int argc, char **argv)
      * generation of self-play and training. */
     if (cli_check_baselines(&r.c, r.g, cfg_path))
         goto done;
+    if (r.c.selfplay.openings[0] && !(r.book = openings_load(r.g, r.c.selfplay.openings, err, sizeof err))) {
+        cli_error("selfplay.openings: %s", err);
+        goto done;
+    }
     /* The lock comes before anything is written or cleaned up in the directory: a second
      * run must not remove the first one's temporaries nor append to its files. */
     lock_fd = lock_run_dir(dir, err, sizeof err);
@@ -1249,6 +1255,7 @@ done:
         fclose(r.metrics);
     if (lock_fd >= 0)
         close(lock_fd); /* releases the run directory */
+    openings_free(r.book);
     game_free(r.g);
     free(sets);
     return rc;

@@ -99,6 +99,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_bench_train(int argc, char **argv);
 /* `gridzero bench search` (cmd_bench_search.c), dispatched by cmd_bench. */
 int cmd_bench_search(int argc, char **argv);
+/* `gridzero bench rules` (cmd_bench_rules.c), dispatched by cmd_bench. */
+int cmd_bench_rules(int argc, char **argv);
 /* `gridzero info` on a sample file (info_samples.c), a row of cmd_info's table. */
 int info_samples(const char *path);
 

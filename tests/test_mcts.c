@@ -27,7 +27,6 @@ static game *make(int rows, int cols, int k)
     c.game.rows = rows;
     c.game.cols = cols;
     c.game.k = k;
-    c.game.exact = false;
     char err[256];
     game *g = game_new(&c.game, err, sizeof err);
     ck_assert_msg(g != NULL, "%s", err);

@@ -14,7 +14,7 @@ static game *make(int rows, int cols, int k, bool exact)
     c.game.rows = rows;
     c.game.cols = cols;
     c.game.k = k;
-    c.game.exact = exact;
+    cfg_game_set_rule(&c.game, exact ? CFG_RULE_EXACT : CFG_RULE_FREESTYLE);
     char err[256];
     game *g = game_new(&c.game, err, sizeof err);
     ck_assert_msg(g != NULL, "%s", err);

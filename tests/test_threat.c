@@ -1434,7 +1434,7 @@ static game *make_game(int size, int k, bool exact, const char *name)
     if (strcmp(name, "mnk") == 0) {
         c.game.rows = c.game.cols = size;
         c.game.k = k;
-        c.game.exact = exact;
+        cfg_game_set_rule(&c.game, exact ? CFG_RULE_EXACT : CFG_RULE_FREESTYLE);
     }
     char err[256];
     game *g = game_new(&c.game, err, sizeof err);
