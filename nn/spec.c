@@ -188,7 +188,8 @@ out:
     return rc;
 }
 
-int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen)
+/* The model's rule against the game's: 0, or -1 with a message. */
+static int check_rule(const nn_spec *m, const game *g, char *err, size_t errlen)
 {
     if (strcmp(m->rule, g->rule)) {
         bool old_rules = !g->rule[0] || !strcmp(g->rule, "freestyle") || !strcmp(g->rule, "exact");
@@ -202,6 +203,17 @@ int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen
                            "recorded: freestyle or exact five), but the game is played under rule "
                            "%s (game.rule): train a model for it", g->rule);
     }
+    return 0;
+}
+
+int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen)
+{
+    /* a game with rules: the rule first (a renju model has one plane more than a
+     * freestyle one, and the rule is what the user must hear about); a game without
+     * rules (sanling, tic-tac-toe): the shape first, since a model with a rule is then
+     * another game's */
+    if (g->rule[0] && check_rule(m, g, err, errlen) < 0)
+        return -1;
     if (m->planes != g->planes)
         return gz_fail(err, errlen, "spec planes = %d, but game %s encodes %d planes", m->planes, g->name,
                     g->planes);
@@ -221,6 +233,8 @@ int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen
         return gz_fail(err, errlen, "spec policy head conv needs point actions; game %s has %d actions",
                     g->name, g->actions);
     }
+    if (!g->rule[0] && check_rule(m, g, err, errlen) < 0)
+        return -1;
     return 0;
 }
 
