@@ -33,6 +33,7 @@
 #include "engine/elo.h"
 #include "loop/comm.h"
 #include "loop/dist.h"
+#include "loop/rundir.h"
 #include "loop/rundata.h"
 #include "nn/checkpoint.h"
 #include "nn/net_eval.h"
@@ -58,6 +59,7 @@ typedef struct run_ctx {
     gz_config c;
     const char *dir;
     game *g;
+    opening_book *book;     /* selfplay.openings, loaded once; NULL = none */
     FILE *metrics;      /* metrics.jsonl, appended */
     char best[PATH_LEN]; /* relative to dir: "models/gen_0003.h5" */
     int best_gen;
@@ -158,34 +160,6 @@ static int mkdir_p(const char *path, char *err, size_t errlen)
 static int write_atomic(const char *path, const char *text, char *err, size_t errlen)
 {
     return rd_write_atomic(path, text, err, errlen);
-}
-
-/* Reads a whole text file (malloc'd, free with free()), NULL if unreadable. */
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t n;
-    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[len] = 0;
-    return buf;
 }
 
 /* Appends one event to metrics.jsonl (takes ownership of obj). */
@@ -337,6 +311,7 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, double 
     if (cli_sp_eval_init(&ev, &sc, r->g, rollout ? NULL : model, err, errlen) < 0)
         return -1;
     sp_opts_from_config(o, &sc);
+    o->book = r->book;
     o->games = games;
     if (rollout) {
         o->search.simulations = r->c.selfplay.bootstrap_simulations;
@@ -461,12 +436,16 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     double wall = cli_now() - t0;
     if (lead(r)) {
         int64_t games = 0, positions = 0;
+        double draws = 0, plies = 0;
         for (int k = 0; all && k < r->ranks; k++) {
             cJSON *m = all[k][0] ? cJSON_Parse(all[k]) : NULL;
             if (!m)
                 continue;
-            games += (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "games"));
+            double g = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "games"));
+            games += (int64_t)g;
             positions += (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "positions"));
+            draws += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "draws"));
+            plies += g * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "mean_length"));
             metric(r, m);
         }
         if (r->ranks > 1) {
@@ -479,6 +458,8 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
             cJSON_AddNumberToObject(m, "seconds", wall);
             cJSON_AddNumberToObject(m, "positions_per_s", positions / (wall + 1e-9));
             cJSON_AddNumberToObject(m, "games_per_hour", games * 3600.0 / (wall + 1e-9));
+            cJSON_AddNumberToObject(m, "draws", draws);
+            cJSON_AddNumberToObject(m, "mean_length", games ? plies / (double)games : 0);
             metric(r, m);
         }
         r->sp_games += games;
@@ -862,7 +843,7 @@ static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const
             /* gather: every rank's games in game order into rank 0's results file */
             comm_wait_all(r->cm);
             if ((rc = dist_agree(r->cm, rc, err, errlen)) == 0) {
-                char *text = read_text(mine);
+                char *text = rundir_read_text(mine, NULL);
                 char *merged = dist_merge_games(r->cm, text ? text : "", err, errlen);
                 free(text);
                 if (lead(r)) {
@@ -970,48 +951,6 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
     return dist_agree(r->cm, rc, err, errlen);
 }
 
-/* The candidate's score against the best in arena/gen_i.jsonl: the games whose players
- * are exactly gen_i and gen_best. Returns games counted (score in *score, 0..1). */
-static int best_score(const run_ctx *r, int gen, int best_gen, double *score)
-{
-    char path[PATH_LEN], cname[32], bname[32];
-    join(path, r, "arena/gen_%04d.jsonl", gen);
-    snprintf(cname, sizeof cname, "gen_%04d", gen);
-    snprintf(bname, sizeof bname, "gen_%04d", best_gen);
-    char *text = read_text(path);
-    if (!text)
-        return 0;
-    int games = 0;
-    double sum = 0;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        cJSON *o = cJSON_Parse(line);
-        const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "players");
-        const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "result");
-        int n = cJSON_GetArraySize(pl), cseat = -1, others_best = 1;
-        for (int k = 0; k < n; k++) {
-            const cJSON *nm = cJSON_GetArrayItem(pl, k);
-            if (!cJSON_IsString(nm))
-                others_best = 0;
-            else if (!strcmp(nm->valuestring, cname))
-                cseat = k;
-            else if (strcmp(nm->valuestring, bname))
-                others_best = 0;
-        }
-        if (cseat >= 0 && others_best && cJSON_GetArraySize(res) == n) {
-            float z[GAME_MAX_PLAYERS];
-            for (int k = 0; k < n && k < GAME_MAX_PLAYERS; k++)
-                z[k] = (float)cJSON_GetArrayItem(res, k)->valuedouble;
-            int cls = arena_outcome_class(n, z, cseat);
-            sum += cls > 0 ? 1.0 : cls == 0 ? 0.5 : 0.0;
-            games++;
-        }
-        cJSON_Delete(o);
-    }
-    free(text);
-    *score = games ? sum / games : 0;
-    return games;
-}
-
 /* Replays the promotions of generations 1..upto from the arena files into r->best. */
 static void replay_promotions(run_ctx *r, int upto, bool log)
 {
@@ -1019,8 +958,8 @@ static void replay_promotions(run_ctx *r, int upto, bool log)
     snprintf(r->best, sizeof r->best, "models/gen_0000.h5");
     for (int k = 1; k <= upto; k++) {
         double score = 0;
-        int n = best_score(r, k, r->best_gen, &score);
-        bool promote = r->c.arena.gate <= 0 || (n > 0 && score >= r->c.arena.gate);
+        int n = 0;
+        bool promote = rundir_promotes(r->dir, r->c.arena.gate, k, r->best_gen, &score, &n);
         if (log && k == upto) {
             cJSON *m = event("promote", k);
             cJSON_AddNumberToObject(m, "score_vs_best", score);
@@ -1049,7 +988,7 @@ static int write_ladder(run_ctx *r, int upto, char *err, size_t errlen)
     for (int k = 1; k <= upto; k++) {
         char p[PATH_LEN];
         join(p, r, "arena/gen_%04d.jsonl", k);
-        char *t = read_text(p);
+        char *t = rundir_read_text(p, NULL);
         if (!t)
             continue;
         size_t n = strlen(t);
@@ -1141,7 +1080,7 @@ static void write_plots(run_ctx *r)
     }
     char path[PATH_LEN], tsv[PATH_LEN], err[256];
     snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
-    char *text = read_text(path);
+    char *text = rundir_read_text(path, NULL);
     if (!text)
         return;
     size_t cap = strlen(text) + 64, off = 0;
@@ -1201,7 +1140,7 @@ static void write_plots(run_ctx *r)
     free(rows);
     /* elo.tsv: the models' ratings by generation; the baselines become level lines. */
     snprintf(path, sizeof path, "%s/ratings.csv", r->dir);
-    char *csv = read_text(path);
+    char *csv = rundir_read_text(path, NULL);
     char elo_rows[8192] = "", lines[2048] = "";
     size_t eo = 0, lo = 0;
     if (csv) {
@@ -1290,20 +1229,9 @@ static int write_clock(run_ctx *r, char *err, size_t errlen)
     return write_atomic(path, text, err, errlen);
 }
 
-/* RUN_DIR/name parsed as JSON (free with cJSON_Delete), NULL when missing or not JSON. */
-static cJSON *read_json(const run_ctx *r, const char *name)
-{
-    char path[PATH_LEN];
-    snprintf(path, sizeof path, "%s/%s", r->dir, name);
-    char *text = read_text(path);
-    cJSON *o = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    return o;
-}
-
 static double read_clock(const run_ctx *r)
 {
-    cJSON *o = read_json(r, "clock.json");
+    cJSON *o = rundir_read_json(r->dir, "clock.json");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "seconds");
     double v = cJSON_IsNumber(s) && s->valuedouble >= 0 ? s->valuedouble : 0;
     cJSON_Delete(o);
@@ -1407,7 +1335,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     }
     snprintf(p, sizeof p, "%s/config.json", r->dir);
     char *mine = config_identity(&r->c);
-    char *text = read_text(p);
+    char *text = rundir_read_text(p, NULL);
     int rc = 0;
     if (text) {
         gz_config old;
@@ -1453,7 +1381,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
     /* A torn last line (a full disk, or a file from an older version that wrote events
      * through stdio's buffer) is cut off so every line stays one JSON object. */
-    char *old = read_text(p);
+    char *old = rundir_read_text(p, NULL);
     if (old) {
         size_t n = strlen(old);
         if (n > 0 && old[n - 1] != '\n') {
@@ -1477,7 +1405,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
 /* The last generation state.json records as done (0 when none or no state.json). */
 static int generations_done(const run_ctx *r)
 {
-    cJSON *o = read_json(r, "state.json");
+    cJSON *o = rundir_read_json(r->dir, "state.json");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
     int done = 0;
@@ -1715,6 +1643,11 @@ int cmd_run(int argc, char **argv)
     /* A bad baseline would otherwise surface only at the first arena, after a whole
      * generation of self-play and training. */
     bad = bad || !r.g || cli_check_baselines(&r.c, r.g, cfg_path);
+    if (!bad && r.c.selfplay.openings[0] &&
+        !(r.book = openings_load(r.g, r.c.selfplay.openings, err, sizeof err))) {
+        cli_error("selfplay.openings: %s", err);
+        bad = 1;
+    }
     if (comm_max_i64(r.cm, bad)) {
         if (!bad)
             cli_error("run: rank %d: another rank refused its arguments (see its message)", r.rank);
@@ -1794,6 +1727,7 @@ done:
         fclose(r.metrics);
     if (lock_fd >= 0)
         close(lock_fd); /* releases the run directory */
+    openings_free(r.book);
     game_free(r.g);
     free(sets);
     comm_free(r.cm);

@@ -131,14 +131,22 @@ int cmd_selfplay(int argc, char **argv)
         cli_error("%s", err);
         goto done;
     }
+    opening_book *book = NULL;
+    if (c.selfplay.openings[0] && !(book = openings_load(g, c.selfplay.openings, err, sizeof err))) {
+        cli_error("selfplay.openings: %s", err);
+        game_free(g);
+        goto done;
+    }
     cli_sp_eval ev;
     if (cli_sp_eval_init(&ev, &c, g, model, err, sizeof err) < 0) {
         cli_error("%s", err);
+        openings_free(book);
         game_free(g);
         goto done;
     }
     sp_opts o;
     sp_opts_from_config(&o, &c);
+    o.book = book;
     if (games > 0)
         o.games = games;
     if (!model) {
@@ -177,6 +185,7 @@ int cmd_selfplay(int argc, char **argv)
     }
     free(gcfg);
     cli_sp_eval_deinit(&ev);
+    openings_free(book);
     game_free(g);
 done:
     free(sets);

@@ -95,10 +95,14 @@ int cmd_selfplay(int argc, char **argv);
 int cmd_selfplay_follow(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+/* `gridzero serve` (cmd_serve.c; built with libmicrohttpd only). */
+int cmd_serve(int argc, char **argv);
 /* `gridzero bench train` (cmd_bench_train.c), dispatched by cmd_bench. */
 int cmd_bench_train(int argc, char **argv);
 /* `gridzero bench search` (cmd_bench_search.c), dispatched by cmd_bench. */
 int cmd_bench_search(int argc, char **argv);
+/* `gridzero bench rules` (cmd_bench_rules.c), dispatched by cmd_bench. */
+int cmd_bench_rules(int argc, char **argv);
 /* `gridzero info` on a sample file (info_samples.c), a row of cmd_info's table. */
 int info_samples(const char *path);
 

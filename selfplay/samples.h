@@ -55,6 +55,9 @@ typedef struct sp_expect {
     char game[GAME_NAME_LEN];
     int players, planes, rows, cols, actions;
     int lattice; /* game_lattice, or -1 */
+    char rule[GAME_NAME_LEN]; /* the game's rule (g->rule); "" = not checked. A file whose
+                                 game_config names another rule is refused; one naming
+                                 none (older files) only under renju and caro */
 } sp_expect;
 
 /* The expectation "exactly game g's shape". */

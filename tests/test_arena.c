@@ -386,6 +386,73 @@ START_TEST(arena_command_three_players)
 }
 END_TEST
 
+START_TEST(opening_book_both_colours)
+{
+    /* Gomoku 9x9 from a book of two openings: each seat rotation plays the book's next
+     * line (game 2j and 2j+1 the same), so every line is played from both colours; the
+     * command takes --openings and refuses a bad book with exit 2 naming it. */
+    game *g = make_mnk(9, 9, 5);
+    char book[] = "/tmp/gz_test_book_XXXXXX";
+    int fd = mkstemp(book);
+    ck_assert(fd >= 0);
+    FILE *bf = fdopen(fd, "w");
+    fputs("e5 d4 f6\n# a comment\n4,4 5,5\n", bf);
+    fclose(bf);
+    char err[512];
+    opening_book *b = openings_load(g, book, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    player *pl[2] = {make_player("alphabeta:1", g), make_player("random", g)};
+    char path[] = "/tmp/gz_test_bookres_XXXXXX";
+    fd = mkstemp(path);
+    close(fd);
+    arena_opts o = {.games = 8, .opening_moves = 0, .seed = 4, .results_path = path, .book = b};
+    arena_tally t[2];
+    ck_assert_msg(arena_run(g, pl, 2, &o, t, err, sizeof err) == 0, "%s", err);
+    FILE *f = fopen(path, "r");
+    char line[8192];
+    const char *want[2][3] = {{"e5", "d4", "f6"}, {"e5", "f4", NULL}};
+    for (int i = 0; i < 8; i++) {
+        ck_assert(fgets(line, sizeof line, f) != NULL);
+        cJSON *j = cJSON_Parse(line);
+        cJSON *mv = cJSON_GetObjectItem(j, "moves");
+        int k = (i / 2) % 2, nw = k ? 2 : 3;
+        for (int m = 0; m < nw; m++)
+            ck_assert_str_eq(cJSON_GetArrayItem(mv, m)->valuestring, want[k][m]);
+        ck_assert_int_eq(cJSON_GetObjectItem(j, "opening")->valueint, nw);
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    unlink(path);
+    openings_free(b);
+    player_free(pl[0]);
+    player_free(pl[1]);
+    game_free(g);
+    /* through the binary */
+    char cfgp[] = "/tmp/gz_test_bookcfg_XXXXXX";
+    fd = mkstemp(cfgp);
+    bf = fdopen(fd, "w");
+    fputs("{\"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, \"k\": 5}}\n", bf);
+    fclose(bf);
+    char args[512], *out, *eout;
+    snprintf(args, sizeof args, "arena -c %s alphabeta:1 random --games 4 --openings %s", cfgp, book);
+    int rc = run_bin(args, NULL, &out, &eout);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, eout);
+    ck_assert_msg(strstr(out, "openings from") && strstr(out, "(2)"), "%s", out);
+    free(out);
+    free(eout);
+    bf = fopen(book, "w");
+    fputs("e5 e5\n", bf);
+    fclose(bf);
+    rc = run_bin(args, NULL, &out, &eout);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(eout, book) && strstr(eout, "occupied"), "%s", eout);
+    free(out);
+    free(eout);
+    unlink(book);
+    unlink(cfgp);
+}
+END_TEST
+
 START_TEST(arena_command_results_and_elo)
 {
     char path[] = "/tmp/gz_test_cmd_XXXXXX";
@@ -542,6 +609,7 @@ int main(void)
     tcase_add_test(tc, arena_command_results_and_elo);
     tcase_add_test(tc, arena_command_bad_input);
     tcase_add_test(tc, play_through_a_pipe);
+    tcase_add_test(tc, opening_book_both_colours);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
