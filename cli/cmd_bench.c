@@ -409,6 +409,7 @@ static const bench_kind benches[] = {
     {"nn", bench_nn, "network forward: oneDNN and the reference, by batch size"},
     {"train", cmd_bench_train, "training steps (forward, backward, optimizer): samples/s"},
     {"search", cmd_bench_search, "PUCT search over many games at once: simulations/s"},
+    {"rules", cmd_bench_rules, "renju's forbidden-point check: ns per point, legal() and encode()"},
 };
 #define NBENCHES (sizeof benches / sizeof benches[0])
 

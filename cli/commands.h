@@ -92,6 +92,8 @@ int cmd_play(int argc, char **argv);
 int cmd_pbrain(int argc, char **argv);
 int cmd_gtp(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
+/* `gridzero selfplay --follow RUN_DIR` (cmd_follow.c), dispatched by cmd_selfplay. */
+int cmd_selfplay_follow(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 /* n positions of g after a random number of random moves (0 .. a third of the longest
@@ -99,10 +101,14 @@ int cmd_train(int argc, char **argv);
  * planes, legal[n] masks (the caller's). Deterministic given seed. 0, or -1 when out of
  * memory. */
 int cli_random_positions(const game *g, int n, uint64_t seed, float *in, uint8_t *legal);
+/* `gridzero serve` (cmd_serve.c; built with libmicrohttpd only). */
+int cmd_serve(int argc, char **argv);
 /* `gridzero bench train` (cmd_bench_train.c), dispatched by cmd_bench. */
 int cmd_bench_train(int argc, char **argv);
 /* `gridzero bench search` (cmd_bench_search.c), dispatched by cmd_bench. */
 int cmd_bench_search(int argc, char **argv);
+/* `gridzero bench rules` (cmd_bench_rules.c), dispatched by cmd_bench. */
+int cmd_bench_rules(int argc, char **argv);
 /* `gridzero info` on a sample file (info_samples.c), a row of cmd_info's table. */
 int info_samples(const char *path);
 

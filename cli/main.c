@@ -20,6 +20,9 @@ static const cli_command commands[] = {
     {"config", cmd_config, "check a config file and print the effective config; list the keys"},
     {"pbrain", cmd_pbrain, "the Gomocup brain protocol on stdin/stdout (Gomoku managers)"},
     {"gtp", cmd_gtp, "the Go Text Protocol (v2) on stdin/stdout, for every game (GTP tools)"},
+#ifdef GZ_HAVE_SERVE
+    {"serve", cmd_serve, "play and analyse in the browser, watch a run live (HTTP on localhost)"},
+#endif
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

@@ -29,6 +29,7 @@ sp_expect sp_expect_game(const game *g)
     e.cols = g->cols;
     e.actions = g->actions;
     e.lattice = (int)g->lattice;
+    snprintf(e.rule, sizeof e.rule, "%s", g->rule);
     return e;
 }
 
@@ -664,6 +665,7 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         goto bad;
     }
     int version = (int)v;
+    f->version = version;
     if (nn_h5_attr_get_i64(file, "complete", &v) < 0 || v != 1) {
         gz_fail(err, errlen, "%s: incomplete sample file (no \"complete\" mark: its writer did not finish)", path);
         goto bad;
@@ -736,6 +738,20 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
                     gz_fail(err, errlen, "%s: %s is %d, expected %d", path, cmp[k].name, cmp[k].have, cmp[k].want);
                 goto bad;
             }
+    }
+    if (expect && expect->rule[0]) {
+        cJSON *gc = cJSON_Parse(f->game_config);
+        const cJSON *r = gc ? cJSON_GetObjectItemCaseSensitive(gc, "rule") : NULL;
+        char have[GAME_NAME_LEN] = "";
+        if (cJSON_IsString(r))
+            snprintf(have, sizeof have, "%s", r->valuestring);
+        cJSON_Delete(gc);
+        bool old_ok = !strcmp(expect->rule, "freestyle") || !strcmp(expect->rule, "exact");
+        if (have[0] ? strcmp(have, expect->rule) != 0 : !old_ok) {
+            gz_fail(err, errlen, "%s: samples played under rule %s, expected %s (game.rule)", path,
+                    have[0] ? have : "freestyle or exact (none recorded)", expect->rule);
+            goto bad;
+        }
     }
     /* version 1 files have the datasets before policy_weight, version 2 those before q */
     if (check_extents(file, path, version >= 3 ? DS_COUNT : version == 2 ? DS_Q : DS_WEIGHT, err,

@@ -55,6 +55,9 @@ typedef struct sp_expect {
     char game[GAME_NAME_LEN];
     int players, planes, rows, cols, actions;
     int lattice; /* game_lattice, or -1 */
+    char rule[GAME_NAME_LEN]; /* the game's rule (g->rule); "" = not checked. A file whose
+                                 game_config names another rule is refused; one naming
+                                 none (older files) only under renju and caro */
 } sp_expect;
 
 /* The expectation "exactly game g's shape". */
@@ -111,6 +114,7 @@ void sp_writer_abort(sp_writer *w);
 /* A sample file read whole into memory. */
 typedef struct sp_file {
     char *path;        /* owned copy */
+    int version;       /* the file's format version */
     char game[GAME_NAME_LEN];
     char *game_config; /* owned JSON text */
     sp_meta meta;

@@ -65,6 +65,7 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c)
     o->fast_simulations = c->selfplay.fast_simulations;
     o->zero_weight_proven = c->selfplay.zero_weight_proven;
     o->record_fast = c->selfplay.record_fast;
+    o->swap2 = !strcmp(c->selfplay.opening, "swap2");
     o->seed = c->seed;
 }
 
@@ -106,10 +107,21 @@ typedef struct sp_shared {
     char err[512];        /* guarded */
 } sp_shared;
 
+/* A worker's scratch for choosing swap2 openings (SP_SWAP2_CANDIDATES positions). */
+typedef struct sp_swap2 {
+    unsigned char *states;     /* (K, state_size) */
+    const game_state **ptrs;   /* (K) */
+    uint64_t *keys;            /* (K) */
+    uint8_t *legal;            /* (K, actions) */
+    float *priors;             /* (K, actions) */
+    float *values;             /* (K, players) */
+} sp_swap2;
+
 typedef struct sp_worker {
     sp_shared *sh;
     int id;
     evaluator *e;
+    sp_swap2 sw;               /* allocated when the run uses swap2 */
     pthread_t thread;
 } sp_worker;
 
@@ -144,8 +156,99 @@ static int claim_game(sp_shared *sh)
     return ix;
 }
 
-static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratch)
+/* Adds `stones` stones to s: the most balanced (white's value, white to move after them,
+ * nearest 0) of SP_SWAP2_CANDIDATES random placements within the central side x side
+ * points. *v_white receives that value. Returns 0 or -1 with a message (evaluator). */
+static int swap2_place(const game *g, evaluator *e, sp_swap2 *sw, int batch, game_state *s,
+                       int stones, int side, rng *r, float *v_white, char *err, size_t errlen)
 {
+    const int K = SP_SWAP2_CANDIDATES, A = g->actions, P = g->players;
+    int n = 0;
+    for (int tries = 0; n < K && tries < 4 * K; tries++) {
+        game_state *c = (game_state *)(sw->states + (size_t)n * g->state_size);
+        game_copy(g, c, s);
+        bool ok = true;
+        for (int k = 0; k < stones && ok; k++) {
+            int a = openings_central_point(g, c, side, r);
+            ok = a >= 0 && game_play(g, c, a) == 0 && !game_terminal(g, c);
+        }
+        if (!ok)
+            continue;
+        sw->ptrs[n] = c;
+        sw->keys[n] = game_hash(g, c);
+        game_legal(g, c, sw->legal + (size_t)n * A);
+        n++;
+    }
+    if (n == 0) {
+        *v_white = 0;
+        return 0; /* no room for a swap2 opening: the game starts as it is */
+    }
+    int step = batch > 0 ? batch : 1;
+    for (int i = 0; i < n; i += step) {
+        int m = n - i < step ? n - i : step;
+        if (evaluator_run(e, m, sw->ptrs + i, sw->keys + i, sw->legal + (size_t)i * A,
+                          sw->priors + (size_t)i * A, sw->values + (size_t)i * P, err, errlen) < 0)
+            return -1;
+    }
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (fabsf(sw->values[(size_t)i * P + 1]) < fabsf(sw->values[(size_t)best * P + 1]))
+            best = i;
+    game_copy(g, s, sw->ptrs[best]);
+    *v_white = sw->values[(size_t)best * P + 1];
+    return 0;
+}
+
+/* A swap2 opening on s (the start position); see selfplay.h. Returns the stones placed,
+ * or -1 with a message. */
+static int swap2_open(const game *g, evaluator *e, sp_swap2 *sw, int batch, game_state *s, rng *r,
+                      char *err, size_t errlen)
+{
+    float v;
+    int before = g->ops->ply(g, s);
+    if (swap2_place(g, e, sw, batch, s, 3, 7, r, &v, err, errlen) < 0)
+        return -1;
+    /* The responder: white's value v against black's -v. Taking a colour changes no
+     * move here; placing two more does. */
+    if (g->ops->ply(g, s) == before + 3 && fabsf(v - (-v)) < SP_SWAP2_PLACE2 &&
+        swap2_place(g, e, sw, batch, s, 2, 9, r, &v, err, errlen) < 0)
+        return -1;
+    return g->ops->ply(g, s) - before;
+}
+
+static void swap2_free(sp_swap2 *sw)
+{
+    free(sw->states);
+    free(sw->ptrs);
+    free(sw->keys);
+    free(sw->legal);
+    free(sw->priors);
+    free(sw->values);
+    memset(sw, 0, sizeof *sw);
+}
+
+static int swap2_alloc(sp_swap2 *sw, const game *g)
+{
+    size_t K = SP_SWAP2_CANDIDATES, A = (size_t)g->actions;
+    sw->states = malloc(K * g->state_size);
+    sw->ptrs = malloc(K * sizeof *sw->ptrs);
+    sw->keys = malloc(K * sizeof *sw->keys);
+    sw->legal = malloc(K * A);
+    sw->priors = malloc(K * A * sizeof *sw->priors);
+    sw->values = malloc(K * (size_t)g->players * sizeof *sw->values);
+    if (!sw->states || !sw->ptrs || !sw->keys || !sw->legal || !sw->priors || !sw->values) {
+        swap2_free(sw);
+        return -1;
+    }
+    return 0;
+}
+
+/* Starts game gameix in slot s: the start position, then the opening (a book line or
+ * swap2). Returns 0 or -1 with a message (the evaluator failed). */
+static int slot_start(sp_worker *wk, sp_slot *s, int gameix, game_state *scratch, char *err,
+                      size_t errlen)
+{
+    sp_shared *sh = wk->sh;
     const game *g = sh->g;
     s->gameix = gameix;
     s->n = 0;
@@ -163,8 +266,23 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
     s->no_resign = g->players != 2 || sh->o->resign_threshold <= -1.0 ||
                    rng_uniform(&r) < sh->o->resign_disabled_fraction;
     game_init(g, scratch, &r);
+    const sp_opts *o = sh->o;
+    if (o->book) {
+        int count = openings_count(o->book);
+        uint64_t offset = rng_derive(o->seed, 0x626f6f6bULL) % (uint64_t)count;
+        int line = (int)((offset + (uint64_t)gameix) % (uint64_t)count);
+        if (openings_play(o->book, line, g, scratch) < 0)
+            return gz_fail(err, errlen, "self-play: opening book line %d does not fit the game", line + 1);
+    } else if (o->swap2) {
+        rng sr;
+        rng_seed(&sr, rng_derive(o->seed, 0x7377617032ULL + (uint64_t)gameix));
+        if (swap2_open(g, wk->e, &wk->sw, o->search.batch, scratch, &sr, err, errlen) < 0)
+            return -1;
+    }
+    s->plies = g->ops->ply(g, scratch);
     mcts_set_root(s->tree, scratch);
     rng_seed(&s->r, rng_derive(sh->o->seed, 0x706372ULL + (uint64_t)gameix));
+    return 0;
 }
 
 /* The game in slot s ended with outcome z (absolute players): write its samples. */
@@ -254,7 +372,8 @@ static void *worker_main(void *arg)
     float *pi = malloc(sizeof(float) * (size_t)A);
     game_state *scratch = malloc(g->state_size);
     mcts_batch *batch = mcts_batch_new(g, nslots * o->search.batch);
-    bool ok = slots && active && active_ix && fplanes && pi && scratch && batch;
+    bool ok = slots && active && active_ix && fplanes && pi && scratch && batch &&
+              (!o->swap2 || swap2_alloc(&wk->sw, g) == 0);
     for (int i = 0; ok && i < nslots; i++) {
         sp_slot *s = &slots[i];
         s->gameix = -1;
@@ -283,15 +402,19 @@ static void *worker_main(void *arg)
         for (int i = 0; i < nslots; i++) {
             if (slots[i].gameix < 0) {
                 int ix = claim_game(sh);
-                if (ix >= 0)
-                    slot_start(sh, &slots[i], ix, scratch);
+                if (ix >= 0 && slot_start(wk, &slots[i], ix, scratch, err, sizeof err) < 0) {
+                    fail_shared(sh, err);
+                    slots[i].gameix = -1;
+                    ok = false;
+                    break;
+                }
             }
             if (slots[i].gameix >= 0) {
                 active_ix[nact] = i;
                 active[nact++] = slots[i].tree;
             }
         }
-        if (nact == 0 || should_stop(sh))
+        if (!ok || nact == 0 || should_stop(sh))
             break;
         pthread_mutex_lock(&sh->lock);
         bool failed = sh->failed;
@@ -427,6 +550,7 @@ static void *worker_main(void *arg)
     free(pi);
     free(scratch);
     mcts_batch_free(batch);
+    swap2_free(&wk->sw);
     return NULL;
 }
 

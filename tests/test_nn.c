@@ -57,6 +57,60 @@ START_TEST(spec_from_config_and_json_round_trip)
 }
 END_TEST
 
+START_TEST(spec_rule_checked)
+{
+    /* The rule is part of the spec: written, read back, and a model made under one rule
+     * is refused under another (with both named); a spec without one (older files) is
+     * taken for freestyle or exact only. */
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    char err[512];
+    game *free_g = game_new(&c.game, err, sizeof err);
+    cfg_game_set_rule(&c.game, CFG_RULE_EXACT);
+    game *exact_g = game_new(&c.game, err, sizeof err);
+    cfg_game_set_rule(&c.game, CFG_RULE_RENJU);
+    game *renju_g = game_new(&c.game, err, sizeof err);
+    ck_assert(free_g && exact_g && renju_g);
+    nn_spec s, t;
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, renju_g, err, sizeof err), 0);
+    ck_assert_str_eq(s.rule, "renju");
+    ck_assert_int_eq(s.planes, 6);
+    char *j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"rule\":\"renju\""));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_str_eq(t.rule, "renju");
+    free(j);
+    ck_assert_int_eq(nn_spec_check_game(&s, renju_g, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_check_game(&s, free_g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "trained under rule renju") && strstr(err, "rule freestyle"), "%s", err);
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, free_g, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_check_game(&s, exact_g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "freestyle") && strstr(err, "exact"), "%s", err);
+    ck_assert_int_eq(nn_spec_check_game(&s, renju_g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "rule renju"), "%s", err);
+    /* no rule recorded: freestyle and exact take it, renju does not */
+    s.rule[0] = 0;
+    j = nn_spec_to_json(&s);
+    ck_assert_ptr_null(strstr(j, "rule"));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_str_eq(t.rule, "");
+    free(j);
+    ck_assert_int_eq(nn_spec_check_game(&t, free_g, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_check_game(&t, exact_g, err, sizeof err), 0);
+    t.planes = 6;
+    ck_assert_int_eq(nn_spec_check_game(&t, renju_g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "records no rule"), "%s", err);
+    ck_assert_int_eq(nn_spec_from_json(&t, "{\"planes\":5,\"rows\":9,\"cols\":9,\"lattice\":\"square\","
+                                           "\"players\":2,\"actions\":81,\"blocks\":1,\"channels\":8,"
+                                           "\"head_channels\":4,\"value_hidden\":8,\"policy_head\":"
+                                           "\"conv\",\"rule\":7}", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "rule"), "%s", err);
+    game_free(free_g);
+    game_free(exact_g);
+    game_free(renju_g);
+}
+END_TEST
+
 START_TEST(layout_order_offsets_and_count)
 {
     nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, NN_POLICY_CONV);
@@ -584,6 +638,7 @@ static Suite *nn_suite(void)
     TCase *t = tcase_create("spec_params");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, spec_from_config_and_json_round_trip);
+    tcase_add_test(t, spec_rule_checked);
     tcase_add_test(t, layout_order_offsets_and_count);
     tcase_add_test(t, he_init_deterministic_and_masked);
     tcase_add_test(t, bad_spec_rejected_by_name);

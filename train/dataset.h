@@ -48,6 +48,9 @@ void dataset_apply_window(dataset *d, int window);
 int64_t dataset_train_count(const dataset *d);
 int64_t dataset_val_count(const dataset *d);
 int dataset_files(const dataset *d);
+/* Games read: per file, its highest game index + 1 (self-play numbers a file's games
+ * from 0). */
+int64_t dataset_games(const dataset *d);
 /* The newest generation among the held samples (-1 when empty). */
 int64_t dataset_newest_generation(const dataset *d);
 
@@ -57,6 +60,12 @@ int64_t dataset_newest_generation(const dataset *d);
  * z (n, players). Requires dataset_train_count > 0. */
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
                     uint8_t *legal, float *z);
+
+/* The same draws as dataset_sample(d, r, n, ...) (r advances by all n), but only
+ * samples [lo, hi) of the batch are written, to x, pi, legal, z from their start:
+ * data-parallel ranks draw the same batch and each fills its own shard. */
+void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
+                         float *pi, uint8_t *legal, float *z);
 
 /* Validation samples start .. start+n-1 (no augmentation), same outputs. */
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
