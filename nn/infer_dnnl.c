@@ -6,21 +6,23 @@
  *   block b: conv1 3x3 (A -> B, ReLU post-op)
  *            conv2 3x3 (B -> A, sum post-op with A = the skip, then ReLU; plain trunk:
  *            no sum)
- *   head conv 1x1: the policy and value head convs concatenated (C -> 2H, ReLU), dst f32
- *            NHWC so the tiny rest is contiguous plain C: policy 1x1 (or dense) + bias,
- *            masked softmax; value global average pool, FC, ReLU, FC, tanh.
+ *   head conv 1x1: the policy and value head convs concatenated (C -> 2H, ReLU), dst
+ *            NHWC (f32, or bf16 below) so the tiny rest is contiguous plain C: policy 1x1
+ *            (or dense) + bias, masked softmax; value global average pool, FC, ReLU, FC,
+ *            tanh.
  * A and B have the layout the first trunk conv picks (format_tag any); the other convs
  * are pinned to it so no activation reorder happens inside the trunk. Weights are folded
  * once per context and reordered once per distinct layout a plan asks for (cached).
  * Plans are made per batch bucket (1,2,3,4,6,8,12,16,...,512): a batch of n runs in the
  * smallest bucket >= n (rows beyond n are zero padding), so at most 18 plans exist.
- * bf16: activations and weights bf16, biases and the head output f32.
- * int8: the stem is f32 (the caller's input, f32 weights) writing u8; then activations u8,
+ * bf16: activations and weights bf16, biases f32, the head output bf16.
+ * int8: the input reorder quantises the planes to u8 (scale 1 / input step); activations u8,
  *   weights s8 (reordered from the folded f32 with 1 / step per output channel), biases
  *   f32 in the unit of the s32 accumulator (oneDNN v2 adds the bias before the output
  *   scale), output scales src step * weight step / dst step per output channel, the
- *   skip's sum post-op scaled by skip step / dst step; the head conv writes f32 (output
- *   scale src step * weight step), so the heads are the same plain C as in fp32.
+ *   skip's sum post-op scaled by skip step / dst step; the head conv writes bf16 (f32
+ *   without avx512_bf16; output scale src step * weight step), so the heads are the same
+ *   plain C as in fp32.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -68,8 +70,6 @@ typedef struct plan {
     dnnl_memory_t in_conv;  /* stem src (== in_user when no reorder) */
     dnnl_primitive_t in_reorder; /* NULL when none */
     dnnl_memory_t a, b;     /* trunk activations */
-    dnnl_memory_t stem_out; /* int8: the f32 stem's output (owned; NULL otherwise) */
-    dnnl_primitive_t stem_reorder; /* int8: stem_out -> a, quantising to u8 */
     dnnl_memory_t cal;             /* calibration: f32 NCHW copy of a trunk tensor (owned) */
     dnnl_primitive_t cal_r[2];     /* calibration: a -> cal, b -> cal */
     dnnl_memory_t head;     /* f32 nhwc n x 2H */
@@ -83,7 +83,7 @@ struct nn_infer {
     int rows, cols, hw, actions, nl, threads;
     nn_precision prec;
     dnnl_data_type_t adt, wdt; /* activations, weights: f32, bf16, or u8 and s8 */
-    float stem_scale;          /* int8: 1 / the step of the stem's output */
+    float in_scale;            /* int8: 1 / the input planes' step */
     dnnl_data_type_t hdt;      /* the head conv's output: f32, or bf16 (bf16 and int8 on a
                                   CPU with bf16) */
     dnnl_engine_t engine;
@@ -213,10 +213,6 @@ static void plan_free(plan *p, int nl)
             dnnl_primitive_destroy(p->prim[i]);
     if (p->in_reorder)
         dnnl_primitive_destroy(p->in_reorder);
-    if (p->stem_reorder)
-        dnnl_primitive_destroy(p->stem_reorder);
-    if (p->stem_out)
-        dnnl_memory_destroy(p->stem_out);
     if (p->cal)
         dnnl_memory_destroy(p->cal);
     for (int i = 0; i < 2; i++)
@@ -276,10 +272,7 @@ static float act_step(float mx) { return mx > 0 ? mx / 255.0f : 1.0f / 255.0f; }
 
 /* int8: every layer's scales and quantised bias from its folded f32 weights and the
  * calibration (nn_calib's activation order: the input, then layer l's output is l + 1,
- * so layer l reads activation l). The stem stays f32 (a reorder quantises its
- * output to u8; oneDNN 2.6 has no f32 conv with a u8 destination): its weights meet binary planes with nothing to average their rounding out,
- * and measured on a trained 9x9 net they alone cost 1 point of policy top-1 agreement
- * in s8, for 5/64 of a trunk conv's work. Returns 0, or -1 when out of memory. */
+ * so layer l reads activation l). Returns 0, or -1 when out of memory. */
 static int quantize_layers(nn_infer *ctx, const nn_calib *c)
 {
     for (int l = 0; l < ctx->nl; l++) {
@@ -292,14 +285,8 @@ static int quantize_layers(nn_infer *ctx, const nn_calib *c)
         if (!y->wscale || !y->qb || !y->oscale)
             return -1;
         float src = act_step(c->act_range[l]), dst = head ? 1.0f : act_step(c->act_range[l + 1]);
-        if (l == 0) { /* the f32 stem: real bias; its output is quantised by a reorder */
-            ctx->stem_scale = 1.0f / dst;
-            for (int o = 0; o < y->oc; o++) {
-                y->wscale[o] = y->oscale[o] = 1.0f;
-                y->qb[o] = y->b[o];
-            }
-            continue;
-        }
+        if (l == 0)
+            ctx->in_scale = 1.0f / src;
         for (int o = 0; o < y->oc; o++) {
             float ws = weight_step(y->w + (size_t)o * per, per);
             y->wscale[o] = 1.0f / ws;
@@ -471,19 +458,8 @@ out:
     return rc;
 }
 
-/* The data types of layer l's source, weights and destination (the head's destination
- * is always f32, given by the caller). */
-static void layer_types(const nn_infer *ctx, int l, dnnl_data_type_t *src, dnnl_data_type_t *wei,
-                        dnnl_data_type_t *dst)
-{
-    bool f32_stem = l == 0 && ctx->prec == NN_PREC_INT8;
-    *src = f32_stem ? dnnl_f32 : ctx->adt;
-    *wei = f32_stem ? dnnl_f32 : ctx->wdt;
-    *dst = f32_stem ? dnnl_f32 : ctx->adt;
-}
-
 /* A convolution primitive descriptor for layer l at batch n. src/dst NULL = any layout
- * of the layer's types. */
+ * of the context's types. */
 static int conv_pd(nn_infer *ctx, int l, int n, const dnnl_memory_desc_t *src,
                    const dnnl_memory_desc_t *dst, dnnl_primitive_desc_t *pd, char *err, size_t errlen)
 {
@@ -494,8 +470,7 @@ static int conv_pd(nn_infer *ctx, int l, int n, const dnnl_memory_desc_t *src,
     dnnl_memory_desc_t smd, wmd, bmd, dmd;
     dnnl_dims_t sd = {n, y->ic, ctx->rows, ctx->cols}, dd = {n, y->oc, ctx->rows, ctx->cols};
     dnnl_dims_t wd = {y->oc, y->ic, y->k, y->k}, bd = {y->oc};
-    dnnl_data_type_t sdt, wdt, ddt;
-    layer_types(ctx, l, &sdt, &wdt, &ddt);
+    dnnl_data_type_t sdt = ctx->adt, wdt = ctx->wdt, ddt = ctx->adt;
     if (src)
         smd = *src;
     else
@@ -584,27 +559,8 @@ static plan *get_plan(nn_infer *ctx, int bi, char *err, size_t errlen)
             goto out;
         amd = dnnl_primitive_desc_query_md(pds[head], dnnl_query_src_md, 0);
     }
-    bool f32_stem = ctx->prec == NN_PREC_INT8;
-    if (conv_pd(ctx, 0, n, NULL, f32_stem ? NULL : amd, &pds[0], err, errlen) < 0)
+    if (conv_pd(ctx, 0, n, NULL, amd, &pds[0], err, errlen) < 0)
         goto out;
-    if (f32_stem) { /* stem (f32, any layout) -> reorder, u8 = round(x / step) -> A */
-        const dnnl_memory_desc_t *omd = dnnl_primitive_desc_query_md(pds[0], dnnl_query_dst_md, 0);
-        dnnl_primitive_attr_t ra = NULL;
-        dnnl_primitive_desc_t spd = NULL;
-        DN(dnnl_memory_create(&pl->stem_out, omd, ctx->engine, DNNL_MEMORY_ALLOCATE));
-        dnnl_status_t st = dnnl_primitive_attr_create(&ra);
-        if (st == dnnl_success)
-            st = dnnl_primitive_attr_set_output_scales(ra, 1, 0, &ctx->stem_scale);
-        if (st == dnnl_success)
-            st = dnnl_reorder_primitive_desc_create(&spd, omd, ctx->engine, amd, ctx->engine, ra);
-        if (st == dnnl_success)
-            st = dnnl_primitive_create(&pl->stem_reorder, spd);
-        if (spd)
-            dnnl_primitive_desc_destroy(spd);
-        if (ra)
-            dnnl_primitive_attr_destroy(ra);
-        DN(st);
-    }
     /* memories */
     dnnl_memory_desc_t umd;
     dnnl_dims_t ud = {n, ctx->spec.planes, ctx->rows, ctx->cols};
@@ -618,7 +574,19 @@ static plan *get_plan(nn_infer *ctx, int bi, char *err, size_t errlen)
         pl->in_conv = pl->in_user;
     } else {
         DN(dnnl_memory_create(&pl->in_conv, smd, ctx->engine, DNNL_MEMORY_ALLOCATE));
-        DN(dnnl_reorder_primitive_desc_create(&rpd, &umd, ctx->engine, smd, ctx->engine, NULL));
+        dnnl_primitive_attr_t ra = NULL;
+        if (ctx->prec == NN_PREC_INT8) { /* u8 = round(x / input step) */
+            DN(dnnl_primitive_attr_create(&ra));
+            dnnl_status_t st = dnnl_primitive_attr_set_output_scales(ra, 1, 0, &ctx->in_scale);
+            if (st != dnnl_success)
+                dnnl_primitive_attr_destroy(ra);
+            DN(st);
+        }
+        dnnl_status_t st = dnnl_reorder_primitive_desc_create(&rpd, &umd, ctx->engine, smd,
+                                                              ctx->engine, ra);
+        if (ra)
+            dnnl_primitive_attr_destroy(ra);
+        DN(st);
         DN(dnnl_primitive_create(&pl->in_reorder, rpd));
     }
     DN(dnnl_memory_create(&pl->a, amd, ctx->engine, DNNL_MEMORY_ALLOCATE));
@@ -796,7 +764,7 @@ static void layer_mems(const nn_infer *ctx, const plan *pl, int l, dnnl_memory_t
 {
     if (l == 0) {
         *src = pl->in_conv;
-        *dst = pl->stem_out ? pl->stem_out : pl->a;
+        *dst = pl->a;
     } else if (l == ctx->nl - 1) {
         *src = pl->a;
         *dst = pl->head;
@@ -827,10 +795,6 @@ static int exec_layers(nn_infer *ctx, plan *pl, int upto, nn_act_visit visit, vo
                                 {DNNL_ARG_BIAS, pl->bias[l]},
                                 {DNNL_ARG_DST, dst}};
         DN(dnnl_primitive_execute(pl->prim[l], ctx->stream, 4, a));
-        if (l == 0 && pl->stem_reorder) {
-            dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, pl->stem_out}, {DNNL_ARG_TO, pl->a}};
-            DN(dnnl_primitive_execute(pl->stem_reorder, ctx->stream, 2, r));
-        }
         if (visit) {
             DN(dnnl_stream_wait(ctx->stream));
             if (cal_visit(ctx, pl, dst, l + 1, visit, u, err, errlen) < 0)
