@@ -1,5 +1,5 @@
 /* gridzero arena -c CONFIG A B [C] [--games N] [--results FILE] [--json] [--seed S]
- *                [--sprt ELO0,ELO1 [--alpha A] [--beta B]] */
+ *                [--openings FILE] [--sprt ELO0,ELO1 [--alpha A] [--beta B]] */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,7 @@ static void arena_usage(FILE *f)
 {
     fprintf(f,
             "usage: gridzero arena [-c CONFIG] [--set KEY=VALUE]... PLAYER PLAYER [PLAYER]\n"
-            "                      [--games N] [--results FILE] [--json] [--seed S]\n"
+            "                      [--games N] [--results FILE] [--json] [--seed S] [--openings FILE]\n"
             "                      [--sprt ELO0,ELO1 [--alpha A] [--beta B]]\n\n"
             "Plays a match between the players (as many as the game has seats), rotating seats\n"
             "(all six orders for three players) and starting every game with arena.opening_moves\n"
@@ -33,6 +33,10 @@ static void arena_usage(FILE *f)
             "                     {\"games\":N,\"players\":[{\"name\",\"wins\",\"draws\",\"losses\",\"score\"}]}\n"
             "                     score = wins + draws/2 (two players), mean outcome (three)\n"
             "  --seed S           seed of openings and random players (default: the config's)\n"
+            "  --openings FILE    an opening book (one move list a line, e.g. \"h8 i9 h10\"): each\n"
+            "                     seat rotation starts from the book's next line, so every\n"
+            "                     opening is played from both colours; arena.opening_moves random\n"
+            "                     moves follow it (--set arena.opening_moves=0 for none)\n"
             "  --sprt ELO0,ELO1   two players: stop once a sequential probability ratio test on\n"
             "                     the first player's results decides between H0 \"its advantage is\n"
             "                     ELO0\" and H1 \"it is ELO1\" (checked after each colour-swapped\n"
@@ -85,8 +89,8 @@ static const char *score_text(const arena_tally *t, int np, char *buf, size_t le
 static void describe_game(const gz_config *c, const game *g, char *buf, size_t len)
 {
     if (!strcmp(g->name, "mnk"))
-        snprintf(buf, len, "mnk %dx%d k=%d%s", c->game.rows, c->game.cols, c->game.k,
-                 c->game.exact ? " exact" : "");
+        snprintf(buf, len, "mnk %dx%d k=%d%s%s", c->game.rows, c->game.cols, c->game.k,
+                 strcmp(g->rule, "freestyle") ? " " : "", strcmp(g->rule, "freestyle") ? g->rule : "");
     else if (g->players == 1)
         snprintf(buf, len, "%s %dx%d", g->name, g->rows, g->cols);
     else
@@ -249,7 +253,8 @@ int cmd_arena(int argc, char **argv)
     int nspecs = 0, games = -1;
     bool json = false, have_seed = false;
     uint64_t seed = 0;
-    const char *sprt_text = NULL;
+    const char *sprt_text = NULL, *book_path = NULL;
+    opening_book *book = NULL;
     elo_sprt sprt = {0, 0, 0.05, 0.05};
     char **sets = malloc(sizeof(char *) * (size_t)argc);
     if (!sets)
@@ -279,6 +284,8 @@ int cmd_arena(int argc, char **argv)
                 goto out;
             }
             have_seed = true;
+        } else if (!strcmp(a, "--openings") && more) {
+            book_path = argv[++i];
         } else if (!strcmp(a, "--json")) {
             json = true;
         } else if (!strcmp(a, "--sprt") && more) {
@@ -329,6 +336,10 @@ int cmd_arena(int argc, char **argv)
         goto out;
     }
     player *players[ARENA_MAX_SOLO] = {0};
+    if (book_path && !(book = openings_load(g, book_path, err, sizeof err))) {
+        cli_error("arena: --openings: %s", err);
+        goto free_players;
+    }
     for (int i = 0; i < nspecs; i++) {
         players[i] = player_new(specs[i], g, &c, cli_player_ext(), err, sizeof err);
         if (!players[i]) {
@@ -351,6 +362,7 @@ int cmd_arena(int argc, char **argv)
         .sprt = sprt_text ? &sprt : NULL,
         .games = games > 0 ? games : c.arena.games,
         .opening_moves = c.arena.opening_moves,
+        .book = book,
         .seed = have_seed ? seed : c.seed,
         .results_path = results,
     };
@@ -383,7 +395,10 @@ int cmd_arena(int argc, char **argv)
     arena_tally t[GAME_MAX_PLAYERS];
     char desc[96];
     describe_game(&c, g, desc, sizeof desc);
-    if (!json)
+    if (!json && book)
+        printf("arena: %s, %d games, openings from %s (%d) + %d random moves, seed %llu\n", desc,
+               o.games, book_path, openings_count(book), o.opening_moves, (unsigned long long)o.seed);
+    else if (!json)
         printf("arena: %s, %d games, %d random opening moves, seed %llu\n", desc, o.games,
                o.opening_moves, (unsigned long long)o.seed);
     fflush(stdout);
@@ -453,6 +468,7 @@ int cmd_arena(int argc, char **argv)
 free_players:
     for (int i = 0; i < nspecs; i++)
         player_free(players[i]);
+    openings_free(book);
     game_free(g);
 out:
     free(sets);

@@ -11,14 +11,16 @@
 #include "engine/game.h"
 #include "nn/checkpoint.h"
 #include "nn/infer.h"
+#include "nn/quant.h"
 
 #define MAX_BATCHES 16
+#define MAX_PRECS 4
 
 static void bench_nn_usage(FILE *f)
 {
     fprintf(f,
             "usage: gridzero bench nn [-c CONFIG] [--set KEY=VALUE]... [-m MODEL]\n"
-            "                         [--batches 1,8,32,64,256] [--precision auto|fp32|bf16]\n"
+            "                         [--batches 1,8,32,64,256] [--precision P[,P...]]\n"
             "                         [--threads N] [--repeats R] [--no-ref] [--json] [--save FILE]\n\n"
             "Times the network of CONFIG (random He weights, seed from the config) or of MODEL:\n"
             "oneDNN inference at each batch size (median of R timed repeats of at least 0.2 s\n"
@@ -27,13 +29,51 @@ static void bench_nn_usage(FILE *f)
             "positions of the config's game. Prints positions/s, ms per batch and GFLOP/s (from\n"
             "the FLOP count of `gridzero info`) and the process CPU time per batch (on a shared\n"
             "machine, wall time over CPU time shows the share of the cores the run got);\n"
+            "P is auto, fp32, bf16 or int8 (default net.precision); auto picks what a\n"
+            "self-play worker would. int8 needs a calibrated MODEL (gridzero quantize); random\n"
+            "weights are calibrated on the benchmark's own positions first. Several\n"
+            "precisions (--precision int8,bf16) are timed interleaved, repeat by repeat, and\n"
+            "compared by their best and median times: on a shared machine only such ratios\n"
+            "mean much.\n"
             "--json prints one JSON object. --save writes\n"
             "the random model to FILE (a checkpoint of generation 0).\n");
 }
 
+int cli_random_positions(const game *g, int n, uint64_t seed, float *in, uint8_t *legal)
+{
+    game_state *st = malloc(g->state_size);
+    if (!st)
+        return -1;
+    size_t per = (size_t)g->planes * (size_t)g->rows * (size_t)g->cols;
+    rng r;
+    rng_seed(&r, seed);
+    for (int b = 0; b < n; b++) {
+        uint8_t *m = legal + (size_t)b * g->actions;
+        game_init(g, st, &r);
+        int plies = (int)rng_below(&r, (uint32_t)(g->max_game_length / 3 + 1));
+        for (int k = 0; k < plies && !game_terminal(g, st); k++) {
+            int nl = game_legal(g, st, m);
+            uint32_t pick = rng_below(&r, (uint32_t)nl);
+            for (int a = 0; a < g->actions; a++)
+                if (m[a] && pick-- == 0) {
+                    game_play(g, st, a);
+                    game_resolve_chance(g, st, &r); /* 2048's spawn; nothing elsewhere */
+                    break;
+                }
+        }
+        if (game_terminal(g, st))
+            game_init(g, st, &r);
+        game_encode(g, st, in + per * (size_t)b);
+        game_legal(g, st, m);
+    }
+    free(st);
+    return 0;
+}
+
 typedef struct bench_row {
     int batch;
-    double ms, pps, gflops;
+    double ms, pps, gflops; /* median */
+    double best_ms;         /* the fastest repeat */
     double cpu_ms; /* process CPU time per batch (all threads): on a shared machine,
                       wall time / CPU time shows how much of the cores we actually got */
 } bench_row;
@@ -56,37 +96,51 @@ static int run_once(runner *r, int n, char *err, size_t errlen)
                           errlen);
 }
 
-static int time_batch(runner *r, int n, int reps, double min_s, double flops, bench_row *row,
-                      char *err, size_t errlen)
+static double median(double *x, int n)
 {
-    if (run_once(r, n, err, errlen) < 0) /* warm-up: builds the plan */
-        return -1;
-    double t0 = cli_now();
-    if (run_once(r, n, err, errlen) < 0)
-        return -1;
-    double one = cli_now() - t0;
-    int iters = one > 0 ? (int)(min_s / one) + 1 : 1000;
-    if (iters > 100000)
-        iters = 100000;
-    double ms[64], cms[64];
+    qsort(x, (size_t)n, sizeof(double), cli_cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* Times batch n on the nr runners r, interleaved: each repeat runs every runner in turn
+ * for >= min_s (its iteration count from one timed run after a warm-up that builds the
+ * plan), so that a change of the machine's load hits all of them alike. */
+static int time_batch(runner *r, int nr, int n, int reps, double min_s, double flops,
+                      bench_row *row, char *err, size_t errlen)
+{
+    int iters[MAX_PRECS];
+    for (int j = 0; j < nr; j++) {
+        if (run_once(&r[j], n, err, errlen) < 0) /* warm-up: builds the plan */
+            return -1;
+        double t0 = cli_now();
+        if (run_once(&r[j], n, err, errlen) < 0)
+            return -1;
+        double one = cli_now() - t0;
+        iters[j] = one > 0 ? (int)(min_s / one) + 1 : 1000;
+        if (iters[j] > 100000)
+            iters[j] = 100000;
+    }
+    double ms[MAX_PRECS][64], cms[MAX_PRECS][64];
     if (reps > 64)
         reps = 64;
-    for (int k = 0; k < reps; k++) {
-        t0 = cli_now();
-        double c0 = cli_cpu_now();
-        for (int i = 0; i < iters; i++)
-            if (run_once(r, n, err, errlen) < 0)
-                return -1;
-        ms[k] = (cli_now() - t0) * 1e3 / iters;
-        cms[k] = (cli_cpu_now() - c0) * 1e3 / iters;
+    for (int k = 0; k < reps; k++)
+        for (int j = 0; j < nr; j++) {
+            double t0 = cli_now(), c0 = cli_cpu_now();
+            for (int i = 0; i < iters[j]; i++)
+                if (run_once(&r[j], n, err, errlen) < 0)
+                    return -1;
+            ms[j][k] = (cli_now() - t0) * 1e3 / iters[j];
+            cms[j][k] = (cli_cpu_now() - c0) * 1e3 / iters[j];
+        }
+    for (int j = 0; j < nr; j++) {
+        bench_row *w = &row[j];
+        w->batch = n;
+        w->cpu_ms = median(cms[j], reps);
+        w->ms = median(ms[j], reps);
+        w->best_ms = ms[j][0]; /* sorted by median() */
+        w->pps = n * 1e3 / w->ms;
+        w->gflops = w->pps * flops / 1e9;
     }
-    qsort(ms, (size_t)reps, sizeof(double), cli_cmp_double);
-    qsort(cms, (size_t)reps, sizeof(double), cli_cmp_double);
-    row->cpu_ms = reps % 2 ? cms[reps / 2] : 0.5 * (cms[reps / 2 - 1] + cms[reps / 2]);
-    row->batch = n;
-    row->ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
-    row->pps = n * 1e3 / row->ms;
-    row->gflops = row->pps * flops / 1e9;
     return 0;
 }
 
@@ -98,6 +152,7 @@ static cJSON *rows_json(const bench_row *rows, int n)
         cJSON_AddNumberToObject(o, "batch", rows[i].batch);
         cJSON_AddNumberToObject(o, "positions_per_s", rows[i].pps);
         cJSON_AddNumberToObject(o, "ms_per_batch", rows[i].ms);
+        cJSON_AddNumberToObject(o, "best_ms_per_batch", rows[i].best_ms);
         cJSON_AddNumberToObject(o, "gflops", rows[i].gflops);
         cJSON_AddNumberToObject(o, "cpu_ms_per_batch", rows[i].cpu_ms);
         cJSON_AddItemToArray(a, o);
@@ -196,13 +251,23 @@ static int bench_nn(int argc, char **argv)
         game_free(g);
         goto out;
     }
-    nn_precision prec;
-    if (nn_precision_parse(prec_word ? prec_word : c.net.precision, &prec) < 0) {
-        cli_error("bench nn: precision: expected auto, fp32 or bf16, got \"%s\"",
-                  prec_word ? prec_word : c.net.precision);
-        nn_params_free(p);
-        game_free(g);
-        goto out;
+    nn_precision prec[MAX_PRECS];
+    int np = 0;
+    const char *plist = prec_word ? prec_word : c.net.precision;
+    for (const char *q = plist; *q;) {
+        char word[16];
+        size_t len = strcspn(q, ",");
+        snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), q);
+        if (np == MAX_PRECS || len >= sizeof word || nn_precision_parse(word, &prec[np]) < 0) {
+            cli_error("bench nn: precision: expected up to %d of auto, fp32, bf16, int8 separated "
+                      "by commas, got \"%s\"", MAX_PRECS, plist);
+            nn_params_free(p);
+            game_free(g);
+            goto out;
+        }
+        np++;
+        q += len;
+        q += *q == ',';
     }
     if (threads < 0)
         threads = c.net.threads;
@@ -216,39 +281,39 @@ static int bench_nn(int argc, char **argv)
     uint8_t *legal = malloc((size_t)g->actions * (size_t)maxb);
     float *pol = malloc(sizeof(float) * (size_t)g->actions * (size_t)maxb);
     float *val = malloc(sizeof(float) * (size_t)g->players * (size_t)maxb);
-    game_state *st = malloc(g->state_size);
-    rng r;
-    rng_seed(&r, c.seed);
-    for (int b = 0; b < maxb; b++) {
-        game_init(g, st, &r);
-        int plies = (int)rng_below(&r, (uint32_t)(g->max_game_length / 3 + 1));
-        for (int k = 0; k < plies && !game_terminal(g, st); k++) {
-            uint8_t *m = legal + (size_t)b * g->actions;
-            int nl = game_legal(g, st, m);
-            uint32_t pick = rng_below(&r, (uint32_t)nl);
-            for (int a = 0; a < g->actions; a++)
-                if (m[a] && pick-- == 0) {
-                    game_play(g, st, a);
-                    game_resolve_chance(g, st, &r); /* 2048's spawn; nothing elsewhere */
-                    break;
-                }
-        }
-        if (game_terminal(g, st))
-            game_init(g, st, &r);
-        game_encode(g, st, in + per * (size_t)b);
-        game_legal(g, st, legal + (size_t)b * g->actions);
-    }
-    double flops = nn_spec_flops(&p->layout.spec, g->rows, g->cols);
-    bench_row rows[MAX_BATCHES], rrows[2];
-    int nref = 0;
-    nn_infer *ctx = nn_infer_new(p, g->rows, g->cols, prec, threads, err, sizeof err);
-    if (!ctx) {
-        cli_error("%s", err);
+    nn_infer *ctx[MAX_PRECS] = {0};
+    if (!in || !legal || !pol || !val || cli_random_positions(g, maxb, c.seed, in, legal) < 0) {
+        cli_error("bench nn: out of memory");
         goto done;
     }
-    runner rn = {ctx, p, g->rows, g->cols, in, legal, pol, val};
+    bool want8 = false;
+    for (int j = 0; j < np; j++)
+        want8 |= prec[j] == NN_PREC_INT8;
+    if (want8 && !model && nn_cpu_has_vnni() &&
+        nn_calibrate(p, g->rows, g->cols, maxb, in, threads, err, sizeof err) < 0) {
+        cli_error("bench nn: calibrating the random weights: %s", err);
+        goto done;
+    }
+    if (want8 && nn_int8_check(p, err, sizeof err) < 0) {
+        cli_error("bench nn: %s: %s", model ? model : "random weights", err);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    double flops = nn_spec_flops(&p->layout.spec, g->rows, g->cols);
+    bench_row rows[MAX_BATCHES][MAX_PRECS], rrows[2];
+    int nref = 0;
+    runner rn[MAX_PRECS];
+    for (int j = 0; j < np; j++) {
+        ctx[j] = nn_infer_new(p, g->rows, g->cols, prec[j], threads, err, sizeof err);
+        if (!ctx[j]) {
+            cli_error("%s", err);
+            goto done;
+        }
+        prec[j] = nn_infer_precision(ctx[j]);
+        rn[j] = (runner){ctx[j], p, g->rows, g->cols, in, legal, pol, val};
+    }
     for (int i = 0; i < nb; i++)
-        if (time_batch(&rn, batches[i], reps, 0.2, flops, &rows[i], err, sizeof err) < 0) {
+        if (time_batch(rn, np, batches[i], reps, 0.2, flops, rows[i], err, sizeof err) < 0) {
             cli_error("%s", err);
             goto done;
         }
@@ -256,7 +321,7 @@ static int bench_nn(int argc, char **argv)
         runner rr = {NULL, p, g->rows, g->cols, in, legal, pol, val};
         int rb[2] = {1, 8};
         for (nref = 0; nref < 2; nref++)
-            if (time_batch(&rr, rb[nref], reps < 3 ? reps : 3, 0.0, flops, &rrows[nref], err,
+            if (time_batch(&rr, 1, rb[nref], reps < 3 ? reps : 3, 0.0, flops, &rrows[nref], err,
                            sizeof err) < 0) {
                 cli_error("%s", err);
                 goto done;
@@ -269,10 +334,21 @@ static int bench_nn(int argc, char **argv)
         cJSON_AddItemToObject(o, "spec", cJSON_Parse(sj));
         free(sj);
         cJSON_AddStringToObject(o, "model", model ? model : "random");
-        cJSON_AddStringToObject(o, "precision", nn_precision_name(prec));
+        cJSON_AddStringToObject(o, "precision", nn_precision_name(prec[0]));
         cJSON_AddNumberToObject(o, "threads", eff_threads);
         cJSON_AddNumberToObject(o, "flops_per_position", flops);
-        cJSON_AddItemToObject(o, "batches", rows_json(rows, nb));
+        cJSON *runs = cJSON_AddArrayToObject(o, "runs");
+        for (int j = 0; j < np; j++) {
+            bench_row col[MAX_BATCHES];
+            for (int i = 0; i < nb; i++)
+                col[i] = rows[i][j];
+            if (j == 0) /* the first precision's rows, as before runs existed */
+                cJSON_AddItemToObject(o, "batches", rows_json(col, nb));
+            cJSON *ro = cJSON_CreateObject();
+            cJSON_AddStringToObject(ro, "precision", nn_precision_name(prec[j]));
+            cJSON_AddItemToObject(ro, "batches", rows_json(col, nb));
+            cJSON_AddItemToArray(runs, ro);
+        }
         if (ref) {
             cJSON *ro = cJSON_AddObjectToObject(o, "reference");
             cJSON_AddItemToObject(ro, "batches", rows_json(rrows, nref));
@@ -286,24 +362,37 @@ static int bench_nn(int argc, char **argv)
                model ? model : "random weights", s->blocks, nn_trunk_name(s->trunk),
                s->blocks == 1 ? "" : "s", s->channels,
                g->rows, g->cols, nn_lattice_name(s->lattice), s->players, flops / 1e6);
-        printf("oneDNN %s, %d threads (median of %d repeats)\n", nn_precision_name(prec),
-               eff_threads, reps);
-        printf("  %6s %14s %12s %10s %16s\n", "batch", "positions/s", "ms/batch", "GFLOP/s",
-               "CPU ms/batch");
-        for (int i = 0; i < nb; i++)
-            printf("  %6d %14.1f %12.3f %10.1f %16.3f\n", rows[i].batch, rows[i].pps, rows[i].ms,
-                   rows[i].gflops, rows[i].cpu_ms);
+        for (int j = 0; j < np; j++) {
+            printf("oneDNN %s, %d threads (median of %d repeats%s)\n", nn_precision_name(prec[j]),
+                   eff_threads, reps, np > 1 ? ", interleaved with the other precisions" : "");
+            printf("  %6s %14s %12s %12s %10s %16s\n", "batch", "positions/s", "ms/batch",
+                   "best ms", "GFLOP/s", "CPU ms/batch");
+            for (int i = 0; i < nb; i++) {
+                const bench_row *w = &rows[i][j];
+                printf("  %6d %14.1f %12.3f %12.3f %10.1f %16.3f\n", w->batch, w->pps, w->ms,
+                       w->best_ms, w->gflops, w->cpu_ms);
+            }
+        }
+        for (int j = 1; j < np; j++)
+            for (int i = 0; i < nb; i++)
+                printf("%s / %s at batch %d: %.2fx (best repeats), %.2fx (medians), %.2fx (CPU "
+                       "time medians)\n", nn_precision_name(prec[0]), nn_precision_name(prec[j]),
+                       batches[i], rows[i][j].best_ms / rows[i][0].best_ms,
+                       rows[i][j].ms / rows[i][0].ms, rows[i][j].cpu_ms / rows[i][0].cpu_ms);
         if (ref) {
             printf("reference forward (plain C, one thread)\n");
+            printf("  %6s %14s %12s %12s %10s %16s\n", "batch", "positions/s", "ms/batch",
+                   "best ms", "GFLOP/s", "CPU ms/batch");
             for (int i = 0; i < nref; i++)
-                printf("  %6d %14.1f %12.3f %10.1f %16.3f\n", rrows[i].batch, rrows[i].pps,
-                       rrows[i].ms, rrows[i].gflops, rrows[i].cpu_ms);
+                printf("  %6d %14.1f %12.3f %12.3f %10.1f %16.3f\n", rrows[i].batch, rrows[i].pps,
+                       rrows[i].ms, rrows[i].best_ms, rrows[i].gflops, rrows[i].cpu_ms);
         }
     }
     rc = EXIT_OK;
 done:
-    nn_infer_free(ctx);
-    free(in), free(legal), free(pol), free(val), free(st);
+    for (int j = 0; j < MAX_PRECS; j++)
+        nn_infer_free(ctx[j]);
+    free(in), free(legal), free(pol), free(val);
     nn_params_free(p);
     game_free(g);
 out:
@@ -321,6 +410,7 @@ static const bench_kind benches[] = {
     {"nn", bench_nn, "network forward: oneDNN and the reference, by batch size"},
     {"train", cmd_bench_train, "training steps (forward, backward, optimizer): samples/s"},
     {"search", cmd_bench_search, "PUCT search over many games at once: simulations/s"},
+    {"rules", cmd_bench_rules, "renju's forbidden-point check: ns per point, legal() and encode()"},
 };
 #define NBENCHES (sizeof benches / sizeof benches[0])
 

@@ -9,6 +9,7 @@
 #include "engine/mcts.h"
 #include "nn/checkpoint.h"
 #include "nn/net_eval.h"
+#include "nn/quant.h"
 
 static void usage(FILE *f)
 {
@@ -18,9 +19,29 @@ static void usage(FILE *f)
             "Plays M moves (default 8) in each of T games (default selfplay.parallel_games)\n"
             "searched together, S simulations a move (default mcts.simulations), with\n"
             "mcts.batch leaves per tree per evaluator call, on one thread; the evaluator is the\n"
-            "network of MODEL (random weights when none), or random rollouts (--rollout).\n"
-            "Prints simulations/s, positions evaluated/s, the mean evaluator batch and the\n"
-            "cache hit rate; --json prints one JSON object.\n");
+            "network of MODEL (random weights when none; with net.precision int8 they are\n"
+            "calibrated on random positions first), or random rollouts (--rollout).\n"
+            "Prints simulations/s, positions evaluated/s, the mean evaluator batch, the\n"
+            "cache hit rate and, with a network, the share of the wall time spent in its\n"
+            "forward pass (oneDNN and the heads), in the evaluator around it, and in the\n"
+            "search and the rules (leaving out the time oneDNN spent building its plans for\n"
+            "new batch sizes, printed apart); --json prints one JSON object.\n");
+}
+
+/* Random weights asked to run int8: calibrated on 256 random positions (as bench nn). */
+static int calibrate_random(nn_params *p, const game *g, uint64_t seed, char *err, size_t errlen)
+{
+    enum { N = 256 };
+    float *in = malloc(sizeof(float) * N * (size_t)g->planes * (size_t)g->rows * (size_t)g->cols);
+    uint8_t *legal = malloc((size_t)N * (size_t)g->actions);
+    int rc = -1;
+    if (!in || !legal || cli_random_positions(g, N, seed, in, legal) < 0)
+        snprintf(err, errlen, "out of memory");
+    else
+        rc = nn_calibrate(p, g->rows, g->cols, N, in, 0, err, errlen);
+    free(in);
+    free(legal);
+    return rc;
 }
 
 int cmd_bench_search(int argc, char **argv)
@@ -95,6 +116,11 @@ int cmd_bench_search(int argc, char **argv)
                 nn_params_init_he(p, c.seed);
         }
         net_eval_opts o;
+        if (p && !model && !strcmp(c.net.precision, "int8") && nn_cpu_has_vnni() &&
+            calibrate_random(p, g, c.seed, err, sizeof err) < 0) {
+            nn_params_free(p);
+            p = NULL;
+        }
         if (p && net_eval_opts_from_config(&o, &c, err, sizeof err) == 0) {
             int want = c.mcts.batch * trees;
             o.max_batch = want < NN_MAX_BATCH ? want : NN_MAX_BATCH;
@@ -159,6 +185,11 @@ int cmd_bench_search(int argc, char **argv)
     }
     double dt = cli_now() - t0;
     double hit = e->positions ? (double)e->cache_hits / (double)e->positions : 0;
+    net_eval_times nt;
+    bool net = net_eval_times_get(e, &nt);
+    /* shares of the time after the oneDNN plans were built (a one-time cost per batch size) */
+    double run = dt - nt.setup_s + 1e-9;
+    double fwd = nt.forward_s / run, glue = (nt.evaluate_s - nt.forward_s - nt.setup_s) / run;
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "evaluator", rollout ? "rollout" : model ? model : "random-net");
@@ -170,6 +201,15 @@ int cmd_bench_search(int argc, char **argv)
         cJSON_AddNumberToObject(o, "positions_per_s", leaves / (dt + 1e-9));
         cJSON_AddNumberToObject(o, "mean_batch", calls ? (double)leaves / calls : 0);
         cJSON_AddNumberToObject(o, "cache_hit_rate", hit);
+        if (net) {
+            cJSON_AddStringToObject(o, "precision", nn_precision_name(net_eval_precision(e)));
+            cJSON_AddNumberToObject(o, "forward_share", fwd);
+            cJSON_AddNumberToObject(o, "evaluator_glue_share", glue);
+            cJSON_AddNumberToObject(o, "search_share", 1 - fwd - glue);
+            cJSON_AddNumberToObject(o, "forward_seconds", nt.forward_s);
+            cJSON_AddNumberToObject(o, "plan_seconds", nt.setup_s);
+            cJSON_AddNumberToObject(o, "forwards", (double)nt.forwards);
+        }
         char *s = cJSON_PrintUnformatted(o);
         printf("%s\n", s);
         free(s);
@@ -182,6 +222,12 @@ int cmd_bench_search(int argc, char **argv)
                "mean evaluator batch %.1f; cache hits %.1f%%\n", (long long)simulations, dt,
                simulations / (dt + 1e-9), leaves / (dt + 1e-9), calls ? (double)leaves / calls : 0,
                100 * hit);
+        if (net)
+            printf("  time (wall, after %.2f s of building oneDNN plans): network forward pass "
+                   "%.1f%% (%s, %llu batches), evaluator glue (cache, encoding, symmetries, "
+                   "copies) %.1f%%, search and rules %.1f%%\n", nt.setup_s, 100 * fwd,
+                   nn_precision_name(net_eval_precision(e)), (unsigned long long)nt.forwards,
+                   100 * glue, 100 * (1 - fwd - glue));
     }
     rc = EXIT_OK;
 out:

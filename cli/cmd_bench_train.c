@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "engine/game.h"
+#include "loop/comm.h"
 #include "nn/params.h"
 #include "train/blas_tune.h"
 #include "train/trainer.h"
@@ -15,7 +16,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gridzero bench train [--net A|B | -c CONFIG [--set KEY=VALUE]...]\n"
-            "                            [--batches 64,256] [--repeats R] [--seconds S] [--json]\n\n"
+            "                            [--batches 64,256] [--repeats R] [--seconds S] [--json]\n"
+            "                            [--mpi]\n\n"
             "Times full training steps (training-mode forward, policy CE + value MSE + L2,\n"
             "backward, SGD with momentum 0.9, weight decay 1e-4) on random synthetic batches.\n"
             "Net A (default): 5 planes, 15x15 square, 6 blocks x 64 channels, 2 players; net B:\n"
@@ -24,7 +26,13 @@ static void usage(FILE *f)
             "of at least S seconds (default 1) each, after a warm-up step: samples/s, ms per\n"
             "step, GFLOP/s (3x the forward FLOPs), and samples per CPU-second (all threads'\n"
             "CPU time: on a shared machine the figure that load changes least); --json prints\n"
-            "one JSON object. Threads: OPENBLAS_NUM_THREADS (default: every core).\n");
+            "one JSON object. Threads: OPENBLAS_NUM_THREADS (default: every core).\n"
+            "--mpi (mpirun -np K gridzero bench train --mpi ...): data-parallel steps over the K\n"
+            "ranks (each computes B/K samples of every batch of B; gradients, batch-norm\n"
+            "statistics and losses summed with MPI_Allreduce); samples/s counts whole batches,\n"
+            "and allreduce_ms is the time per step spent in the sums (waiting for the slowest\n"
+            "rank included); gradient_sum_ms times one sum of the gradients with every rank\n"
+            "ready (the communication alone). Rank 0 prints.\n");
 }
 
 static nn_spec net_preset(int b)
@@ -52,6 +60,8 @@ int cmd_bench_train(int argc, char **argv)
     double min_s = 1.0;
     char **sets = calloc((size_t)argc + 1, sizeof *sets);
     int rc = EXIT_USAGE;
+    bool use_mpi = false;
+    comm *cm = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -84,6 +94,8 @@ int cmd_bench_train(int argc, char **argv)
             }
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--mpi")) {
+            use_mpi = true;
         } else {
             cli_error("bench train: unexpected argument \"%s\" (see gridzero bench train --help)", a);
             goto out;
@@ -100,11 +112,20 @@ int cmd_bench_train(int argc, char **argv)
         batches[nb++] = (int)b;
         q = *end ? end + 1 : end;
     }
+    char err[512];
+    if (!(cm = comm_new(use_mpi, err, sizeof err))) {
+        cli_error("bench train: %s", err);
+        rc = comm_mpi_built() ? EXIT_FAIL : EXIT_USAGE;
+        goto out;
+    }
+    /* only rank 0 prints: the others' output goes nowhere */
+    if (comm_rank(cm) != 0 && !freopen("/dev/null", "w", stdout))
+        goto out;
+    int K = comm_size(cm);
     gz_config c;
     if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
         goto out;
     rc = EXIT_USAGE;
-    char err[512];
     nn_spec s;
     const char *label = net ? net : "A";
     if (cfg_path && !net) {
@@ -137,9 +158,10 @@ int cmd_bench_train(int argc, char **argv)
                s.players, flops, blas_core_name());
     else
         printf("bench train: net %s (%d planes, %dx%d %s, %d blocks x %d channels, %d players), "
-               "SGD, median of %d x %.1f s, OpenBLAS %s kernels\n",
+               "SGD, median of %d x %.1f s, OpenBLAS %s kernels%s\n",
                label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
-               s.players, repeats, min_s, blas_core_name());
+               s.players, repeats, min_s, blas_core_name(),
+               K > 1 ? ", data-parallel over MPI ranks" : "");
     for (int bi = 0; bi < nb; bi++) {
         int B = batches[bi];
         tc.batch_size = B;
@@ -149,7 +171,16 @@ int cmd_bench_train(int argc, char **argv)
             goto out;
         }
         nn_params_init_he(p, c.seed);
+        size_t nparams = nn_params_count(p); /* p goes to the trainer */
         trainer *t = trainer_new(p, &tc, 1000000, c.seed, err, sizeof err);
+        train_reducer red = comm_reducer(cm);
+        if (t && trainer_set_reducer(t, &red, err, sizeof err) < 0) {
+            cli_error("bench train: %s", err);
+            trainer_free(t);
+            goto out;
+        }
+        /* this rank's shard of the batch (all of it with one rank) */
+        int lo = (int)((long long)B * comm_rank(cm) / K), hi = (int)((long long)B * (comm_rank(cm) + 1) / K);
         float *x = malloc(sizeof(float) * (size_t)B * s.planes * hw);
         float *pi = malloc(sizeof(float) * (size_t)B * s.actions);
         float *z = malloc(sizeof(float) * (size_t)B * s.players);
@@ -177,19 +208,34 @@ int cmd_bench_train(int argc, char **argv)
             for (int q = 0; q < s.players; q++)
                 z[n * s.players + q] = rng_below(&r, 2) ? 1.0f : -1.0f;
         }
-        double rates[100], cpu_rates[100];
-        int fail_step = trainer_step_batch(t, B, x, pi, legal, z, NULL, NULL, err, sizeof err);
+        double rates[100], cpu_rates[100], red_ms[100];
+        size_t ps = (size_t)s.planes * hw;
+#define SHARD(base, per) ((base) + (size_t)lo * (per))
+        double tw = cli_now();
+        int fail_step = trainer_step_batch(t, hi - lo, SHARD(x, ps), SHARD(pi, s.actions),
+                                           SHARD(legal, s.actions), SHARD(z, s.players), NULL, NULL,
+                                           err, sizeof err);
+        /* with ranks every rank must take the same steps: rank 0's count from the warm-up */
+        int64_t fixed = (int64_t)(min_s / (cli_now() - tw + 1e-9)) + 1;
+        comm_bcast(cm, &fixed, sizeof fixed, 0);
         for (int k = 0; k < repeats && fail_step == 0; k++) {
             int steps = 0;
-            double t0 = cli_now(), c0 = cli_cpu_now(), el;
+            int64_t calls;
+            double t0 = cli_now(), c0 = cli_cpu_now(), el, r0 = comm_sum_seconds(cm, &calls);
             do {
-                fail_step = trainer_step_batch(t, B, x, pi, legal, z, NULL, NULL, err, sizeof err);
+                fail_step = trainer_step_batch(t, hi - lo, SHARD(x, ps), SHARD(pi, s.actions),
+                                               SHARD(legal, s.actions), SHARD(z, s.players), NULL,
+                                               NULL, err, sizeof err);
                 steps++;
                 el = cli_now() - t0;
-            } while (fail_step == 0 && el < min_s);
+            } while (fail_step == 0 && (K > 1 ? steps < fixed : el < min_s));
             rates[k] = steps * B / el;
-            cpu_rates[k] = steps * B / (cli_cpu_now() - c0);
+            red_ms[k] = 1e3 * (comm_sum_seconds(cm, &calls) - r0) / steps;
+            double cpu = cli_cpu_now() - c0;
+            comm_sum_f64(cm, &cpu, 1); /* every rank's CPU time */
+            cpu_rates[k] = steps * B / cpu;
         }
+#undef SHARD
         trainer_free(t);
         free(x), free(pi), free(z), free(legal);
         if (fail_step) {
@@ -199,15 +245,37 @@ int cmd_bench_train(int argc, char **argv)
         qsort(rates, (size_t)repeats, sizeof rates[0], cli_cmp_double);
         qsort(cpu_rates, (size_t)repeats, sizeof cpu_rates[0], cli_cmp_double);
         double med = rates[repeats / 2], cmed = cpu_rates[repeats / 2];
+        qsort(red_ms, (size_t)repeats, sizeof red_ms[0], cli_cmp_double);
+        double rmed = red_ms[repeats / 2];
+        /* the gradients' sum alone, every rank ready: the cost of the wire, not of the
+         * slowest rank (median of 15) */
+        double wire[15], wmed = 0;
+        float *gbuf = K > 1 ? calloc(nparams, sizeof(float)) : NULL;
+        for (int k = 0; gbuf && k < 15; k++) {
+            comm_wait_all(cm);
+            double w0 = cli_now();
+            comm_sum_f32(cm, gbuf, nparams);
+            wire[k] = 1e3 * (cli_now() - w0);
+        }
+        if (gbuf) {
+            qsort(wire, 15, sizeof wire[0], cli_cmp_double);
+            wmed = wire[7];
+        }
+        free(gbuf);
         if (json)
             printf("%s{\"batch\":%d,\"samples_per_s\":%.1f,\"min\":%.1f,\"max\":%.1f,\"ms_per_step\":%.2f,"
-                   "\"gflops\":%.1f,\"samples_per_cpu_s\":%.1f}",
+                   "\"gflops\":%.1f,\"samples_per_cpu_s\":%.1f,\"ranks\":%d,\"allreduce_ms\":%.3f,"
+                   "\"gradient_sum_ms\":%.3f}",
                    bi ? "," : "", B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9,
-                   cmed);
+                   cmed, K, rmed, wmed);
         else
             printf("batch %4d: %8.1f samples/s (min %.1f, max %.1f), %.1f ms/step, ~%.1f GFLOP/s; "
-                   "%.1f samples per CPU-second\n",
-                   B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9, cmed);
+                   "%.1f samples per CPU-second%s",
+                   B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9, cmed,
+                   K > 1 ? "" : "\n");
+        if (!json && K > 1)
+            printf("; %d ranks, %.2f ms/step in allreduce; the %.2f MB gradient sum alone %.2f ms\n",
+                   K, rmed, 4e-6 * (double)nparams, wmed);
         fflush(stdout);
     }
     if (json)
@@ -215,5 +283,6 @@ int cmd_bench_train(int argc, char **argv)
     rc = EXIT_OK;
 out:
     free(sets);
+    comm_free(cm);
     return rc;
 }

@@ -22,6 +22,8 @@ static int info_model(const char *path)
     printf("  input       %d planes, %dx%d board, %s lattice%s\n", s->planes, s->rows, s->cols,
            nn_lattice_name(s->lattice),
            s->lattice == GAME_LATTICE_HEX ? " (masked 3x3 kernels: 7 live taps)" : "");
+    if (s->rule[0])
+        printf("  rule        %s (refused under any other rule)\n", s->rule);
     printf("  trunk       3x3 stem + %d %s block%s x %d channels\n", s->blocks, nn_trunk_name(s->trunk),
            s->blocks == 1 ? "" : "s", s->channels);
     if (s->policy == NN_POLICY_CONV)
@@ -37,6 +39,17 @@ static int info_model(const char *path)
            s->rows, s->cols);
     printf("  generation  %lld\n  step        %lld\n  parent      %s\n", (long long)m.generation,
            (long long)m.step, m.parent[0] ? m.parent : "(none)");
+    const nn_calib *c = p->calib;
+    if (!c)
+        printf("  int8        not calibrated (gridzero quantize)\n");
+    else if (!nn_params_calibrated(p))
+        printf("  int8        calibration of other weights: ignored (run gridzero quantize again)\n");
+    else if (c->heldout == 0)
+        printf("  int8        calibrated on %d positions; gates not measured\n", c->positions);
+    else
+        printf("  int8        calibrated on %d positions; gates on %d held-out: top-1 %.2f%% "
+               "(strict %.2f%%), mean |dvalue| %.4f\n", c->positions, c->heldout, 100 * c->top1,
+               100 * c->top1_strict, c->mean_dvalue);
     nn_params_free(p);
     return EXIT_OK;
 }
@@ -57,7 +70,7 @@ int cmd_info(int argc, char **argv)
         FILE *f = argc == 2 ? stdout : stderr;
         fprintf(f, "usage: gridzero info FILE\n\nDescribes a gridzero HDF5 file in words. A model: "
                    "its network, parameter count,\nFLOPs per position, generation, training step, "
-                   "parent. A sample file: its game,\nboard, generation, model, samples and games, "
+                   "parent,\nint8 calibration. A sample file: its game,\nboard, generation, model, samples and games, "
                    "mean game length, outcomes per seat\nand mean pi entropy.\n");
         return argc == 2 ? EXIT_OK : EXIT_USAGE;
     }

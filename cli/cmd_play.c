@@ -257,11 +257,11 @@ static int session_run(play_session *ps)
             printf("cannot read %s; type a move, undo, hint or quit\n", err);
             continue;
         }
-        uint8_t mask[GAME_MAX_ACTIONS];
-        game_legal(g, cur, mask);
-        if (!mask[a]) {
-            printf("illegal move \"%s\": %s is not a legal move in this position\n", in,
-                   g->ops->format_move(g, a, mv, sizeof mv));
+        char why[160];
+        const char *no = game_why_illegal(g, cur, a, why, sizeof why);
+        if (no) {
+            printf("illegal move \"%s\": %s: %s\n", in, g->ops->format_move(g, a, mv, sizeof mv),
+                   g->ops->why_illegal ? no : "not a legal move in this position");
             continue;
         }
         session_play(ps, a);

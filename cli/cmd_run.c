@@ -39,6 +39,10 @@
 #include "run_solo.h"
 #include "engine/arena.h"
 #include "engine/elo.h"
+#include "loop/comm.h"
+#include "loop/dist.h"
+#include "loop/rundir.h"
+#include "loop/rundata.h"
 #include "nn/checkpoint.h"
 #include "nn/net_eval.h"
 #include "nn/params.h"
@@ -63,6 +67,7 @@ typedef struct run_ctx {
     gz_config c;
     const char *dir;
     game *g;
+    opening_book *book;     /* selfplay.openings, loaded once; NULL = none */
     FILE *metrics;      /* metrics.jsonl, appended */
     char best[PATH_LEN]; /* relative to dir: "models/gen_0003.h5" */
     int best_gen;
@@ -76,7 +81,22 @@ typedef struct run_ctx {
     bool solo;           /* a one-player scored game (run_solo.h) */
     const char *from;    /* --from MODEL: generation 0's weights (NULL: random init) */
     bool gen0_from_model; /* gen_0000 was made from a model (its parent is set) */
+    /* --mpi: the job's ranks (loop/comm.h; one rank without --mpi). Rank 0 leads: it
+     * alone holds the lock and writes the run's shared files (metrics.jsonl, state.json,
+     * ratings, arena files, checkpoints); every rank plays self-play shards, trains its
+     * share of each batch and plays its share of the arena games. */
+    comm *cm;
+    int rank, ranks;
+    /* this session's self-play over every rank (rank 0), for the summary line */
+    int64_t sp_games, sp_positions, follower_games;
+    double sp_seconds;
 } run_ctx;
+
+/* Whether this rank leads the job (rank 0; always without --mpi). */
+static bool lead(const run_ctx *r)
+{
+    return r->rank == 0;
+}
 
 /* Seconds the run has spent so far, earlier sessions included. */
 static double run_seconds(const run_ctx *r)
@@ -88,7 +108,7 @@ static void run_usage(FILE *f)
 {
     fprintf(f,
             "usage: gridzero run [-c CONFIG] [--set KEY=VALUE]... [-o RUN_DIR] [--generations N]\n"
-            "                    [--time DURATION] [--from MODEL]\n\n"
+            "                    [--time DURATION] [--from MODEL] [--mpi]\n\n"
             "The generation loop: each generation plays self-play games with the best model,\n"
             "trains the next model on the last train.window generations of samples, plays it\n"
             "against the best model and the arena.baselines, promotes it (always, or at\n"
@@ -105,7 +125,11 @@ static void run_usage(FILE *f)
             "  --from MODEL        generation 0 is MODEL's weights (a curriculum: a 3x3 2048 model\n"
             "                      starting a 4x4 run): every tensor of the same name and shape\n"
             "                      is kept, the others (a dense policy head on another board)\n"
-            "                      start afresh; generation 1's games come from it (no bootstrap)\n\n"
+            "                      start afresh; generation 1's games come from it (no bootstrap)\n"
+            "  --mpi               one run over the ranks of an MPI job (mpirun -np K gridzero run\n"
+            "                      --mpi ...; RUN_DIR on a filesystem every rank sees): self-play\n"
+            "                      shards data/gen_NNNN.rS.h5, data-parallel training, the arena's\n"
+            "                      games shared; restarted with any K it continues from the files\n\n"
             "One-player games (2048): every model plays arena.games numbered games alone (the\n"
             "same games every generation), promotion compares mean scores (arena.gate > 0: the\n"
             "gain must reach gate x its 95%% interval), and ratings.csv is the score table.\n\n"
@@ -153,52 +177,7 @@ static int mkdir_p(const char *path, char *err, size_t errlen)
 /* Writes text to path atomically (path.tmp, fsync, rename). */
 static int write_atomic(const char *path, const char *text, char *err, size_t errlen)
 {
-    char tmp[PATH_LEN + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
-        return -1;
-    }
-    size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) < 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-/* Reads a whole text file (malloc'd, free with free()), NULL if unreadable. */
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t n;
-    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[len] = 0;
-    return buf;
+    return rd_write_atomic(path, text, err, errlen);
 }
 
 /* Appends one event to metrics.jsonl (takes ownership of obj). */
@@ -230,13 +209,19 @@ static cJSON *event(const char *name, int gen)
     return o;
 }
 
+/* The test hook GZ_RUN_CRASH_AFTER=GEN:STAGE[@RANK]: SIGKILL after that stage (the rank
+ * given, or rank 0). */
 static void maybe_crash(const run_ctx *r, int gen, const char *stage)
 {
     if (!r->crash_after)
         return;
+    const char *at = strchr(r->crash_after, '@');
+    if ((at ? atoi(at + 1) : 0) != r->rank)
+        return;
     char want[64];
     snprintf(want, sizeof want, "%d:%s", gen, stage);
-    if (!strcmp(r->crash_after, want)) {
+    size_t n = at ? (size_t)(at - r->crash_after) : strlen(r->crash_after);
+    if (n == strlen(want) && !strncmp(r->crash_after, want, n)) {
         fprintf(stderr, "run: test hook: killed after %s\n", want);
         fflush(NULL);
         raise(SIGKILL);
@@ -270,6 +255,10 @@ typedef struct sp_prog {
 static void sp_progress(void *ctx, const sp_stats *st, int total)
 {
     sp_prog *x = ctx;
+    /* test hook: a rank killed in the middle of its self-play */
+    maybe_crash(x->r, x->gen, "selfplay-game");
+    if (!lead(x->r))
+        return;
     if (st->games == total || !cli_progress_due(&x->r->prog, 0)) /* the stage sums up */
         return;
     double dt = cli_now() - x->r->prog.start;
@@ -278,106 +267,241 @@ static void sp_progress(void *ctx, const sp_stats *st, int total)
             x->r->prog.tty ? "   " : "\n");
 }
 
-/* The resignation threshold for generation gen's self-play: calibrated on the records
- * of the no-resign games of the last train.window generations' sample files (read from
- * the files, so a resumed run computes the same), -1 until enough were measured. A
- * damaged file contributes nothing (the training stage reports it). */
+/* The resignation threshold for generation gen's self-play (loop/rundata.h). */
 static double calibrated_resign(run_ctx *r, int gen)
 {
-    sp_resign_check *all = NULL;
-    int n = 0;
-    for (int k = gen - r->c.train.window; k < gen; k++) {
-        if (k < 1)
-            continue;
-        char path[PATH_LEN], why[512];
-        join(path, r, "data/gen_%04d.h5", k);
-        sp_resign_check *c;
-        int m;
-        if (sp_read_resign_checks(path, &c, &m, why, sizeof why) < 0 || m == 0)
-            continue;
-        sp_resign_check *grown = realloc(all, sizeof *all * (size_t)(n + m));
-        if (grown) {
-            all = grown;
-            memcpy(all + n, c, sizeof *c * (size_t)m);
-            n += m;
-        }
-        free(c);
-    }
-    double t = sp_resign_calibrate(all, n, r->c.selfplay.resign_target,
-                                   r->c.selfplay.resign_min_checks, 0.0);
-    free(all);
-    return t;
+    return rd_resign_threshold(r->dir, gen, r->c.train.window, r->c.selfplay.resign_target,
+                               r->c.selfplay.resign_min_checks);
 }
 
-static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
+/* The selfplay event of one self-play file's (or one rank's) games. */
+static cJSON *selfplay_event(const game *g, int gen, const sp_opts *o, const sp_stats *st)
 {
-    char out[PATH_LEN], model[PATH_LEN];
-    join(out, r, "data/gen_%04d.h5", gen);
-    if (path_exists(out))
-        return 0;
+    cJSON *m = event("selfplay", gen);
+    cJSON_AddStringToObject(m, "model", o->model);
+    cJSON_AddNumberToObject(m, "games", st->games);
+    cJSON_AddNumberToObject(m, "positions", (double)st->positions);
+    cJSON_AddNumberToObject(m, "seconds", st->seconds);
+    cJSON_AddNumberToObject(m, "positions_per_s", st->positions / (st->seconds + 1e-9));
+    cJSON_AddNumberToObject(m, "simulations_per_s", st->simulations / (st->seconds + 1e-9));
+    cJSON_AddNumberToObject(m, "mean_length", st->games ? (double)st->plies / st->games : 0);
+    cJSON_AddNumberToObject(m, "first_seat_wins", st->seat_wins[0]);
+    cJSON_AddNumberToObject(m, "draws", st->draws);
+    cJSON_AddNumberToObject(m, "resigned", st->resigned);
+    cJSON_AddNumberToObject(m, "resign_threshold", o->resign_threshold);
+    cJSON_AddNumberToObject(m, "policy_targets", (double)st->policy_targets);
+    cJSON_AddNumberToObject(m, "false_resign_rate",
+                            st->resign_checked ? (double)st->resign_false / st->resign_checked : 0);
+    cJSON_AddNumberToObject(m, "cache_hit_rate",
+                            st->evaluated ? (double)st->cache_hits / (double)st->evaluated : 0);
+    if (game_scored(g)) {
+        cJSON_AddNumberToObject(m, "mean_score", st->games ? st->score_sum / st->games : 0);
+        if (st->best_tile >= 0 && st->best_tile < 53)
+            cJSON_AddNumberToObject(m, "max_tile", (double)(1ull << st->best_tile));
+        cJSON_AddNumberToObject(m, "exported_nodes", o->export_min_visits > 0 ? (double)st->positions : 0);
+    }
+    return m;
+}
+
+/* Adds b's counts to a (seconds too: a rank's shards are played one after another). */
+static void sp_stats_add(sp_stats *a, const sp_stats *b)
+{
+    a->games += b->games, a->positions += b->positions, a->plies += b->plies;
+    for (int k = 0; k < GAME_MAX_PLAYERS; k++)
+        a->seat_wins[k] += b->seat_wins[k];
+    a->draws += b->draws, a->resigned += b->resigned, a->resign_checked += b->resign_checked;
+    a->resign_false += b->resign_false, a->simulations += b->simulations;
+    a->evaluated += b->evaluated, a->cache_hits += b->cache_hits;
+    a->policy_targets += b->policy_targets, a->seconds += b->seconds;
+    a->score_sum += b->score_sum;
+    a->best_tile = b->best_tile > a->best_tile ? b->best_tile : a->best_tile;
+}
+
+/* Plays `games` games of generation gen into out with the run's settings; shard >= 0:
+ * shard `shard` of the generation's plan (its own seeds), -1: the whole generation in
+ * one file (the seeds of a run of one process). Returns sp_run's status. */
+static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, double resign,
+                              const char *out, sp_opts *o, sp_stats *st, char *err, size_t errlen)
+{
+    char model[PATH_LEN];
     bool rollout = gen == 1 && !strcmp(r->c.selfplay.bootstrap, "rollout") && !r->gen0_from_model;
     snprintf(model, sizeof model, "%s/%s", r->dir, r->best);
-    cli_sp_eval ev;
-    if (cli_sp_eval_init(&ev, &r->c, r->g, rollout ? NULL : model, err, errlen) < 0)
-        return -1;
-    sp_opts o;
-    sp_opts_from_config(&o, &r->c);
-    if (rollout) {
-        o.search.simulations = r->c.selfplay.bootstrap_simulations;
-        mcts_params_pure(&o.search);
-        o.full_fraction = 1; /* the bootstrap's rollouts are the data: every move in full */
-        if (r->solo) /* seed 003: the trees' nodes with their best scores reached */
-            o.export_min_visits = r->c.selfplay.bootstrap_export;
+    /* a shard's evaluators take their seeds from the shard's config copy */
+    gz_config sc = r->c;
+    uint64_t seed = rng_derive(r->c.seed, 0x5350000ULL + (uint64_t)gen);
+    if (shard >= 0) {
+        seed = rng_derive(seed, 0x5348415244ULL + (uint64_t)shard);
+        sc.seed = rng_derive(seed, 1);
     }
-    o.seed = rng_derive(r->c.seed, 0x5350000ULL + (uint64_t)gen);
-    o.generation = gen;
+    cli_sp_eval ev;
+    if (cli_sp_eval_init(&ev, &sc, r->g, rollout ? NULL : model, err, errlen) < 0)
+        return -1;
+    sp_opts_from_config(o, &sc);
+    o->book = r->book;
+    o->games = games;
+    if (rollout) {
+        o->search.simulations = r->c.selfplay.bootstrap_simulations;
+        mcts_params_pure(&o->search);
+        o->full_fraction = 1; /* the bootstrap's rollouts are the data: every move in full */
+        if (r->solo) /* seed 003: the trees' nodes with their best scores reached */
+            o->export_min_visits = r->c.selfplay.bootstrap_export;
+    }
+    o->seed = seed;
+    o->generation = gen;
     if (r->c.selfplay.resign_target > 0 && r->g->players == 2)
-        o.resign_threshold = calibrated_resign(r, gen);
-    o.model = rollout ? "rollout" : r->best;
+        o->resign_threshold = resign;
+    o->model = rollout ? "rollout" : r->best;
     char *gcfg = sp_game_config_json(&r->c);
-    o.game_config = gcfg;
+    o->game_config = gcfg;
     sp_prog pp = {r, gen};
     cli_progress_init(&r->prog, 10.0);
-    o.progress = sp_progress;
-    o.progress_ctx = &pp;
-    o.stop = (const volatile int *)&interrupted;
-    sp_stats st;
-    int rc = sp_run(r->g, &o, cli_sp_make_eval, &ev, out, &st, err, errlen);
+    o->progress = sp_progress;
+    o->progress_ctx = &pp;
+    o->stop = (const volatile int *)&interrupted;
+    int rc = sp_run(r->g, o, cli_sp_make_eval, &ev, out, st, err, errlen);
+    o->game_config = NULL;
     free(gcfg);
     cli_sp_eval_deinit(&ev);
-    if (rc == 1) {
+    if (rc == 1)
         snprintf(err, errlen, "interrupted");
-        return 1;
+    return rc;
+}
+
+/* Self-play of generation gen (rundata.h): one file with one rank and no plan; else the
+ * plan's missing shards shared between the ranks. Rank 0 decides from the files what is
+ * left and tells the others, so every rank acts on the same view of the directory. */
+static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
+{
+    int rc = 0;
+    /* done?, the plan's shards (0: one file) and games */
+    int64_t info[3] = {0, 0, 0};
+    if (lead(r)) {
+        rd_plan p = {0};
+        if (rd_selfplay_done(r->dir, gen)) {
+            info[0] = 1;
+        } else {
+            int pr = rd_plan_read(r->dir, gen, &p, err, errlen);
+            if (pr == 0 && r->ranks > 1) {
+                p.shards = r->ranks;
+                p.games = r->c.selfplay.games;
+                pr = rd_plan_write(r->dir, gen, &p, err, errlen) < 0 ? -1 : 1;
+            }
+            rc = pr < 0 ? -1 : 0;
+            if (pr == 1)
+                info[1] = p.shards, info[2] = p.games;
+        }
     }
-    if (rc < 0)
-        return -1;
-    cJSON *m = event("selfplay", gen);
-    cJSON_AddStringToObject(m, "model", o.model);
-    cJSON_AddNumberToObject(m, "games", st.games);
-    cJSON_AddNumberToObject(m, "positions", (double)st.positions);
-    cJSON_AddNumberToObject(m, "seconds", st.seconds);
-    cJSON_AddNumberToObject(m, "positions_per_s", st.positions / (st.seconds + 1e-9));
-    cJSON_AddNumberToObject(m, "simulations_per_s", st.simulations / (st.seconds + 1e-9));
-    cJSON_AddNumberToObject(m, "mean_length", st.games ? (double)st.plies / st.games : 0);
-    cJSON_AddNumberToObject(m, "first_seat_wins", st.seat_wins[0]);
-    cJSON_AddNumberToObject(m, "draws", st.draws);
-    cJSON_AddNumberToObject(m, "resigned", st.resigned);
-    cJSON_AddNumberToObject(m, "resign_threshold", o.resign_threshold);
-    cJSON_AddNumberToObject(m, "policy_targets", (double)st.policy_targets);
-    cJSON_AddNumberToObject(m, "false_resign_rate",
-                            st.resign_checked ? (double)st.resign_false / st.resign_checked : 0);
-    cJSON_AddNumberToObject(m, "cache_hit_rate",
-                            st.evaluated ? (double)st.cache_hits / (double)st.evaluated : 0);
-    if (game_scored(r->g)) {
-        cJSON_AddNumberToObject(m, "mean_score", st.games ? st.score_sum / st.games : 0);
-        if (st.best_tile >= 0 && st.best_tile < 53)
-            cJSON_AddNumberToObject(m, "max_tile", (double)(1ull << st.best_tile));
-        cJSON_AddNumberToObject(m, "exported_nodes", o.export_min_visits > 0 ? (double)st.positions : 0);
+    if ((rc = dist_agree(r->cm, rc, err, errlen)) != 0)
+        return rc;
+    comm_bcast(r->cm, info, sizeof info, 0);
+    if (info[0])
+        return 0;
+    double resign = -1;
+    if (lead(r) && r->c.selfplay.resign_target > 0 && r->g->players == 2)
+        resign = calibrated_resign(r, gen);
+    comm_bcast(r->cm, &resign, sizeof resign, 0);
+    double t0 = cli_now();
+    sp_opts o;
+    sp_stats mine;
+    memset(&mine, 0, sizeof mine);
+    mine.best_tile = -1;
+    memset(&o, 0, sizeof o);
+    int nshards = 0, played = 0;
+    if (info[1] == 0) {
+        /* one process, no plan: data/gen_NNNN.h5 as always */
+        char out[PATH_LEN];
+        rd_single_path(out, r->dir, gen);
+        rc = play_selfplay_file(r, gen, -1, r->c.selfplay.games, resign, out, &o, &mine, err, errlen);
+        played = rc == 0;
+    } else {
+        rd_plan p = {(int)info[1], (int)info[2]};
+        /* the shards still missing, in rank 0's view, shared round-robin */
+        int *missing = calloc((size_t)p.shards, sizeof(int)), *take = calloc((size_t)p.shards, sizeof(int));
+        if (!missing || !take)
+            comm_abort(r->cm, 1);
+        if (lead(r))
+            for (int k = 0; k < p.shards; k++) {
+                char sp[PATH_LEN];
+                rd_shard_path(sp, r->dir, gen, k);
+                struct stat st;
+                if (stat(sp, &st) != 0)
+                    missing[nshards++] = k;
+            }
+        comm_bcast(r->cm, &nshards, sizeof nshards, 0);
+        comm_bcast(r->cm, missing, sizeof(int) * (size_t)nshards, 0);
+        int ntake = dist_share(nshards, r->rank, r->ranks, take);
+        for (int j = 0; j < ntake && rc == 0; j++) {
+            int shard = missing[take[j]];
+            char out[PATH_LEN];
+            rd_shard_path(out, r->dir, gen, shard);
+            sp_stats st;
+            rc = play_selfplay_file(r, gen, shard, rd_plan_games(&p, shard), resign, out, &o, &st,
+                                    err, errlen);
+            if (rc == 0) {
+                sp_stats_add(&mine, &st);
+                played++;
+            }
+        }
+        free(missing);
+        free(take);
     }
-    metric(r, m);
-    fprintf(stderr, "%sgen %d selfplay: %d games, %lld positions in %.1f s (%.0f positions/s)\n",
-            r->prog.tty ? "\r" : "", gen, st.games, (long long)st.positions, st.seconds,
-            st.positions / (st.seconds + 1e-9));
+    /* the ranks that finish early sleep until the last shard is written */
+    comm_wait_all(r->cm);
+    if ((rc = dist_agree(r->cm, rc, err, errlen)) != 0)
+        return rc;
+    /* one selfplay event per rank that played (with its rank), then the stage's totals */
+    cJSON *ev = NULL;
+    if (played) {
+        ev = selfplay_event(r->g, gen, &o, &mine);
+        if (r->ranks > 1) {
+            cJSON_AddNumberToObject(ev, "rank", r->rank);
+            cJSON_AddStringToObject(ev, "host", comm_host(r->cm));
+        }
+    }
+    char *text = ev ? cJSON_PrintUnformatted(ev) : strdup("");
+    cJSON_Delete(ev);
+    char **all = comm_gather_text(r->cm, text ? text : "", 0);
+    free(text);
+    double wall = cli_now() - t0;
+    if (lead(r)) {
+        int64_t games = 0, positions = 0;
+        double draws = 0, plies = 0;
+        for (int k = 0; all && k < r->ranks; k++) {
+            cJSON *m = all[k][0] ? cJSON_Parse(all[k]) : NULL;
+            if (!m)
+                continue;
+            double g = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "games"));
+            games += (int64_t)g;
+            positions += (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "positions"));
+            draws += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "draws"));
+            plies += g * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "mean_length"));
+            metric(r, m);
+        }
+        if (r->ranks > 1) {
+            cJSON *m = event("selfplay_total", gen);
+            cJSON_AddNumberToObject(m, "ranks", r->ranks);
+            cJSON_AddNumberToObject(m, "shards", (double)info[1]);
+            cJSON_AddNumberToObject(m, "shards_played", nshards);
+            cJSON_AddNumberToObject(m, "games", (double)games);
+            cJSON_AddNumberToObject(m, "positions", (double)positions);
+            cJSON_AddNumberToObject(m, "seconds", wall);
+            cJSON_AddNumberToObject(m, "positions_per_s", positions / (wall + 1e-9));
+            cJSON_AddNumberToObject(m, "games_per_hour", games * 3600.0 / (wall + 1e-9));
+            cJSON_AddNumberToObject(m, "draws", draws);
+            cJSON_AddNumberToObject(m, "mean_length", games ? plies / (double)games : 0);
+            metric(r, m);
+        }
+        r->sp_games += games;
+        r->sp_positions += positions;
+        r->sp_seconds += wall;
+        char on[48] = "";
+        if (r->ranks > 1)
+            snprintf(on, sizeof on, " on %d ranks", r->ranks);
+        fprintf(stderr, "%sgen %d selfplay: %lld games, %lld positions in %.1f s (%.0f positions/s%s)\n",
+                r->prog.tty ? "\r" : "", gen, (long long)games, (long long)positions, wall,
+                positions / (wall + 1e-9), on);
+    }
+    comm_texts_free(r->cm, all);
     return 0;
 }
 
@@ -400,75 +524,182 @@ static void add_losses(cJSON *o, const char *prefix, const train_losses *l)
     cJSON_AddNumberToObject(o, k, l->value_acc);
 }
 
+/* The training window's sample files, as rank 0 lists them for every rank: one line
+ * per file, "GEN FOLLOWER PATH" (FOLLOWER 1 for a --follow worker's file). Returns a
+ * malloc'd text, or NULL with a message. */
+static char *window_files(run_ctx *r, int first, int gen, char *err, size_t errlen)
+{
+    size_t cap = 4096, len = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    text[0] = 0;
+    for (int k = first; k <= gen; k++) {
+        rd_files fl;
+        if (rd_list(r->dir, k, &fl, err, errlen) < 0) {
+            free(text);
+            return NULL;
+        }
+        for (int i = 0; i < fl.n; i++) {
+            size_t need = len + strlen(fl.path[i]) + 32;
+            if (need > cap) {
+                char *nt = realloc(text, cap = need * 2);
+                if (!nt) {
+                    free(text);
+                    rd_files_free(&fl);
+                    snprintf(err, errlen, "out of memory");
+                    return NULL;
+                }
+                text = nt;
+            }
+            len += (size_t)snprintf(text + len, cap - len, "%d %d %s\n", k, fl.follower[i] ? 1 : 0,
+                                    fl.path[i]);
+        }
+        rd_files_free(&fl);
+    }
+    return text;
+}
+
+/* A hash of the weights' bytes (FNV-1a), to check that the ranks hold the same. */
+static uint64_t params_hash(const nn_params *p)
+{
+    const unsigned char *b = (const unsigned char *)p->data;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < p->layout.count * sizeof(float); i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Training of generation gen. Every rank loads the same window (the files rank 0
+ * lists) and the same trainer; with several ranks each computes its share of every
+ * batch and the gradients are summed (train/trainer.h). Rank 0 logs, validates and
+ * writes the checkpoint. */
 static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], from[PATH_LEN], parent[PATH_LEN];
     join(out, r, "models/gen_%04d.h5", gen);
-    if (path_exists(out))
+    int64_t done = lead(r) ? path_exists(out) : 0;
+    comm_bcast(r->cm, &done, sizeof done, 0);
+    if (done)
         return 0;
     join(from, r, "models/gen_%04d.h5", gen - 1);
     snprintf(parent, sizeof parent, "models/gen_%04d.h5", gen - 1);
-    nn_ckpt_meta pm;
-    nn_params *p = nn_ckpt_load(from, r->g, &pm, err, errlen);
-    if (!p)
-        return -1;
-    dataset *d = dataset_new(r->g, r->c.train.validation_fraction, err, errlen);
-    if (!d) {
-        nn_params_free(p);
-        return -1;
-    }
     int first = gen - r->c.train.window + 1;
     if (first < 1)
         first = 1;
-    int64_t new_positions = 0;
-    for (int k = first; k <= gen; k++) {
-        int64_t before = dataset_train_count(d) + dataset_val_count(d);
-        char dp[PATH_LEN], why[512];
-        join(dp, r, "data/gen_%04d.h5", k);
-        if (dataset_add_path(d, dp, why, sizeof why) < 0) {
-            /* A damaged file is skipped, loudly: the run goes on with the rest. */
-            fprintf(stderr, "gen %d train: skipping %s\n", gen, why);
-            cJSON *m = event("data_skipped", gen);
-            cJSON_AddStringToObject(m, "error", why);
-            metric(r, m);
-        }
-        if (k == gen)
-            new_positions = dataset_train_count(d) + dataset_val_count(d) - before;
-    }
-    if (dataset_train_count(d) == 0) {
-        snprintf(err, errlen, "gen %d: no readable samples in data/gen_%04d.h5..gen_%04d.h5", gen,
-                 first, gen);
-        dataset_free(d);
-        nn_params_free(p);
-        return -1;
-    }
-    /* Steps from the data made (train.reuse: each new position is drawn about `reuse`
-     * times), not a fixed count that reuses a small generation 10-18 times. */
+    int rc = 0;
+    char *list = lead(r) ? window_files(r, first, gen, err, errlen) : NULL;
+    if ((rc = dist_agree(r->cm, lead(r) && !list ? -1 : 0, err, errlen)) != 0)
+        return rc;
+    char *files = dist_bcast_text(r->cm, list ? list : "");
+    free(list);
+    nn_ckpt_meta pm;
+    nn_params *p = nn_ckpt_load(from, r->g, &pm, err, errlen);
+    dataset *d = p ? dataset_new(r->g, r->c.train.validation_fraction, err, errlen) : NULL;
+    trainer *t = NULL;
+    int64_t new_positions = 0, follower_positions = 0, follower_games = 0;
+    int nfiles = 0, nfollower = 0, nskipped = 0;
     int steps = r->c.train.steps;
-    if (r->c.train.reuse > 0) {
-        double s = ceil(r->c.train.reuse * (double)new_positions / r->c.train.batch_size);
-        steps = s < 1 ? 1 : s > 100000000 ? 100000000 : (int)s;
-    }
-    /* schedule_scope run: one optimizer over the whole run. The momentum (or Adam's
-     * moments) comes from the parent's /optim/ and the schedule reads the global step
-     * (pm.step), over train.run_steps. generation: a fresh optimizer of `steps` steps. */
     bool run_scope = !strcmp(r->c.train.schedule_scope, "run");
-    int64_t total = run_scope ? (r->c.train.run_steps > 0 ? r->c.train.run_steps : 0) : steps;
-    trainer *t = trainer_new(p, &r->c.train, total, rng_derive(r->c.seed, 0x54520000ULL + (uint64_t)gen),
-                             err, errlen);
-    if (!t) {
-        dataset_free(d);
-        return -1;
+    if (!d) {
+        nn_params_free(p);
+        p = NULL;
+        rc = -1;
+    } else {
+        dataset_set_q_ratio(d, r->c.train.q_ratio);
+        for (char *line = strtok(files, "\n"); line; line = strtok(NULL, "\n")) {
+            int k, fol, off = 0;
+            if (sscanf(line, "%d %d %n", &k, &fol, &off) != 2 || off <= 0)
+                continue;
+            const char *dp = line + off;
+            int64_t before = dataset_train_count(d) + dataset_val_count(d);
+            int64_t games_before = dataset_games(d);
+            char why[512];
+            if (dataset_add_path(d, dp, why, sizeof why) < 0) {
+                /* A damaged file is skipped, loudly: the run goes on with the rest. */
+                nskipped++;
+                if (lead(r)) {
+                    fprintf(stderr, "gen %d train: skipping %s\n", gen, why);
+                    cJSON *m = event("data_skipped", gen);
+                    cJSON_AddStringToObject(m, "error", why);
+                    metric(r, m);
+                }
+                continue;
+            }
+            int64_t added = dataset_train_count(d) + dataset_val_count(d) - before;
+            nfiles++;
+            if (k == gen)
+                new_positions += added;
+            if (fol) {
+                nfollower++;
+                follower_positions += added;
+                if (k == gen)
+                    follower_games += dataset_games(d) - games_before;
+            }
+        }
+        if (dataset_train_count(d) == 0) {
+            snprintf(err, errlen, "gen %d: no readable samples in the sample files of generations "
+                     "%d..%d (data/gen_%04d*.h5..gen_%04d*.h5)", gen, first, gen, first, gen);
+            rc = -1;
+        }
     }
-    if (run_scope && trainer_continue(t, from, pm.step, err, errlen) < 0) {
+    free(files);
+    /* every rank must hold the same window: the same samples in the same order */
+    int64_t have = rc == 0 ? dataset_train_count(d) * 1000003 + dataset_val_count(d) : -1;
+    if (rc == 0 && r->ranks > 1 && comm_min_i64(r->cm, have) != comm_max_i64(r->cm, have)) {
+        snprintf(err, errlen, "the ranks read different samples from the same files (a file "
+                 "damaged or unreadable on some hosts only?)");
+        rc = -1;
+    }
+    if (rc == 0) {
+        /* Steps from the data made (train.reuse: each new position is drawn about `reuse`
+         * times), not a fixed count that reuses a small generation 10-18 times. */
+        if (r->c.train.reuse > 0) {
+            double sf = ceil(r->c.train.reuse * (double)new_positions / r->c.train.batch_size);
+            steps = sf < 1 ? 1 : sf > 100000000 ? 100000000 : (int)sf;
+        }
+        /* schedule_scope run: one optimizer over the whole run. The momentum (or Adam's
+         * moments) comes from the parent's /optim/ and the schedule reads the global step
+         * (pm.step), over train.run_steps. generation: a fresh optimizer of `steps` steps. */
+        int64_t total = run_scope ? (r->c.train.run_steps > 0 ? r->c.train.run_steps : 0) : steps;
+        t = trainer_new(p, &r->c.train, total, rng_derive(r->c.seed, 0x54520000ULL + (uint64_t)gen),
+                        err, errlen);
+        if (!t || (run_scope && trainer_continue(t, from, pm.step, err, errlen) < 0))
+            rc = -1;
+        train_reducer red = comm_reducer(r->cm);
+        if (rc == 0 && trainer_set_reducer(t, &red, err, errlen) < 0)
+            rc = -2;
+    } else {
+        nn_params_free(p);
+    }
+    if ((rc = dist_agree(r->cm, rc, err, errlen)) != 0) {
         trainer_free(t);
         dataset_free(d);
-        return -1;
+        return rc;
+    }
+    if (lead(r)) {
+        cJSON *m = event("train_data", gen);
+        cJSON_AddNumberToObject(m, "files", nfiles);
+        cJSON_AddNumberToObject(m, "skipped", nskipped);
+        cJSON_AddNumberToObject(m, "samples", (double)(dataset_train_count(d) + dataset_val_count(d)));
+        cJSON_AddNumberToObject(m, "new_positions", (double)new_positions);
+        cJSON_AddNumberToObject(m, "follower_files", nfollower);
+        cJSON_AddNumberToObject(m, "follower_positions", (double)follower_positions);
+        cJSON_AddNumberToObject(m, "follower_games", (double)follower_games);
+        cJSON_AddNumberToObject(m, "steps", steps);
+        cJSON_AddNumberToObject(m, "ranks", r->ranks);
+        metric(r, m);
+        r->follower_games += follower_games;
     }
     cli_progress_init(&r->prog, 10.0);
     train_losses acc = {0}, l;
-    int nacc = 0, rc = 0;
-    double lr = 0, t0 = cli_now(), tlog = t0;
+    int nacc = 0;
+    int64_t calls0;
+    double lr = 0, t0 = cli_now(), tlog = t0, red0 = comm_sum_seconds(r->cm, &calls0);
     for (int s = 1; s <= steps; s++) {
         if (interrupted) {
             snprintf(err, errlen, "interrupted");
@@ -482,7 +713,7 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         acc.policy += l.policy, acc.value += l.value, acc.l2 += l.l2, acc.total += l.total;
         acc.entropy += l.entropy, acc.value_acc += l.value_acc;
         nacc++;
-        if (s % r->c.train.log_every == 0 || s == steps) {
+        if ((s % r->c.train.log_every == 0 || s == steps) && lead(r)) {
             double now = cli_now();
             train_losses mean = {acc.policy / nacc, acc.value / nacc, acc.l2 / nacc,
                                  acc.total / nacc, acc.entropy / nacc, acc.value_acc / nacc};
@@ -492,17 +723,47 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
             add_losses(m, "", &mean);
             cJSON_AddNumberToObject(m, "samples_per_s",
                                     nacc * r->c.train.batch_size / (now - tlog + 1e-9));
+            if (r->ranks > 1) {
+                /* the communication's share: the sums of gradients, BN statistics, losses */
+                int64_t calls;
+                double red = comm_sum_seconds(r->cm, &calls);
+                cJSON_AddNumberToObject(m, "ranks", r->ranks);
+                cJSON_AddNumberToObject(m, "allreduce_ms_per_step", 1000 * (red - red0) / nacc);
+                cJSON_AddNumberToObject(m, "allreduce_calls_per_step", (double)(calls - calls0) / nacc);
+                red0 = red, calls0 = calls;
+            }
             metric(r, m);
             if (s < steps && cli_progress_due(&r->prog, 0))
                 fprintf(stderr, "gen %d train: step %d/%d  loss %.3f (policy %.3f value %.3f)  "
                         "%.0f samples/s%s", gen, s, steps, mean.total, mean.policy, mean.value,
                         nacc * r->c.train.batch_size / (now - tlog + 1e-9), r->prog.tty ? "   " : "\n");
-            memset(&acc, 0, sizeof acc);
-            nacc = 0;
             tlog = now;
         }
+        if (s % r->c.train.log_every == 0 || s == steps) {
+            memset(&acc, 0, sizeof acc);
+            nacc = 0;
+        }
     }
-    if (rc == 0) {
+    /* every rank took the same steps: a NaN stops all of them at the same step */
+    if (rc == 0 && r->ranks > 1) {
+        uint64_t *h = calloc((size_t)r->ranks, sizeof *h);
+        if (!h)
+            comm_abort(r->cm, 1);
+        comm_allgather_u64(r->cm, params_hash(trainer_params(t)), h);
+        int same = 1;
+        for (int k = 1; k < r->ranks; k++)
+            same &= h[k] == h[0];
+        free(h);
+        if (!same) {
+            /* the sums gave different roundings on some ranks: rank 0's weights win */
+            if (lead(r))
+                fprintf(stderr, "gen %d train: the ranks' weights drifted apart by rounding; "
+                        "using rank 0's\n", gen);
+            nn_params *tp = trainer_params(t);
+            comm_bcast(r->cm, tp->data, sizeof(float) * tp->layout.count, 0);
+        }
+    }
+    if (rc == 0 && lead(r)) {
         train_losses v;
         cJSON *m = event("validation", gen);
         if (trainer_validate(t, d, 4096, &v) > 0) {
@@ -516,12 +777,15 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         rc = trainer_save(t, out, &meta, err, errlen);
         if (r->prog.tty)
             fputc('\n', stderr);
-        fprintf(stderr, "gen %d train: %d steps in %.1f s, saved models/gen_%04d.h5\n", gen, steps,
-                cli_now() - t0, gen);
+        if (rc == 0)
+            fprintf(stderr, "gen %d train: %d steps in %.1f s%s, saved models/gen_%04d.h5\n", gen,
+                    steps, cli_now() - t0, r->ranks > 1 ? " (data-parallel)" : "", gen);
     }
     trainer_free(t);
     dataset_free(d);
-    return rc;
+    /* the others sleep while rank 0 validates and writes */
+    comm_wait_all(r->cm);
+    return dist_agree(r->cm, rc, err, errlen);
 }
 
 /* ---- stage 3: arena ---- */
@@ -536,7 +800,7 @@ static void arena_progress(void *ctx, int done, int total, const arena_tally *t,
 {
     (void)np;
     arena_prog *x = ctx;
-    if (done == total || !cli_progress_due(&x->r->prog, 0)) /* the stage sums up */
+    if (!lead(x->r) || done == total || !cli_progress_due(&x->r->prog, 0)) /* the stage sums up */
         return;
     if (x->r->solo) {
         fprintf(stderr, "gen %d arena %s: %d/%d games, mean score %.0f%s", x->gen, x->opp, done, total,
@@ -571,8 +835,41 @@ static player *make_model_player(run_ctx *r, const char *rel, const char *name, 
     return player_mcts_new(r->g, &r->c, e, r->c.arena.simulations, seed, name, "model", err, errlen);
 }
 
+/* With several ranks, after a match in which each rank wrote its share of the games to
+ * its own file `mine` (RESULTS.rR): rank 0 appends every rank's games to `results` in
+ * game order, the n tallies are summed on every rank, and `mine` is removed. rc is this
+ * rank's status so far; returns the status all ranks agree on. */
+static int gather_games(run_ctx *r, int rc, const char *mine, const char *results,
+                        arena_tally *tally, int n, char *err, size_t errlen)
+{
+    comm_wait_all(r->cm);
+    if ((rc = dist_agree(r->cm, rc, err, errlen)) == 0) {
+        char *text = rundir_read_text(mine, NULL);
+        char *merged = dist_merge_games(r->cm, text ? text : "", err, errlen);
+        free(text);
+        if (lead(r)) {
+            FILE *f = merged ? fopen(results, "ab") : NULL;
+            size_t len = merged ? strlen(merged) : 0;
+            if (!merged)
+                rc = -1;
+            else if (!f || fwrite(merged, 1, len, f) != len || fflush(f) != 0)
+                snprintf(err, errlen, "%s: cannot append: %s", results, strerror(errno)), rc = -1;
+            if (f && fclose(f) != 0 && rc == 0)
+                snprintf(err, errlen, "%s: cannot append: %s", results, strerror(errno)), rc = -1;
+        }
+        free(merged);
+        dist_sum_tallies(r->cm, tally, n);
+        rc = dist_agree(r->cm, rc, err, errlen);
+    }
+    unlink(mine);
+    return rc;
+}
+
 /* One match of the candidate against opp (and a third copy of opp for 3-player games):
- * opp_model (relative to the run directory) when not NULL, else the player opp_spec. */
+ * opp_model (relative to the run directory) when not NULL, else the player opp_spec.
+ * With several ranks each plays its share of the games (arena.h: game i goes to rank
+ * i % ranks) into its own results file RESULTS.rR; rank 0 then appends every rank's
+ * games to `results` in game order and the tallies are summed on every rank. */
 static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const char *opp_spec,
                  const char *opp_name, const char *results, arena_tally *tally, char *err,
                  size_t errlen)
@@ -590,14 +887,28 @@ static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const
         o.games = r->c.arena.games;
         o.opening_moves = r->c.arena.opening_moves;
         o.seed = rng_derive(r->c.seed, 0x41520000ULL + (uint64_t)gen * 64 + strlen(opp_name));
+        char mine[PATH_LEN + 16];
+        snprintf(mine, sizeof mine, "%s.r%d", results, r->rank);
         o.results_path = results;
+        if (r->ranks > 1) {
+            o.shards = r->ranks;
+            o.shard = r->rank;
+            o.results_path = mine;
+            unlink(mine);
+        }
         arena_prog ap = {r, gen, opp_name};
         cli_progress_init(&r->prog, 10.0);
         o.progress = arena_progress;
         o.progress_ctx = &ap;
         rc = arena_run(r->g, ps, r->g->players, &o, tally, err, errlen);
-        if (r->prog.tty)
+        if (r->prog.tty && lead(r))
             fputc('\n', stderr);
+        if (r->ranks > 1)
+            rc = gather_games(r, rc, mine, results, tally, r->g->players, err, errlen);
+    } else if (r->ranks > 1) {
+        /* a player that cannot be made fails on every rank, but agree anyway */
+        comm_wait_all(r->cm);
+        rc = dist_agree(r->cm, rc, err, errlen);
     }
     for (int k = 1; k < r->g->players; k++)
         player_free(ps[k]);
@@ -605,7 +916,7 @@ static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const
 }
 
 /* One player of a one-player arena: `games` numbered games on the run's fixed seeds,
- * appended to results (tmp). */
+ * appended to results (tmp; by rank 0, with every rank's share of the games). */
 static int solo_games(run_ctx *r, int gen, player *p, const char *results, arena_solo_summary *sum,
                       char *err, size_t errlen)
 {
@@ -615,18 +926,30 @@ static int solo_games(run_ctx *r, int gen, player *p, const char *results, arena
     /* the same seed every generation: every model plays the same numbered games */
     o.seed = rng_derive(r->c.seed, 0x534f4c4fULL);
     o.results_path = results;
+    /* with several ranks each plays its share of the games (match() above) */
+    char mine[PATH_LEN + 16];
+    snprintf(mine, sizeof mine, "%s.r%d", results, r->rank);
+    if (r->ranks > 1) {
+        o.shards = r->ranks;
+        o.shard = r->rank;
+        o.results_path = mine;
+        unlink(mine);
+    }
     arena_prog ap = {r, gen, p->name};
     cli_progress_init(&r->prog, 10.0);
     o.progress = arena_progress;
     o.progress_ctx = &ap;
     arena_tally t;
-    if (arena_run(r->g, &p, 1, &o, &t, err, errlen) < 0)
-        return -1;
+    int rc = arena_run(r->g, &p, 1, &o, &t, err, errlen) < 0 ? -1 : 0;
+    if (r->prog.tty && lead(r))
+        fputc('\n', stderr);
+    if (r->ranks > 1)
+        rc = gather_games(r, rc, mine, results, &t, 1, err, errlen);
+    if (rc != 0)
+        return rc;
     /* the scores just written are read back by the caller's table */
     sum->games = t.games;
     sum->mean = t.games ? t.score_sum / t.games : 0;
-    if (r->prog.tty)
-        fputc('\n', stderr);
     return 0;
 }
 
@@ -641,8 +964,9 @@ static int stage_arena_solo(run_ctx *r, int gen, const char *tmp, player *cand, 
     if (gen == 1) {
         others[no] = make_model_player(r, "models/gen_0000.h5", "gen_0000", err, errlen);
         if (!others[no])
-            return -1;
-        no++;
+            rc = -1;
+        else
+            no++;
         for (int b = 0; b < r->c.arena.nbaselines && rc == 0; b++) {
             others[no] = make_player(r, r->c.arena.baselines[b], r->c.arena.baselines[b], err, errlen);
             if (!others[no])
@@ -651,6 +975,7 @@ static int stage_arena_solo(run_ctx *r, int gen, const char *tmp, player *cand, 
                 no++;
         }
     }
+    rc = dist_agree(r->cm, rc, err, errlen); /* every rank plays, or none */
     arena_solo_summary sum;
     if (rc == 0)
         rc = solo_games(r, gen, cand, tmp, &sum, err, errlen);
@@ -663,7 +988,7 @@ static int stage_arena_solo(run_ctx *r, int gen, const char *tmp, player *cand, 
     }
     for (int k = 0; k < no; k++)
         player_free(others[k]);
-    if (rc != 0)
+    if (rc != 0 || !lead(r)) /* the table: rank 0's, from the gathered games */
         return rc;
     solo_table t = {0};
     if (solo_table_add_file(&t, tmp) < 0) {
@@ -697,16 +1022,21 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], tmp[PATH_LEN + 8], name[32], rel[64];
     join(out, r, "arena/gen_%04d.jsonl", gen);
-    if (path_exists(out))
+    int64_t done = lead(r) ? path_exists(out) : 0;
+    comm_bcast(r->cm, &done, sizeof done, 0);
+    if (done)
         return 0;
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
-    unlink(tmp); /* a killed arena's partial games are played again */
+    if (lead(r))
+        unlink(tmp); /* a killed arena's partial games are played again */
     snprintf(rel, sizeof rel, "models/gen_%04d.h5", gen);
     snprintf(name, sizeof name, "gen_%04d", gen);
     player *cand = make_model_player(r, rel, name, err, errlen);
-    if (!cand)
-        return -1;
-    int rc = 0;
+    int rc = dist_agree(r->cm, cand ? 0 : -1, err, errlen);
+    if (rc != 0) {
+        player_free(cand);
+        return rc;
+    }
     cJSON *m = event("arena", gen);
     if (r->solo && r->c.arena.games > 0) {
         rc = stage_arena_solo(r, gen, tmp, cand, m, err, errlen);
@@ -722,8 +1052,9 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
             cJSON_AddNumberToObject(o, "draws", t[0].draws);
             cJSON_AddNumberToObject(o, "losses", t[0].losses);
             cJSON_AddNumberToObject(o, "score", arena_score(&t[0], r->g->players));
-            fprintf(stderr, "gen %d arena: vs %s (best) %d-%d-%d\n", gen, bname, t[0].wins,
-                    t[0].draws, t[0].losses);
+            if (lead(r))
+                fprintf(stderr, "gen %d arena: vs %s (best) %d-%d-%d\n", gen, bname, t[0].wins,
+                        t[0].draws, t[0].losses);
         }
         for (int b = 0; rc == 0 && b < r->c.arena.nbaselines; b++) {
             const char *bl = r->c.arena.baselines[b];
@@ -734,8 +1065,9 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
                 cJSON_AddNumberToObject(o, "draws", t[0].draws);
                 cJSON_AddNumberToObject(o, "losses", t[0].losses);
                 cJSON_AddNumberToObject(o, "score", arena_score(&t[0], r->g->players));
-                fprintf(stderr, "gen %d arena: vs %s %d-%d-%d\n", gen, bl, t[0].wins, t[0].draws,
-                        t[0].losses);
+                if (lead(r))
+                    fprintf(stderr, "gen %d arena: vs %s %d-%d-%d\n", gen, bl, t[0].wins,
+                            t[0].draws, t[0].losses);
             }
             if (interrupted && rc == 0) {
                 snprintf(err, errlen, "interrupted");
@@ -744,7 +1076,7 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
         }
     }
     player_free(cand);
-    if (rc == 0) {
+    if (rc == 0 && lead(r)) {
         if (!path_exists(tmp)) { /* no games: an empty file still marks the stage done */
             FILE *f = fopen(tmp, "wb");
             if (f)
@@ -756,54 +1088,15 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
         }
     }
     if (rc == 0) {
+        if (r->ranks > 1)
+            cJSON_AddNumberToObject(m, "ranks", r->ranks);
         metric(r, m);
     } else {
         cJSON_Delete(m);
-        unlink(tmp); /* interrupted or failed: its games are played again next time */
+        if (lead(r))
+            unlink(tmp); /* interrupted or failed: its games are played again next time */
     }
-    return rc;
-}
-
-/* The candidate's score against the best in arena/gen_i.jsonl: the games whose players
- * are exactly gen_i and gen_best. Returns games counted (score in *score, 0..1). */
-static int best_score(const run_ctx *r, int gen, int best_gen, double *score)
-{
-    char path[PATH_LEN], cname[32], bname[32];
-    join(path, r, "arena/gen_%04d.jsonl", gen);
-    snprintf(cname, sizeof cname, "gen_%04d", gen);
-    snprintf(bname, sizeof bname, "gen_%04d", best_gen);
-    char *text = read_text(path);
-    if (!text)
-        return 0;
-    int games = 0;
-    double sum = 0;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        cJSON *o = cJSON_Parse(line);
-        const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "players");
-        const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "result");
-        int n = cJSON_GetArraySize(pl), cseat = -1, others_best = 1;
-        for (int k = 0; k < n; k++) {
-            const cJSON *nm = cJSON_GetArrayItem(pl, k);
-            if (!cJSON_IsString(nm))
-                others_best = 0;
-            else if (!strcmp(nm->valuestring, cname))
-                cseat = k;
-            else if (strcmp(nm->valuestring, bname))
-                others_best = 0;
-        }
-        if (cseat >= 0 && others_best && cJSON_GetArraySize(res) == n) {
-            float z[GAME_MAX_PLAYERS];
-            for (int k = 0; k < n && k < GAME_MAX_PLAYERS; k++)
-                z[k] = (float)cJSON_GetArrayItem(res, k)->valuedouble;
-            int cls = arena_outcome_class(n, z, cseat);
-            sum += cls > 0 ? 1.0 : cls == 0 ? 0.5 : 0.0;
-            games++;
-        }
-        cJSON_Delete(o);
-    }
-    free(text);
-    *score = games ? sum / games : 0;
-    return games;
+    return dist_agree(r->cm, rc, err, errlen);
 }
 
 /* One-player games: the scores of gen_k's own games (gen_0000's are in generation 1's
@@ -853,8 +1146,8 @@ static void replay_promotions(run_ctx *r, int upto, bool log)
     }
     for (int k = 1; k <= upto && !r->solo; k++) {
         double score = 0;
-        int n = best_score(r, k, r->best_gen, &score);
-        bool promote = r->c.arena.gate <= 0 || (n > 0 && score >= r->c.arena.gate);
+        int n = 0;
+        bool promote = rundir_promotes(r->dir, r->c.arena.gate, k, r->best_gen, &score, &n);
         if (log && k == upto) {
             cJSON *m = event("promote", k);
             cJSON_AddNumberToObject(m, "score_vs_best", score);
@@ -883,7 +1176,7 @@ static int write_ladder(run_ctx *r, int upto, char *err, size_t errlen)
     for (int k = 1; k <= upto; k++) {
         char p[PATH_LEN];
         join(p, r, "arena/gen_%04d.jsonl", k);
-        char *t = read_text(p);
+        char *t = rundir_read_text(p, NULL);
         if (!t)
             continue;
         size_t n = strlen(t);
@@ -1003,7 +1296,7 @@ static void write_plots(run_ctx *r)
     }
     char path[PATH_LEN], tsv[PATH_LEN], err[256];
     snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
-    char *text = read_text(path);
+    char *text = rundir_read_text(path, NULL);
     if (!text)
         return;
     size_t cap = strlen(text) + 64, off = 0;
@@ -1030,7 +1323,9 @@ static void write_plots(run_ctx *r)
                 steps_of[gen] = st > steps_of[gen] ? st : steps_of[gen];
             } else if (!strcmp(ev->valuestring, "elo") || !strcmp(ev->valuestring, "scores")) {
                 time_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "run_seconds"));
-            } else if (!strcmp(ev->valuestring, "selfplay")) {
+            } else if (!strcmp(ev->valuestring, "selfplay") ||
+                       !strcmp(ev->valuestring, "selfplay_total")) {
+                /* with ranks: one selfplay event per rank, then the total (the last) */
                 games_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "games"));
             }
         }
@@ -1061,7 +1356,7 @@ static void write_plots(run_ctx *r)
     free(rows);
     /* elo.tsv: the models' ratings by generation; the baselines become level lines. */
     snprintf(path, sizeof path, "%s/ratings.csv", r->dir);
-    char *csv = read_text(path);
+    char *csv = rundir_read_text(path, NULL);
     char elo_rows[8192] = "", lines[2048] = "";
     size_t eo = 0, lo = 0;
     if (csv) {
@@ -1153,20 +1448,9 @@ static int write_clock(run_ctx *r, char *err, size_t errlen)
     return write_atomic(path, text, err, errlen);
 }
 
-/* RUN_DIR/name parsed as JSON (free with cJSON_Delete), NULL when missing or not JSON. */
-static cJSON *read_json(const run_ctx *r, const char *name)
-{
-    char path[PATH_LEN];
-    snprintf(path, sizeof path, "%s/%s", r->dir, name);
-    char *text = read_text(path);
-    cJSON *o = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    return o;
-}
-
 static double read_clock(const run_ctx *r)
 {
-    cJSON *o = read_json(r, "clock.json");
+    cJSON *o = rundir_read_json(r->dir, "clock.json");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "seconds");
     double v = cJSON_IsNumber(s) && s->valuedouble >= 0 ? s->valuedouble : 0;
     cJSON_Delete(o);
@@ -1270,7 +1554,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     }
     snprintf(p, sizeof p, "%s/config.json", r->dir);
     char *mine = config_identity(&r->c);
-    char *text = read_text(p);
+    char *text = rundir_read_text(p, NULL);
     int rc = 0;
     if (text) {
         gz_config old;
@@ -1346,7 +1630,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
     /* A torn last line (a full disk, or a file from an older version that wrote events
      * through stdio's buffer) is cut off so every line stays one JSON object. */
-    char *old = read_text(p);
+    char *old = rundir_read_text(p, NULL);
     if (old) {
         size_t n = strlen(old);
         if (n > 0 && old[n - 1] != '\n') {
@@ -1370,7 +1654,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
 /* The last generation state.json records as done (0 when none or no state.json). */
 static int generations_done(const run_ctx *r)
 {
-    cJSON *o = read_json(r, "state.json");
+    cJSON *o = rundir_read_json(r->dir, "state.json");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
     int done = 0;
@@ -1380,8 +1664,32 @@ static int generations_done(const run_ctx *r)
     return done > 0 ? done : 0;
 }
 
+/* Rank 0's best model on every rank (it read the arena files; the others may see
+ * them later on a network filesystem). */
+static void sync_best(run_ctx *r)
+{
+    comm_bcast(r->cm, r->best, sizeof r->best, 0);
+    comm_bcast(r->cm, &r->best_gen, sizeof r->best_gen, 0);
+}
+
+/* Whether the --time budget is spent, in rank 0's clock, on every rank. */
+static bool out_of_time_all(run_ctx *r)
+{
+    int64_t spent = lead(r) ? out_of_time(r) : 0;
+    comm_bcast(r->cm, &spent, sizeof spent, 0);
+    return spent != 0;
+}
+
+/* Writes state.json (rank 0; every rank learns whether it worked). */
+static int write_state_all(run_ctx *r, int gen, const char *stage, char *err, size_t errlen)
+{
+    int rc = lead(r) ? write_state(r, gen, stage, err, errlen) : 0;
+    return dist_agree(r->cm, rc, err, errlen);
+}
+
 /* One generation's stages; each is skipped when its file exists. Returns 0, 1 when
- * interrupted, 2 when the --time budget is spent before a stage, -1 with a message. */
+ * interrupted, 2 when the --time budget is spent before a stage, -1 with a message.
+ * With several ranks every rank returns the same. */
 static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
 {
     int st;
@@ -1390,32 +1698,44 @@ static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
      * only the last such generation rewrites the ladder (in case a kill came between
      * state.json and ratings.csv). */
     bool replay = gen <= r->done_upto;
-    replay_promotions(r, gen - 1, false);
-    if (!replay && out_of_time(r))
+    if (lead(r))
+        replay_promotions(r, gen - 1, false);
+    sync_best(r);
+    if (!replay && out_of_time_all(r))
         return 2;
     if ((st = stage_selfplay(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "selfplay");
-    if (!replay && write_state(r, gen, "selfplay", err, errlen) < 0)
+    if (!replay && write_state_all(r, gen, "selfplay", err, errlen) < 0)
         return -1;
-    if (!replay && out_of_time(r))
+    if (!replay && out_of_time_all(r))
         return 2;
     if ((st = stage_train(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "train");
-    if (!replay && write_state(r, gen, "train", err, errlen) < 0)
+    if (!replay && write_state_all(r, gen, "train", err, errlen) < 0)
         return -1;
     /* the arena of a trained model still runs: it rates the model the budget paid for */
     if ((st = stage_arena(r, gen, err, errlen)) != 0)
         return st;
     maybe_crash(r, gen, "arena");
-    replay_promotions(r, gen, !replay);
+    if (lead(r))
+        replay_promotions(r, gen, !replay);
+    sync_best(r);
     if (replay && gen < r->done_upto)
         return 0;
-    if ((!replay && write_state(r, gen, "done", err, errlen) < 0) ||
-        write_ladder(r, gen, err, errlen) < 0)
-        return -1;
-    write_plots(r);
+    int rc = 0;
+    if (lead(r)) {
+        if ((!replay && write_state(r, gen, "done", err, errlen) < 0) ||
+            write_ladder(r, gen, err, errlen) < 0)
+            rc = -1;
+        else
+            write_plots(r);
+    }
+    /* the others sleep while rank 0 rates and plots */
+    comm_wait_all(r->cm);
+    if ((rc = dist_agree(r->cm, rc, err, errlen)) != 0)
+        return rc;
     maybe_crash(r, gen, "promote");
     return 0;
 }
@@ -1434,11 +1754,80 @@ static void default_dir(char *out, size_t len, const char *cfg_path)
     snprintf(out, len, "runs/%.*s", (int)n, base);
 }
 
+/* The run's identity for the ranks' check: the config as the run directory compares it,
+ * plus the options that steer the loop. Malloc'd. */
+static char *ranks_identity(const run_ctx *r)
+{
+    char *cfg = config_identity(&r->c);
+    size_t n = (cfg ? strlen(cfg) : 0) + 128;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "{\"config\": %s, \"run\": {\"generations\": %d, \"time\": %.17g}}",
+                 cfg ? cfg : "null", r->c.loop.generations, r->budget);
+    free(cfg);
+    return s;
+}
+
+/* Everything before the first generation, on every rank: the checks that the ranks agree
+ * (the same config and options, one run directory), then rank 0's lock and setup.
+ * Returns 0, or an exit status with the message printed (by rank 0 for a shared one). */
+static int run_start(run_ctx *r, const char *dir, int *lock_fd)
+{
+    char err[2048] = "";
+    int rc = 0;
+    if (r->ranks > 1) {
+        char *id = ranks_identity(r);
+        if (!id)
+            comm_abort(r->cm, EXIT_FAIL);
+        rc = dist_check_same(r->cm, "config", id, err, sizeof err);
+        free(id);
+        if (rc == 0 && r->c.train.batch_size < r->ranks) {
+            snprintf(err, sizeof err, "train.batch_size %d is smaller than the %d ranks: each rank "
+                     "trains on its share of every batch (raise train.batch_size or start fewer ranks)",
+                     r->c.train.batch_size, r->ranks);
+            rc = -2;
+        }
+        if (rc != 0) {
+            if (lead(r))
+                cli_error("run: %s", err);
+            return EXIT_USAGE;
+        }
+    }
+    /* The lock comes before anything is written or cleaned up in the directory: a second
+     * run must not remove the first one's temporaries nor append to its files. Rank 0
+     * holds it for the job. */
+    if (lead(r)) {
+        *lock_fd = lock_run_dir(dir, err, sizeof err);
+        rc = *lock_fd == -2 ? -2 : *lock_fd < 0 ? -1 : 0;
+    }
+    rc = dist_agree(r->cm, rc, err, sizeof err);
+    if (rc == 0 && r->ranks > 1)
+        rc = dist_check_dir(r->cm, dir, err, sizeof err);
+    if (rc == 0 && lead(r))
+        rc = setup_dir(r, err, sizeof err);
+    if ((rc = dist_agree(r->cm, rc, err, sizeof err)) != 0) {
+        if (lead(r))
+            cli_error("run: %s", err);
+        return rc == -2 ? EXIT_USAGE : EXIT_FAIL; /* a full or read-only disk is no bad input */
+    }
+    int64_t done = lead(r) ? generations_done(r) : 0;
+    double before = lead(r) ? read_clock(r) : 0;
+    int64_t from_model = lead(r) ? r->gen0_from_model : 0; /* setup_dir's reading */
+    comm_bcast(r->cm, &done, sizeof done, 0);
+    comm_bcast(r->cm, &before, sizeof before, 0);
+    comm_bcast(r->cm, &from_model, sizeof from_model, 0);
+    r->gen0_from_model = from_model != 0;
+    r->done_upto = (int)done;
+    r->clock_before = before;
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *cfg_path = NULL, *dir = NULL;
     char **sets = calloc((size_t)argc, sizeof *sets);
     int nsets = 0, gens = 0, rc = EXIT_USAGE, lock_fd = -1;
+    bool use_mpi = false;
     run_ctx r;
     memset(&r, 0, sizeof r);
     for (int i = 1; i < argc; i++) {
@@ -1454,6 +1843,8 @@ int cmd_run(int argc, char **argv)
             sets[nsets++] = argv[++i];
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && v) {
             dir = v, i++;
+        } else if (!strcmp(a, "--mpi")) {
+            use_mpi = true;
         } else if (!strcmp(a, "--time") && v) {
             if (cli_parse_duration(argv[++i], &r.budget) < 0) {
                 cli_error("run: --time: expected a duration such as 90s, 60m or 2h, got \"%s\"", v);
@@ -1471,54 +1862,82 @@ int cmd_run(int argc, char **argv)
             goto done;
         }
     }
-    if ((rc = cli_load_config(&r.c, cfg_path, sets, nsets)) != 0)
-        goto done;
-    rc = EXIT_USAGE;
-    if (gens > 0)
-        r.c.loop.generations = gens;
     char dirbuf[PATH_LEN], err[1024];
+    int launched = comm_launcher_ranks();
+    if (!use_mpi && launched > 1) {
+        /* K copies of a one-process run would fight over one run directory */
+        cli_error("run: started as one of %d MPI ranks but without --mpi: add --mpi "
+                  "(mpirun -np %d gridzero run --mpi ...)", launched, launched);
+        goto done;
+    }
+    r.cm = comm_new(use_mpi, err, sizeof err);
+    if (!r.cm) {
+        cli_error("run: %s", err);
+        rc = comm_mpi_built() ? EXIT_FAIL : EXIT_USAGE;
+        goto done;
+    }
+    r.rank = comm_rank(r.cm);
+    r.ranks = comm_size(r.cm);
+    /* Every rank checks its own arguments; if any rank finds bad input, every rank stops
+     * (the bad one has said why). */
+    int bad = cli_load_config(&r.c, cfg_path, sets, nsets) != 0;
+    if (!bad && gens > 0)
+        r.c.loop.generations = gens;
     if (!dir) {
         default_dir(dirbuf, sizeof dirbuf, cfg_path);
         dir = dirbuf;
     }
     r.dir = dir;
     r.crash_after = getenv("GZ_RUN_CRASH_AFTER");
-    r.g = game_new(&r.c.game, err, sizeof err);
-    if (!r.g) {
-        cli_error("%s", err);
+    if (!bad) {
+        r.g = game_new(&r.c.game, err, sizeof err);
+        if (!r.g)
+            cli_error("%s", err);
+    }
+    if (!strcmp(r.c.net.precision, "int8")) {
+        cli_error("%s: key net.precision: int8 needs a calibrated model (gridzero quantize), and "
+                  "the models a run trains are not calibrated: use auto, fp32 or bf16",
+                  cfg_path ? cfg_path : "built-in config");
         goto done;
     }
-    r.solo = r.g->players == 1 && game_scored(r.g);
+    r.solo = r.g && r.g->players == 1 && game_scored(r.g);
     /* A bad baseline would otherwise surface only at the first arena, after a whole
      * generation of self-play and training. */
-    if (cli_check_baselines(&r.c, r.g, cfg_path))
-        goto done;
-    /* The lock comes before anything is written or cleaned up in the directory: a second
-     * run must not remove the first one's temporaries nor append to its files. */
-    lock_fd = lock_run_dir(dir, err, sizeof err);
-    if (lock_fd < 0) {
-        cli_error("run: %s", err);
-        rc = lock_fd == -2 ? EXIT_USAGE : EXIT_FAIL;
+    bad = bad || !r.g || cli_check_baselines(&r.c, r.g, cfg_path);
+    if (!bad && r.c.selfplay.openings[0] &&
+        !(r.book = openings_load(r.g, r.c.selfplay.openings, err, sizeof err))) {
+        cli_error("selfplay.openings: %s", err);
+        bad = 1;
+    }
+    if (comm_max_i64(r.cm, bad)) {
+        if (!bad)
+            cli_error("run: rank %d: another rank refused its arguments (see its message)", r.rank);
         goto done;
     }
-    int setup = setup_dir(&r, err, sizeof err);
-    if (setup < 0) {
-        cli_error("run: %s", err);
-        rc = setup == -2 ? EXIT_USAGE : EXIT_FAIL; /* a full or read-only disk is no bad input */
+    if ((rc = run_start(&r, dir, &lock_fd)) != 0)
         goto done;
-    }
-    r.done_upto = generations_done(&r);
     r.session_t0 = cli_now();
-    r.clock_before = read_clock(&r);
-    signal(SIGINT, on_sigint);
-    signal(SIGTERM, on_sigint);
+    /* With MPI a signal ends the rank at once (mpirun then ends the job): stopping the
+     * ranks at different points would leave the others waiting. Every file on disk is
+     * complete or temporary either way. */
+    if (!comm_is_mpi(r.cm)) {
+        signal(SIGINT, on_sigint);
+        signal(SIGTERM, on_sigint);
+    }
     rc = EXIT_FAIL;
     double t0 = cli_now();
     int G = r.c.loop.generations;
-    fprintf(stderr, "run: %s, %d generations into %s\n", cfg_path ? cfg_path : "built-in tic-tac-toe",
-            G, dir);
+    if (lead(&r)) {
+        char on[64] = "";
+        if (comm_is_mpi(r.cm))
+            snprintf(on, sizeof on, " on %d MPI rank%s", r.ranks, r.ranks > 1 ? "s" : "");
+        fprintf(stderr, "run: %s, %d generations into %s%s\n",
+                cfg_path ? cfg_path : "built-in tic-tac-toe", G, dir, on);
+    }
     cJSON *m = event("start", 0);
     cJSON_AddNumberToObject(m, "generations", G);
+    if (comm_is_mpi(r.cm))
+        cJSON_AddNumberToObject(m, "ranks", r.ranks);
     metric(&r, m);
     for (int gen = 1; gen <= G; gen++) {
         int st = run_generation(&r, gen, err, sizeof err);
@@ -1528,34 +1947,50 @@ int cmd_run(int argc, char **argv)
             goto done;
         }
         if (st < 0) {
-            cli_error("run: generation %d: %s", gen, err);
+            if (lead(&r))
+                cli_error("run: generation %d: %s", gen, err);
             goto done;
         }
         if (st == 2) {
-            char e2[256];
-            if (write_clock(&r, e2, sizeof e2) < 0)
-                fprintf(stderr, "run: %s\n", e2);
-            printf("run: time budget of %.0f s spent (%.0f s in all) before generation %d; best model "
-                   "%s/%s; ratings in %s/ratings.csv\n",
-                   r.budget, run_seconds(&r), gen, dir, r.best, dir);
+            if (lead(&r)) {
+                char e2[256];
+                if (write_clock(&r, e2, sizeof e2) < 0)
+                    fprintf(stderr, "run: %s\n", e2);
+                printf("run: time budget of %.0f s spent (%.0f s in all) before generation %d; best "
+                       "model %s/%s; ratings in %s/ratings.csv\n",
+                       r.budget, run_seconds(&r), gen, dir, r.best, dir);
+            }
             rc = EXIT_OK;
             goto done;
         }
     }
-    {
+    if (lead(&r)) {
         char e2[256];
         if (write_clock(&r, e2, sizeof e2) < 0)
             fprintf(stderr, "run: %s\n", e2);
+        double el = cli_now() - t0;
+        /* self-play over every rank and the --follow workers' games the training used */
+        char sp[256] = "";
+        if (r.sp_games + r.follower_games > 0) {
+            char fol[64] = "";
+            if (r.follower_games > 0)
+                snprintf(fol, sizeof fol, " + %lld from --follow workers", (long long)r.follower_games);
+            snprintf(sp, sizeof sp, "; %lld self-play games on %d rank%s%s: %.0f games/hour",
+                     (long long)r.sp_games, r.ranks, r.ranks > 1 ? "s" : "", fol,
+                     (r.sp_games + r.follower_games) * 3600.0 / (el + 1e-9));
+        }
+        printf("run: %d generations in %s (%.0f s this session%s); best model %s/%s; ratings in "
+               "%s/ratings.csv\n", G, dir, el, sp, dir, r.best, dir);
     }
-    printf("run: %d generations in %s (%.0f s this session); best model %s/%s; ratings in %s/ratings.csv\n",
-           G, dir, cli_now() - t0, dir, r.best, dir);
     rc = EXIT_OK;
 done:
     if (r.metrics)
         fclose(r.metrics);
     if (lock_fd >= 0)
         close(lock_fd); /* releases the run directory */
+    openings_free(r.book);
     game_free(r.g);
     free(sets);
+    comm_free(r.cm);
     return rc;
 }

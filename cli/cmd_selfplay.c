@@ -25,7 +25,9 @@ static void selfplay_usage(FILE *f)
             "  --games N          games (default selfplay.games)\n"
             "  --threads N        worker threads (default selfplay.threads; 0 = all cores)\n"
             "  --seed S           seed (default: the config's)\n"
-            "  --generation G     generation number stored in the file (default 0)\n");
+            "  --generation G     generation number stored in the file (default 0)\n\n"
+            "gridzero selfplay --follow RUN_DIR: a worker that adds games to a running `gridzero run`\n"
+            "(see gridzero selfplay --follow --help).\n");
 }
 
 static volatile int stop_flag;
@@ -60,6 +62,11 @@ int cmd_selfplay(int argc, char **argv)
     int nsets = 0, games = -1, threads = -1, gen = 0;
     uint64_t seed = 0;
     int have_seed = 0, rc = EXIT_USAGE;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--follow")) {
+            free(sets);
+            return cmd_selfplay_follow(argc, argv);
+        }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -124,14 +131,22 @@ int cmd_selfplay(int argc, char **argv)
         cli_error("%s", err);
         goto done;
     }
+    opening_book *book = NULL;
+    if (c.selfplay.openings[0] && !(book = openings_load(g, c.selfplay.openings, err, sizeof err))) {
+        cli_error("selfplay.openings: %s", err);
+        game_free(g);
+        goto done;
+    }
     cli_sp_eval ev;
     if (cli_sp_eval_init(&ev, &c, g, model, err, sizeof err) < 0) {
         cli_error("%s", err);
+        openings_free(book);
         game_free(g);
         goto done;
     }
     sp_opts o;
     sp_opts_from_config(&o, &c);
+    o.book = book;
     if (games > 0)
         o.games = games;
     if (!model) {
@@ -180,6 +195,7 @@ int cmd_selfplay(int argc, char **argv)
     }
     free(gcfg);
     cli_sp_eval_deinit(&ev);
+    openings_free(book);
     game_free(g);
 done:
     free(sets);

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "engine/game.h"
+#include "loop/comm.h"
 #include "nn/checkpoint.h"
 #include "train/dataset.h"
 #include "train/trainer.h"
@@ -42,7 +43,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gridzero train [-c CONFIG] [--set KEY=VALUE]... --data FILE_OR_DIR [--data ...]\n"
             "                      [--from MODEL] -o MODEL [--steps N] [--metrics FILE]\n"
-            "                      [--generation G]\n"
+            "                      [--generation G] [--mpi]\n"
             "(-c is also --config, -o also --output; -o may not be a --data file or directory)\n\n"
             "Trains the network of CONFIG (train and net sections) on sample files (a file, or\n"
             "every *.h5 of a directory; files of another game or shape are refused by name),\n"
@@ -56,7 +57,11 @@ static void usage(FILE *f)
             "(JSON lines to --metrics FILE, appended). A NaN/Inf loss stops training naming the\n"
             "step, and nothing is written (the last good checkpoint stays). The model is written\n"
             "with its optimizer state (temp file + rename) as generation G (default: the newest\n"
-            "sample generation + 1).\n");
+            "sample generation + 1).\n\n"
+            "--mpi (mpirun -np K gridzero train --mpi ...): data-parallel over the K ranks: each\n"
+            "reads the same files, computes its share of every batch, and the gradients and\n"
+            "batch-norm statistics are summed over the ranks (the weights equal one process's up\n"
+            "to rounding); rank 0 prints, validates and writes MODEL.\n");
 }
 
 static void log_line(FILE *mf, int64_t step, int64_t steps, const train_losses *l, double lr,
@@ -98,6 +103,8 @@ int cmd_train(int argc, char **argv)
     dataset *d = NULL;
     trainer *t = NULL;
     FILE *mf = NULL;
+    comm *cm = NULL;
+    bool use_mpi = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -118,6 +125,8 @@ int cmd_train(int argc, char **argv)
             from = v, i++;
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && v) {
             out = v, i++;
+        } else if (!strcmp(a, "--mpi")) {
+            use_mpi = true;
         } else if (!strcmp(a, "--metrics") && v) {
             metrics = v, i++;
         } else if ((!strcmp(a, "--steps") || !strcmp(a, "--generation")) && v) {
@@ -149,11 +158,18 @@ int cmd_train(int argc, char **argv)
                   "model elsewhere", out, clash);
         goto out;
     }
+    char err[1024];
+    if (!(cm = comm_new(use_mpi, err, sizeof err))) {
+        cli_error("train: %s", err);
+        rc = comm_mpi_built() ? EXIT_FAIL : EXIT_USAGE;
+        goto out;
+    }
+    /* ranks other than 0 only compute: no output */
+    bool lead = comm_rank(cm) == 0;
     gz_config c;
     if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
         goto out;
     rc = EXIT_USAGE;
-    char err[1024];
     g = game_new(&c.game, err, sizeof err);
     if (!g) {
         cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
@@ -164,6 +180,7 @@ int cmd_train(int argc, char **argv)
         cli_error("%s", err);
         goto out;
     }
+    dataset_set_q_ratio(d, c.train.q_ratio);
     for (int i = 0; i < ndata; i++)
         if (dataset_add_path(d, data[i], err, sizeof err) < 0) {
             cli_error("%s", err);
@@ -199,6 +216,11 @@ int cmd_train(int argc, char **argv)
         rc = EXIT_FAIL;
         goto out;
     }
+    train_reducer red = comm_reducer(cm);
+    if (trainer_set_reducer(t, &red, err, sizeof err) < 0) {
+        cli_error("train: %s", err);
+        goto out;
+    }
     const char *resumed = "";
     if (from) {
         int r = trainer_resume(t, from, err, sizeof err);
@@ -209,15 +231,17 @@ int cmd_train(int argc, char **argv)
         if (r == 0)
             resumed = " (resuming its optimizer run)";
     }
-    if (metrics && !(mf = fopen(metrics, "a"))) {
+    if (lead && metrics && !(mf = fopen(metrics, "a"))) {
         cli_error("%s: cannot open for appending", metrics);
         goto out;
     }
-    printf("train: %lld training + %lld validation samples from %d file(s), generations up to %lld; "
-           "%s%s; %lld steps of batch %d, %s\n",
+    if (lead)
+        printf("train: %lld training + %lld validation samples from %d file(s), generations up to %lld; "
+           "%s%s; %lld steps of batch %d, %s%s\n",
            (long long)dataset_train_count(d), (long long)dataset_val_count(d), dataset_files(d),
            (long long)dataset_newest_generation(d), from ? from : "random init", resumed,
-           (long long)steps, c.train.batch_size, c.train.optimizer);
+           (long long)steps, c.train.batch_size, c.train.optimizer,
+           comm_size(cm) > 1 ? ", data-parallel over MPI ranks" : "");
     rc = EXIT_FAIL;
     train_losses sum = {0}, l, v = {0};
     int nsum = 0;
@@ -232,28 +256,31 @@ int cmd_train(int argc, char **argv)
         sum.policy += l.policy, sum.value += l.value, sum.l2 += l.l2, sum.total += l.total;
         sum.entropy += l.entropy, sum.value_acc += l.value_acc;
         nsum++;
-        if (k % c.train.log_every == 0 || k == steps) {
+        if ((k % c.train.log_every == 0 || k == steps) && lead) {
             double tn = cli_now();
             double sps = (double)nsum * c.train.batch_size / (tn - t_log);
             train_losses avg = {sum.policy / nsum, sum.value / nsum, sum.l2 / nsum, sum.total / nsum,
                                 sum.entropy / nsum, sum.value_acc / nsum};
             nval = trainer_validate(t, d, VAL_SAMPLES, &v);
             log_line(mf, k, steps, &avg, lr, sps, &v, nval);
+            t_log = cli_now();
+        }
+        if (k % c.train.log_every == 0 || k == steps) {
             memset(&sum, 0, sizeof sum);
             nsum = 0;
-            t_log = cli_now();
         }
     }
     nn_ckpt_meta meta = {0};
     meta.generation = gen_arg >= 0 ? gen_arg : dataset_newest_generation(d) + 1;
     meta.step = from_meta.step + steps;
     snprintf(meta.parent, sizeof meta.parent, "%s", from ? from : "");
-    if (trainer_save(t, out, &meta, err, sizeof err) < 0) {
+    if (lead && trainer_save(t, out, &meta, err, sizeof err) < 0) {
         cli_error("%s", err);
-        goto out;
+        comm_abort(cm, EXIT_FAIL); /* the others are done; nothing is left to share */
     }
     double el = cli_now() - t_start;
-    printf("train: %lld steps in %.1f s (%.0f samples/s); final loss %.4f (val %.4f); wrote %s "
+    if (lead)
+        printf("train: %lld steps in %.1f s (%.0f samples/s); final loss %.4f (val %.4f); wrote %s "
            "(generation %lld, step %lld)\n",
            (long long)steps, el, (double)steps * c.train.batch_size / el, l.total, nval ? v.total : NAN,
            out, (long long)meta.generation, (long long)meta.step);
@@ -265,5 +292,6 @@ out:
     dataset_free(d);
     game_free(g);
     free(sets);
+    comm_free(cm);
     return rc;
 }

@@ -85,18 +85,30 @@ int cli_cmp_double(const void *a, const void *b);
 int cmd_config(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 int cmd_arena(int argc, char **argv);
 int cmd_elo(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_pbrain(int argc, char **argv);
 int cmd_gtp(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
+/* `gridzero selfplay --follow RUN_DIR` (cmd_follow.c), dispatched by cmd_selfplay. */
+int cmd_selfplay_follow(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+/* n positions of g after a random number of random moves (0 .. a third of the longest
+ * game; never terminal), for benchmarks and for calibrating random weights: in[n] encoded
+ * planes, legal[n] masks (the caller's). Deterministic given seed. 0, or -1 when out of
+ * memory. */
+int cli_random_positions(const game *g, int n, uint64_t seed, float *in, uint8_t *legal);
+/* `gridzero serve` (cmd_serve.c; built with libmicrohttpd only). */
+int cmd_serve(int argc, char **argv);
 /* `gridzero bench train` (cmd_bench_train.c), dispatched by cmd_bench. */
 int cmd_bench_train(int argc, char **argv);
 /* `gridzero bench search` (cmd_bench_search.c), dispatched by cmd_bench. */
 int cmd_bench_search(int argc, char **argv);
+/* `gridzero bench rules` (cmd_bench_rules.c), dispatched by cmd_bench. */
+int cmd_bench_rules(int argc, char **argv);
 /* `gridzero info` on a sample file (info_samples.c), a row of cmd_info's table. */
 int info_samples(const char *path);
 

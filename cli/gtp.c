@@ -19,7 +19,7 @@ static const char *const gtp_commands[] = {
     "protocol_version", "name",      "version",       "known_command", "list_commands",
     "boardsize",        "clear_board", "komi",        "play",          "genmove",
     "undo",             "showboard", "quit",          "time_settings", "time_left",
-    "gridzero-analyze", NULL,
+    "gridzero-analyze", "gridzero-rule", NULL,
 };
 
 struct gtp {
@@ -327,12 +327,14 @@ static void cmd_play(gtp *s, const char *id, int argc, char **argv, FILE *out)
         reply(out, id, false, err);
         return;
     }
-    uint8_t mask[GAME_MAX_ACTIONS];
-    game_legal(s->g, gtp_state(s, s->nmoves), mask);
-    if (!mask[a]) {
+    const char *no = game_why_illegal(s->g, gtp_state(s, s->nmoves), a, why, sizeof why);
+    if (no) {
         char mv[32];
-        replyf(out, id, false, "illegal move: %s is %s", s->g->ops->format_move(s->g, a, mv, sizeof mv),
-               !strcmp(s->g->name, "sanling") ? "not free or not next to a stone" : "occupied");
+        s->g->ops->format_move(s->g, a, mv, sizeof mv);
+        if (!strcmp(s->g->name, "sanling"))
+            replyf(out, id, false, "illegal move: %s is not free or not next to a stone", mv);
+        else
+            replyf(out, id, false, "illegal move: %s: %s", mv, no);
         return;
     }
     gtp_play_action(s, a);
@@ -406,6 +408,35 @@ static void cmd_genmove(gtp *s, const char *id, int argc, char **argv, FILE *out
             break;
     }
     reply(out, id, true, body);
+}
+
+/* gridzero-rule [RULE]: the m,n,k rule (freestyle, exact, renju, caro); setting it
+ * clears the board (like boardsize). Without an argument: the rule in play. */
+static void cmd_rule(gtp *s, const char *id, int argc, char **argv, FILE *out)
+{
+    if (strcmp(s->cfg.game.name, "mnk")) {
+        replyf(out, id, false, "gridzero-rule: game %s has no rules to choose", s->g->name);
+        return;
+    }
+    if (argc == 0) {
+        reply(out, id, true, s->cfg.game.rule);
+        return;
+    }
+    int r = argc == 1 ? cfg_rule_parse(argv[0]) : -1;
+    if (r < 0) {
+        reply(out, id, false, "syntax error: expected gridzero-rule [freestyle|exact|renju|caro]");
+        return;
+    }
+    gz_config c = s->cfg;
+    cfg_game_set_rule(&c.game, (cfg_rule)r);
+    char err[512], src[48];
+    snprintf(src, sizeof src, "gridzero-rule %s", argv[0]);
+    if (cfg_check(&c, src, err, sizeof err) < 0 || gtp_new_game(s, &c, err, sizeof err) < 0) {
+        replyf(out, id, false, "unacceptable rule (%s)", err);
+        return;
+    }
+    gtp_clear(s);
+    reply(out, id, true, NULL);
 }
 
 static void cmd_showboard(gtp *s, const char *id, FILE *out)
@@ -560,6 +591,8 @@ int gtp_line(gtp *s, const char *raw, FILE *out)
             s->nmoves--;
             reply(out, id, true, NULL);
         }
+    } else if (!strcmp(cmd, "gridzero-rule")) {
+        cmd_rule(s, id, nargs, args, out);
     } else if (!strcmp(cmd, "showboard")) {
         cmd_showboard(s, id, out);
     } else if (!strcmp(cmd, "time_settings")) {

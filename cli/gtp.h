@@ -5,7 +5,7 @@
  *
  * Commands: protocol_version, name, version, known_command, list_commands, boardsize,
  * clear_board, komi (accepted, ignored), play, genmove, undo, showboard, quit,
- * time_settings, time_left, gridzero-analyze. Answers "=[id] result" or "?[id] message",
+ * time_settings, time_left, gridzero-analyze, gridzero-rule. Answers "=[id] result" or "?[id] message",
  * each followed by an empty line; an id given before the command is echoed.
  *
  * Decisions for games that are not Go:
@@ -29,6 +29,11 @@
  * - gridzero-analyze [N]: searches the position (as genmove would, without playing) and
  *   lists the N (default 10) most visited moves, one a line:
  *   "MOVE visits V prior P value Q" (Q: mean value for the player to move, -1..1).
+ * - gridzero-rule [freestyle|exact|renju|caro]: the m,n,k rule (the config's game.rule
+ *   at the start); a new rule clears the board, like boardsize (a model made for
+ *   another rule is refused then, and the rule stays); without an argument, the rule
+ *   in play. A move refused by the rule says why ("? illegal move: h8: forbidden for
+ *   black under renju: double three").
  */
 #ifndef GZ_CLI_GTP_H
 #define GZ_CLI_GTP_H

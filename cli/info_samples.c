@@ -18,7 +18,7 @@ int info_samples(const char *path)
     /* Outcome split from each game's first sample (ply 0: seat 1 to move, so its z in
      * mover-first order is in seat order): a seat wins when its z is strictly best. */
     int64_t wins[GAME_MAX_PLAYERS] = {0}, draws = 0, unsplit = 0;
-    double zsum = 0, ent = 0;
+    double zsum = 0, ent = 0, qerr = 0;
     for (int64_t i = 0; i < f->n; i++) {
         if (f->gameix[i] != last) {
             games++;
@@ -40,13 +40,14 @@ int info_samples(const char *path)
         }
         maxply = f->ply[i] > maxply ? f->ply[i] : maxply;
         zsum += f->z[i * f->players];
+        qerr += fabs((double)f->q[i * f->players] - f->z[i * f->players]);
         for (int a = 0; a < f->actions; a++) {
             double p = f->pi[i * f->actions + a];
             if (p > 0)
                 ent -= p * log(p);
         }
     }
-    printf("%s: gridzero samples (format %s, version %d)\n", path, SP_FORMAT, SP_VERSION);
+    printf("%s: gridzero samples (format %s, version %d)\n", path, SP_FORMAT, f->version);
     printf("  game        %s %s\n", f->game, f->game_config);
     printf("  board       %dx%d %s lattice, %d planes, %d actions, %d players\n", f->rows, f->cols,
            f->lattice == GAME_LATTICE_HEX ? "hex" : "square", f->planes, f->actions, f->players);
@@ -72,6 +73,9 @@ int info_samples(const char *path)
     else if (f->n)
         printf("  mean z      %+.3f for the player to move; mean pi entropy %.3f nats\n", zsum / f->n,
                ent / f->n);
+    if (f->n && f->version >= 3)
+        printf("  mean |q - z| %.3f (the search's root value against the outcome, player to move)\n",
+               qerr / f->n);
     sp_file_free(f);
     return EXIT_OK;
 }

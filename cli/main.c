@@ -15,10 +15,14 @@ static const cli_command commands[] = {
     {"elo", cmd_elo, "maximum-likelihood Elo ratings with 95% intervals from arena results files"},
     {"play", cmd_play, "play against one or more players in the terminal"},
     {"bench", cmd_bench, "measure throughput (nn: inference; train: training steps; search: simulations)"},
+    {"quantize", cmd_quantize, "calibrate a model for int8 inference on sample files; check its accuracy"},
     {"info", cmd_info, "describe a gridzero file (a model or a sample file)"},
     {"config", cmd_config, "check a config file and print the effective config; list the keys"},
     {"pbrain", cmd_pbrain, "the Gomocup brain protocol on stdin/stdout (Gomoku managers)"},
     {"gtp", cmd_gtp, "the Go Text Protocol (v2) on stdin/stdout, for every game (GTP tools)"},
+#ifdef GZ_HAVE_SERVE
+    {"serve", cmd_serve, "play and analyse in the browser, watch a run live (HTTP on localhost)"},
+#endif
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

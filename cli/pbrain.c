@@ -4,10 +4,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "engine/openings.h"
 
 #ifndef GZ_VERSION
 #define GZ_VERSION "unknown"
@@ -20,7 +23,11 @@ enum {
     PB_RULE_CONTINUOUS = 2,
     PB_RULE_RENJU = 4,
     PB_RULE_CARO = 8,
+    PB_SWAP2_CANDIDATES = 8, /* placements compared for each swap2 choice of stones */
 };
+/* The responder's margin: with white's value within it of 0 it places two more stones
+ * rather than take a colour. */
+#define PB_SWAP2_MARGIN 0.1f
 
 struct pbrain {
     /* immutable after pbrain_new */
@@ -28,16 +35,18 @@ struct pbrain {
     char spec[PLAYER_NAME_LEN];
     bool debug;
     /* mutated */
-    gz_config cfg;      /* game.rows/cols/exact follow START and INFO rule */
+    gz_config cfg;      /* game.rows/cols/rule follow START and INFO rule */
     game *g;            /* owned; NULL before START */
     brain *b;           /* owned */
     unsigned char *hist; /* (max_game_length + 1) states */
     int nmoves;
     int moves[PB_MAX_SIDE * PB_MAX_SIDE]; /* actions played, in order */
     double memory_mb;   /* of the brain in use */
-    bool made_exact;    /* the rule the current game was made with */
-    /* BOARD ... DONE */
+    char made_rule[CFG_STR_LEN]; /* the rule the current game was made with */
+    rng r;              /* swap2 candidate placements */
+    /* BOARD ... DONE, SWAP2BOARD ... DONE */
     bool in_board;
+    bool swap2;         /* the lines being read are SWAP2BOARD's (x,y, no field) */
     int nboard;
     int board_action[PB_MAX_SIDE * PB_MAX_SIDE];
     int board_field[PB_MAX_SIDE * PB_MAX_SIDE];
@@ -172,7 +181,7 @@ static int pb_new_game(pbrain *pb, char *err, size_t errlen)
         return -1;
     }
     pb->memory_mb = mb;
-    pb->made_exact = pb->cfg.game.exact;
+    snprintf(pb->made_rule, sizeof pb->made_rule, "%s", pb->cfg.game.rule);
     game_free(pb->g);
     free(pb->hist);
     pb->g = g;
@@ -207,8 +216,19 @@ static int pb_empty_points(pbrain *pb)
     return pb->g->actions - pb->nmoves;
 }
 
-/* The brain's move in the current position: written as "x,y" and played. */
-static void pb_move(pbrain *pb, FILE *out)
+/* The time budget of the brain's next answer (seconds; < 0 = no clock). */
+static double pb_budget(pbrain *pb)
+{
+    int est = pb_empty_points(pb) / 2;
+    est = est < 8 ? 8 : est > 30 ? 30 : est;
+    double turn = pb->turn_ms / 1000.0;
+    double left = pb->match_ms > 0 && pb->left_ms >= 0 ? pb->left_ms / 1000.0 : -1;
+    return brain_budget(turn, left, est);
+}
+
+/* The brain's move in the current position within budget seconds: written as "x,y"
+ * and played. */
+static void pb_move_within(pbrain *pb, double budget, FILE *out)
 {
     game_state *cur = pb_state(pb, pb->nmoves);
     if (game_terminal(pb->g, cur)) {
@@ -216,11 +236,6 @@ static void pb_move(pbrain *pb, FILE *out)
             pb->nmoves >= pb->g->actions ? "the board is full" : "five in a row");
         return;
     }
-    int est = pb_empty_points(pb) / 2;
-    est = est < 8 ? 8 : est > 30 ? 30 : est;
-    double turn = pb->turn_ms / 1000.0;
-    double left = pb->match_ms > 0 && pb->left_ms >= 0 ? pb->left_ms / 1000.0 : -1;
-    double budget = brain_budget(turn, left, est);
     brain_move m;
     char err[512];
     int a = brain_choose(pb->b, cur, budget, &m, err, sizeof err);
@@ -242,6 +257,12 @@ static void pb_move(pbrain *pb, FILE *out)
     say(out, "%d,%d", a % pb->g->cols, a / pb->g->cols);
 }
 
+/* The brain's move with the clock's budget. */
+static void pb_move(pbrain *pb, FILE *out)
+{
+    pb_move_within(pb, pb_budget(pb), out);
+}
+
 static bool pb_need_game(pbrain *pb, FILE *out, const char *cmd)
 {
     if (pb->started)
@@ -256,7 +277,7 @@ static bool pb_need_game(pbrain *pb, FILE *out, const char *cmd)
 static int pb_fresh(pbrain *pb, char *err, size_t errlen)
 {
     if (pb->g && pb->g->rows == pb->cfg.game.rows && pb->g->cols == pb->cfg.game.cols &&
-        pb->made_exact == pb->cfg.game.exact && pb->memory_mb == pb_memory_mb(pb)) {
+        !strcmp(pb->made_rule, pb->cfg.game.rule) && pb->memory_mb == pb_memory_mb(pb)) {
         pb_clear(pb);
         return 0;
     }
@@ -313,27 +334,42 @@ static void pb_info(pbrain *pb, char *arg, FILE *out)
     } else if (!strcasecmp(k, "max_memory")) {
         pb->max_memory = v; /* takes effect at the next START */
     } else if (!strcasecmp(k, "rule")) {
-        if (v & PB_RULE_RENJU) {
-            say(out, "ERROR INFO rule %lld: renju is not supported (freestyle 0 and exact five 1 are)", v);
-            return;
-        }
-        if (v & PB_RULE_CARO) {
-            say(out, "ERROR INFO rule %lld: caro is not supported (freestyle 0 and exact five 1 are)", v);
-            return;
-        }
         if (v & PB_RULE_CONTINUOUS) {
-            say(out, "ERROR INFO rule %lld: continuous games are not supported", v);
+            say(out, "ERROR INFO rule %lld: bit 2 (continuous game: play on after a five) is not "
+                     "supported (freestyle 0, exact five 1, renju 4 and caro 8 are)", v);
             return;
         }
-        bool exact = (v & PB_RULE_EXACT) != 0;
-        if (exact != pb->cfg.game.exact) {
-            pb->cfg.game.exact = exact;
+        if ((v & PB_RULE_RENJU) && (v & PB_RULE_CARO)) {
+            say(out, "ERROR INFO rule %lld: renju (4) and caro (8) at once", v);
+            return;
+        }
+        if (v > (PB_RULE_EXACT | PB_RULE_RENJU | PB_RULE_CARO)) {
+            say(out, "ERROR INFO rule %lld: unknown bits (freestyle 0, exact five 1, renju 4 and "
+                     "caro 8 are supported)", v);
+            return;
+        }
+        cfg_rule rule = (v & PB_RULE_RENJU) ? CFG_RULE_RENJU
+                        : (v & PB_RULE_CARO) ? CFG_RULE_CARO
+                        : (v & PB_RULE_EXACT) ? CFG_RULE_EXACT : CFG_RULE_FREESTYLE;
+        if ((rule == CFG_RULE_RENJU || rule == CFG_RULE_CARO) && pb->cfg.game.k != 5) {
+            say(out, "ERROR INFO rule %lld: %s is a rule of five in a row, but the config's game.k "
+                     "is %d", v, cfg_rule_name(rule), pb->cfg.game.k);
+            return;
+        }
+        cfg_rule old = cfg_game_rule(&pb->cfg.game);
+        if (rule != old) {
+            cfg_game_set_rule(&pb->cfg.game, rule);
             /* On an empty board the rule applies at once; otherwise from the next
-             * RESTART, START or BOARD. */
+             * RESTART, START or BOARD. An engine that cannot play it (a model made for
+             * another rule) keeps the old rule. */
             if (pb->started && pb->nmoves == 0) {
-                char err[512];
-                if (pb_fresh(pb, err, sizeof err) < 0)
-                    say(out, "ERROR INFO rule: %s", err);
+                char err[512], again[512];
+                if (pb_fresh(pb, err, sizeof err) < 0) {
+                    cfg_game_set_rule(&pb->cfg.game, old);
+                    if (pb_fresh(pb, again, sizeof again) == 0)
+                        pb->started = true;
+                    say(out, "ERROR INFO rule: %s (the rule stays %s)", err, cfg_rule_name(old));
+                }
             }
         }
     }
@@ -349,7 +385,15 @@ static void pb_board_line(pbrain *pb, const char *line)
     const char *rest;
     long long field;
     char err[256];
-    if (parse_xy(line, &x, &y, &rest) < 0 || !rest || parse_count(rest, 100, &field) < 0) {
+    if (pb->swap2) {
+        /* SWAP2BOARD: x,y, the stones in the order placed (black, white, black, ...) */
+        if (parse_xy(line, &x, &y, NULL) < 0) {
+            snprintf(pb->board_err, sizeof pb->board_err, "SWAP2BOARD line \"%.40s\": expected x,y", line);
+            return;
+        }
+        rest = NULL;
+        field = 1 + pb->nboard % 2;
+    } else if (parse_xy(line, &x, &y, &rest) < 0 || !rest || parse_count(rest, 100, &field) < 0) {
         snprintf(pb->board_err, sizeof pb->board_err, "BOARD line \"%.40s\": expected x,y,field", line);
         return;
     }
@@ -363,14 +407,15 @@ static void pb_board_line(pbrain *pb, const char *line)
                  "BOARD line \"%.40s\": field 3 (continuous game) is not supported", line);
         return;
     }
+    const char *cmd = pb->swap2 ? "SWAP2BOARD" : "BOARD";
     int a = xy_action(pb, x, y, err, sizeof err);
     if (a < 0) {
-        snprintf(pb->board_err, sizeof pb->board_err, "BOARD: %s", err);
+        snprintf(pb->board_err, sizeof pb->board_err, "%s: %s", cmd, err);
         return;
     }
     for (int i = 0; i < pb->nboard; i++)
         if (pb->board_action[i] == a) {
-            snprintf(pb->board_err, sizeof pb->board_err, "BOARD: %d,%d is given twice", x, y);
+            snprintf(pb->board_err, sizeof pb->board_err, "%s: %d,%d is given twice", cmd, x, y);
             return;
         }
     pb->board_action[pb->nboard] = a;
@@ -415,10 +460,18 @@ static void pb_board_done(pbrain *pb, FILE *out)
         return;
     }
     for (int i = 0; i < pb->nboard; i++) {
-        int color = i & 1;
-        if (pb_play(pb, order[color][i / 2]) < 0) {
+        int color = i & 1, a = order[color][i / 2];
+        char why[160];
+        const char *no = game_why_illegal(pb->g, pb_state(pb, pb->nmoves), a, why, sizeof why);
+        if (no || pb_play(pb, a) < 0) {
+            bool over = game_terminal(pb->g, pb_state(pb, pb->nmoves));
             pb_clear(pb);
-            say(out, "ERROR BOARD: the position is already decided (a five on the board)");
+            if (over)
+                say(out, "ERROR BOARD: the position is already decided (a five on the board)");
+            else
+                say(out, "ERROR BOARD: stone %d,%d (%s's, played in the order given): %s",
+                    a % pb->g->cols, a / pb->g->cols, color ? "white" : "black",
+                    no ? no : "not a legal move");
             return;
         }
     }
@@ -429,6 +482,121 @@ static void pb_board_done(pbrain *pb, FILE *out)
         return;
     }
     pb_move(pb, out);
+}
+
+/* White's value (white to move in s) from the brain's search within budget seconds.
+ * Returns false when the brain gives none (a plain player such as alphabeta). */
+static bool pb_white_value(pbrain *pb, const game_state *s, double budget, float *v)
+{
+    brain_move m;
+    char err[256];
+    if (game_terminal(pb->g, s) || brain_choose(pb->b, s, budget, &m, err, sizeof err) < 0 ||
+        !(m.searched || m.proven))
+        return false;
+    *v = game_current_player(pb->g, s) == 1 ? m.value : -m.value;
+    return true;
+}
+
+/* Places `stones` stones in the current position: of PB_SWAP2_CANDIDATES random
+ * placements in the central side x side points, the one whose value for white (to
+ * move after them) is nearest 0 (a plain player, without values, takes the first).
+ * Answers them as "x,y x,y ..." and plays them. */
+static void pb_swap2_place(pbrain *pb, int stones, int side, double budget, FILE *out)
+{
+    const game *g = pb->g;
+    game_state *cur = pb_state(pb, pb->nmoves);
+    game_state *c = malloc(g->state_size);
+    int best[5] = {-1, -1, -1, -1, -1}, cand[5];
+    float best_v = 2;
+    for (int k = 0; c && k < PB_SWAP2_CANDIDATES; k++) {
+        game_copy(g, c, cur);
+        bool ok = true;
+        for (int i = 0; i < stones && ok; i++) {
+            cand[i] = openings_central_point(g, c, side, &pb->r);
+            ok = cand[i] >= 0 && game_play(g, c, cand[i]) == 0 && !game_terminal(g, c);
+        }
+        if (!ok)
+            continue;
+        float v = 0;
+        bool known = pb_white_value(pb, c, budget < 0 ? -1 : budget / PB_SWAP2_CANDIDATES, &v);
+        if (best[0] < 0 || (known && fabsf(v) < best_v)) {
+            memcpy(best, cand, sizeof best);
+            best_v = known ? fabsf(v) : 2;
+        }
+        if (!known)
+            break;
+    }
+    free(c);
+    if (best[0] < 0) {
+        say(out, "ERROR SWAP2BOARD: no room for %d stones in the centre of the board", stones);
+        return;
+    }
+    char line[96];
+    int n = 0;
+    for (int i = 0; i < stones; i++) {
+        pb_play(pb, best[i]);
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s%d,%d", i ? " " : "", best[i] % g->cols,
+                      best[i] / g->cols);
+    }
+    say(out, "%s", line);
+}
+
+/* SWAP2BOARD ... DONE: the swap2 opening as Gomocup runs it. 0 stones: the brain, the
+ * opener, places three (black, white, black). 3 stones: as the responder it answers
+ * SWAP (it takes black: the opponent plays white's move next), one move (it stays white
+ * and plays the fourth stone) or two moves (white and black: the opponent then chooses
+ * a colour). 5 stones: as the opener it answers SWAP (it takes black) or a move (it
+ * takes white and plays the sixth stone). The choices come from the search's value of
+ * the position for white; a plain player (no values) stays white and plays. */
+static void pb_swap2_done(pbrain *pb, FILE *out)
+{
+    pb->in_board = false;
+    pb->swap2 = false;
+    if (pb->board_err[0]) {
+        say(out, "ERROR %s", pb->board_err);
+        return;
+    }
+    int n = pb->nboard;
+    if (n != 0 && n != 3 && n != 5) {
+        say(out, "ERROR SWAP2BOARD: %d stones (expected 0, 3 or 5: none for the opener's three, "
+                 "three for the responder's choice, five for the opener's choice)", n);
+        return;
+    }
+    char err[512];
+    if (pb_fresh(pb, err, sizeof err) < 0) {
+        say(out, "ERROR %s", err);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        int a = pb->board_action[i];
+        char why[160];
+        const char *no = game_why_illegal(pb->g, pb_state(pb, pb->nmoves), a, why, sizeof why);
+        if (no || pb_play(pb, a) < 0) {
+            pb_clear(pb);
+            say(out, "ERROR SWAP2BOARD: stone %d,%d: %s", a % pb->g->cols, a / pb->g->cols,
+                no ? no : "not a legal move");
+            return;
+        }
+    }
+    if (game_terminal(pb->g, pb_state(pb, pb->nmoves))) {
+        pb_clear(pb);
+        say(out, "ERROR SWAP2BOARD: the stones end the game");
+        return;
+    }
+    double budget = pb_budget(pb);
+    if (n == 0) {
+        pb_swap2_place(pb, 3, 7, budget, out);
+        return;
+    }
+    float v = 0;
+    bool known = pb_white_value(pb, pb_state(pb, pb->nmoves), budget < 0 ? -1 : budget / 3, &v);
+    if (!known || (n == 3 && v > PB_SWAP2_MARGIN) || (n == 5 && v >= 0))
+        pb_move_within(pb, budget < 0 ? -1 : budget * 2 / 3, out); /* white is worth more (or
+                                                                      no value to tell) */
+    else if (n == 5 || v < -PB_SWAP2_MARGIN)
+        say(out, "SWAP");
+    else
+        pb_swap2_place(pb, 2, 9, budget < 0 ? -1 : budget * 2 / 3, out);
 }
 
 int pbrain_line(pbrain *pb, const char *raw, FILE *out)
@@ -453,7 +621,9 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
     if (!*line)
         goto out;
     if (pb->in_board) {
-        if (!strcasecmp(line, "DONE"))
+        if (!strcasecmp(line, "DONE") && pb->swap2)
+            pb_swap2_done(pb, out);
+        else if (!strcasecmp(line, "DONE"))
             pb_board_done(pb, out);
         else if ((!pb->g || pb->nboard >= pb->g->actions) && !pb->board_err[0])
             snprintf(pb->board_err, sizeof pb->board_err, "BOARD: more stones than points");
@@ -509,14 +679,14 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
             goto out;
         }
         game_state *cur = pb_state(pb, pb->nmoves);
-        uint8_t mask[GAME_MAX_ACTIONS];
         if (game_terminal(pb->g, cur)) {
             say(out, "ERROR TURN %d,%d: the game is already over", x, y);
             goto out;
         }
-        game_legal(pb->g, cur, mask);
-        if (!mask[a]) {
-            say(out, "ERROR TURN %d,%d: the point is occupied", x, y);
+        char why[160];
+        const char *no = game_why_illegal(pb->g, cur, a, why, sizeof why);
+        if (no) {
+            say(out, "ERROR TURN %d,%d: %s", x, y, no);
             goto out;
         }
         pb_play(pb, a);
@@ -525,10 +695,18 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
         /* Without a game the stone lines up to DONE are still swallowed (they would
          * read as unknown commands); DONE answers the error. */
         pb->in_board = true;
+        pb->swap2 = false;
         pb->nboard = 0;
         pb->board_err[0] = 0;
         if (!pb->started)
             snprintf(pb->board_err, sizeof pb->board_err, "BOARD: no game yet (send START first)");
+    } else if (!strcasecmp(cmd, "SWAP2BOARD")) {
+        pb->in_board = true;
+        pb->swap2 = true;
+        pb->nboard = 0;
+        pb->board_err[0] = 0;
+        if (!pb->started)
+            snprintf(pb->board_err, sizeof pb->board_err, "SWAP2BOARD: no game yet (send START first)");
     } else if (!strcasecmp(cmd, "TAKEBACK")) {
         if (!pb_need_game(pb, out, "TAKEBACK"))
             goto out;
@@ -583,6 +761,7 @@ pbrain *pbrain_new(const gz_config *cfg, const brain_opts *bo, bool debug, char 
     pb->turn_ms = PB_DEFAULT_TURN_MS;
     pb->match_ms = 0;
     pb->left_ms = -1;
+    rng_seed(&pb->r, rng_derive(cfg->seed, 0x7377617032ULL));
     /* Check the engine now (bad spec, missing model file) on the config's board, so
      * that the command fails at once instead of at START. */
     char why[512];

@@ -38,6 +38,16 @@ int cli_sp_eval_init(cli_sp_eval *x, const gz_config *cfg, const game *g, const 
     x->params = nn_ckpt_load(model, g, NULL, err, errlen);
     if (!x->params)
         return -1;
+    /* int8 named explicitly: refused now, as bad input, not by every worker later */
+    nn_precision prec;
+    if (nn_precision_parse(cfg->net.precision, &prec) == 0 && prec == NN_PREC_INT8 &&
+        nn_int8_check(x->params, err, errlen) < 0) {
+        size_t k = strlen(err);
+        snprintf(err + k, errlen > k ? errlen - k : 0, " (model %s)", model);
+        nn_params_free(x->params);
+        x->params = NULL;
+        return -1;
+    }
     if (cfg->net.cache > 0) {
         x->cache = nn_cache_new(cfg->net.cache, g->actions, g->players);
         if (!x->cache) {

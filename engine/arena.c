@@ -61,8 +61,9 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int arena_play_game(const game *g, player *const *seated, int opening_moves, rng *opening_rng,
-                    rng *game_rng, arena_record *rec, char *err, size_t errlen)
+int arena_play_game(const game *g, player *const *seated, const int *book, int nbook,
+                    int opening_moves, rng *opening_rng, rng *game_rng, arena_record *rec,
+                    char *err, size_t errlen)
 {
     int np = g->players;
     game_state *s = game_state_new(g, game_rng);
@@ -94,7 +95,10 @@ int arena_play_game(const game *g, player *const *seated, int opening_moves, rng
     while (!game_terminal(g, s)) {
         int seat = game_current_player(g, s);
         int a;
-        if (rec->nmoves < opening_moves) {
+        if (rec->nmoves < nbook) {
+            a = book[rec->nmoves];
+            rec->opening++;
+        } else if (rec->nmoves < nbook + opening_moves) {
             a = random_legal(g, s, opening_rng);
             rec->opening++;
         } else {
@@ -210,11 +214,17 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = 0, nrot = solo ? 1 : rotations(nplayers), stop_after = 0;
+    int rc = 0, nrot = solo ? 1 : rotations(nplayers), stop_after = 0, done = 0, mine = o->games;
+    int shards = o->shards > 1 ? o->shards : 1;
+    assert(shards == 1 || (!o->sprt && o->shard >= 0 && o->shard < shards));
+    if (shards > 1)
+        mine = o->games / shards + (o->shard < o->games % shards);
     /* one-player: game i is played by each player in turn (k), from the same seeds */
     int per_game = solo ? nplayers : 1;
     for (int j = 0; j < o->games * per_game && rc == 0 && !stop_after; j++) {
         int i = j / per_game, k = j % per_game;
+        if (i % shards != o->shard % shards)
+            continue;
         arena_record rec = {.moves = moves, .seed = o->seed, .index = i};
         arena_seat_order(g->players, i, rec.seat_player);
         if (solo)
@@ -225,7 +235,11 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         rng opening_rng, game_rng;
         rng_seed(&opening_rng, rng_derive(o->seed, 0x6f70656eULL * 1000003ULL + (uint64_t)(i / nrot)));
         rng_seed(&game_rng, rng_derive(o->seed, (uint64_t)i));
-        rc = arena_play_game(g, seated, o->opening_moves, &opening_rng, &game_rng, &rec, err, errlen);
+        int nbook = 0;
+        const int *book = o->book ? openings_moves(o->book, (i / nrot) % openings_count(o->book),
+                                                   &nbook) : NULL;
+        rc = arena_play_game(g, seated, book, nbook, o->opening_moves, &opening_rng, &game_rng,
+                             &rec, err, errlen);
         if (rc)
             break;
         for (int s = 0; s < g->players; s++) {
@@ -264,8 +278,11 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         }
         if (o->on_game)
             o->on_game(o->on_game_ctx, &rec);
-        if (o->progress && k == per_game - 1)
-            o->progress(o->progress_ctx, i + 1, o->games, tallies, nplayers);
+        if (k == per_game - 1) {
+            done++;
+            if (o->progress)
+                o->progress(o->progress_ctx, done, mine, tallies, nplayers);
+        }
     }
     free(moves);
     if (out && fclose(out) != 0 && rc == 0) {

@@ -3,8 +3,10 @@
  *
  * Seats rotate so that every player sits in every seat equally often: two players
  * alternate (A B, B A, ...); three players go through the six seat orders. Games in one
- * rotation block share the same random opening (arena.opening_moves uniform random
- * moves), so an opening's advantage is played from each seat.
+ * rotation block share the same opening, so an opening's advantage is played from each
+ * seat: with a book (openings.h) the block's opening is the book's next line (block b
+ * plays line b mod count: every line from both colours before any repeats), then
+ * arena.opening_moves uniform random moves.
  *
  * Win, draw, loss: a player wins a game when its outcome is strictly the best of all
  * players, loses when strictly the worst, and draws otherwise (two players: the usual;
@@ -32,6 +34,7 @@
 #include <stdio.h>
 
 #include "game.h"
+#include "openings.h"
 #include "player.h"
 
 #define ARENA_MAX_SOLO 8    /* players of a one-player match */
@@ -44,7 +47,7 @@ typedef struct arena_record {
     float z[GAME_MAX_PLAYERS];         /* outcome per seat */
     int nmoves;
     int *moves;                        /* (nmoves) actions, borrowed storage */
-    int opening;                       /* how many of the moves were random openers */
+    int opening;                       /* how many of the moves were the opening (book + random) */
     uint64_t seed;                     /* the arena seed */
     int index;                         /* game number in the match */
     float score[GAME_MAX_PLAYERS];     /* scored games: points per seat at the end (else 0) */
@@ -67,7 +70,8 @@ typedef struct arena_tally {
 
 typedef struct arena_opts {
     int games;          /* games to play (>= 1) */
-    int opening_moves;  /* uniform random moves at the start of each game */
+    int opening_moves;  /* uniform random moves at the start of each game (after the book's) */
+    const opening_book *book; /* optional (borrowed): each rotation block starts with a line of it */
     uint64_t seed;
     const char *results_path; /* append one JSON line per game; NULL = none */
     /* Optional: called after every game with the tallies so far (nplayers of them). */
@@ -80,6 +84,13 @@ typedef struct arena_opts {
      * list; one call per player and game in a one-player match). */
     void (*on_game)(void *ctx, const arena_record *rec);
     void *on_game_ctx;
+    /* Optional: one share of a match split between processes: only the games whose
+     * index i has i % shards == shard are played (shards <= 1: every game). A game's
+     * seats, opening and game rng come from its index, so the shares together are the
+     * whole match's games (each player's own state, e.g. a search tree's rng, carries
+     * over only the games of its share). Tallies and progress count this share's games.
+     * Not with sprt. */
+    int shards, shard;
 } arena_opts;
 
 /* A one-player match's result for one player: its scores over n games. */
@@ -106,12 +117,14 @@ int arena_outcome_class(int nplayers, const float *z, int seat);
 void arena_seat_order(int nplayers, int index, int *order);
 
 /* Plays one game: seated[seat] plays seat `seat` (g->players of them; a player may not
- * appear twice). The first opening_moves moves are uniform random from opening_rng;
+ * appear twice). The first nbook moves are book[] (legal, as a loaded book's are), the
+ * next opening_moves uniform random from opening_rng;
  * the players use game_rng. Every player is reset before and notified of every move.
  * rec->moves must hold g->max_game_length ints; fills nmoves, moves, z, opening.
  * Returns 0, or -1 with a message (a player failed or chose an illegal move). */
-int arena_play_game(const game *g, player *const *seated, int opening_moves, rng *opening_rng,
-                    rng *game_rng, arena_record *rec, char *err, size_t errlen);
+int arena_play_game(const game *g, player *const *seated, const int *book, int nbook,
+                    int opening_moves, rng *opening_rng, rng *game_rng, arena_record *rec,
+                    char *err, size_t errlen);
 
 /* Plays a match of o->games games among players[nplayers] (nplayers == g->players,
  * or 1..ARENA_MAX_SOLO for a one-player game: each plays o->games games), rotating

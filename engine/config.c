@@ -9,7 +9,9 @@
 #include <cjson/cJSON.h>
 #include "errmsg.h"
 
-typedef enum { T_INT, T_FLOAT, T_BOOL, T_STR, T_LIST, T_U64 } cfg_type;
+/* T_EXACT: game.exact, the old boolean spelling of game.rule (true = "exact"): it sets
+ * game.rule and is neither stored nor written out itself. */
+typedef enum { T_INT, T_FLOAT, T_BOOL, T_STR, T_LIST, T_U64, T_EXACT } cfg_type;
 
 /* One config key. `game` restricts a key of the game section to one game's rules. */
 typedef struct cfg_field {
@@ -34,8 +36,13 @@ static const cfg_field fields[] = {
     {"game.rows", T_INT, OFF(game.rows), 3, 25, 15, NULL, NULL, "mnk", "board rows"},
     {"game.cols", T_INT, OFF(game.cols), 3, 25, 15, NULL, NULL, "mnk", "board columns"},
     {"game.k", T_INT, OFF(game.k), 3, 25, 5, NULL, NULL, "mnk", "stones in a row to win"},
-    {"game.exact", T_BOOL, OFF(game.exact), 0, 1, 0, NULL, NULL, "mnk",
-     "true: exactly k wins, an overline does not (standard Gomoku); false: freestyle"},
+    {"game.rule", T_STR, OFF(game.rule), 0, 0, 0, "freestyle", "freestyle|exact|renju|caro", "mnk",
+     "freestyle: k or more in a row wins; exact: only exactly k (standard Gomoku); renju "
+     "(k = 5): black may not play double threes, double fours or overlines (they are illegal) "
+     "and wins only with exactly five, white wins with five or more; caro (k = 5): exactly "
+     "five, not blocked at both ends by the opponent's stones"},
+    {"game.exact", T_EXACT, OFF(game.rule), 0, 1, 0, NULL, NULL, "mnk",
+     "old spelling of game.rule: true = \"exact\", false = \"freestyle\" (not written out)"},
     {"game.size", T_INT, OFF(game.size), 5, 64, 13, NULL, NULL, "sanling", "rhombus side N"},
     {"game.players", T_INT, OFF(game.players), 2, 3, 3, NULL, NULL, "sanling", "2 or 3 players"},
     {"game.moves", T_INT, OFF(game.moves), 1, 4095, 36, NULL, NULL, "sanling",
@@ -84,6 +91,9 @@ static const cfg_field fields[] = {
      "self-play: root child c gets at least sqrt(k P(c) N) playouts (KataGo k = 2); 0 = off"},
     {"mcts.policy_pruning", T_BOOL, OFF(mcts.policy_pruning), 0, 1, 1, NULL, NULL, NULL,
      "self-play: remove the forced playouts PUCT would not have made from the policy target"},
+    {"mcts.policy_target", T_STR, OFF(mcts.policy_target), 0, 0, 0, "visits", "visits|completed_q", NULL,
+     "visits: pi = the root's visit distribution (pruned, fresh); completed_q: pi = softmax(log prior + "
+     "sigma(completed Q)) (Gumbel MuZero's improved policy; the move is still chosen from the visits)"},
     {"mcts.fresh_pi", T_BOOL, OFF(mcts.fresh_pi), 0, 1, 1, NULL, NULL, NULL,
      "the policy target counts this search's playouts only, not visits kept by tree reuse"},
 
@@ -95,8 +105,9 @@ static const cfg_field fields[] = {
      "hidden units of the value head"},
     {"net.policy_head", T_STR, OFF(net.policy_head), 0, 0, 0, "conv", "conv|dense", NULL,
      "conv: one logit per point (fully convolutional); dense: FC to the actions"},
-    {"net.precision", T_STR, OFF(net.precision), 0, 0, 0, "auto", "auto|fp32|bf16", NULL,
-     "inference precision; auto = bf16 where the CPU has it"},
+    {"net.precision", T_STR, OFF(net.precision), 0, 0, 0, "auto", "auto|fp32|bf16|int8", NULL,
+     "inference precision; auto = int8 for a calibrated model on a CPU with VNNI (gridzero "
+     "quantize), else bf16 where the CPU has it, else fp32"},
     {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
      "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
     {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent|score",
@@ -140,6 +151,12 @@ static const cfg_field fields[] = {
     {"selfplay.record_fast", T_BOOL, OFF(selfplay.record_fast), 0, 1, 0, NULL, NULL, NULL,
      "playout cap randomisation: write the fast-search positions too (value target only, policy "
      "weight 0); false: only full searches become samples (KataGo)"},
+    {"selfplay.opening", T_STR, OFF(selfplay.opening), 0, 0, 0, "none", "none|swap2", NULL,
+     "none: games start from the empty board; swap2 (m,n,k): each game starts from a swap2 "
+     "opening balanced by the evaluator's values (3 stones, sometimes 2 more)"},
+    {"selfplay.openings", T_STR, OFF(selfplay.openings), 0, 0, 0, "", NULL, NULL,
+     "an opening book: a file of move lists, one a line (\"h8 i9 h10\"); each game starts "
+     "from one of them, in turn; \"\" = none"},
     {"selfplay.zero_weight_proven", T_BOOL, OFF(selfplay.zero_weight_proven), 0, 1, 1, NULL, NULL,
      NULL, "positions whose root is proven lost or drawn get policy weight 0"},
 
@@ -164,6 +181,9 @@ static const cfg_field fields[] = {
      NULL, "samples held out for validation"},
     {"train.value_weight", T_FLOAT, OFF(train.value_weight), 0, 100, 1, NULL, NULL, NULL,
      "weight of the value loss"},
+    {"train.q_ratio", T_FLOAT, OFF(train.q_ratio), 0, 1, 0, NULL, NULL, NULL,
+     "value target = (1 - q_ratio) x game outcome + q_ratio x the search's root value (files "
+     "before format 3 have only the outcome)"},
     {"train.reuse", T_FLOAT, OFF(train.reuse), 0, 1000, 4, NULL, NULL, NULL,
      "run: steps per generation = reuse x new positions / batch_size; 0 = train.steps"},
     {"train.schedule_scope", T_STR, OFF(train.schedule_scope), 0, 0, 0, "run", "run|generation", NULL,
@@ -256,6 +276,7 @@ void cfg_defaults(gz_config *c, const char *game_name)
         case T_BOOL: *(bool *)p = f->def != 0; break;
         case T_STR: snprintf((char *)p, CFG_STR_LEN, "%s", f->def_str); break;
         case T_LIST: set_list(c, f, f->def_str); break;
+        case T_EXACT: break;
         }
     }
     if (game_name)
@@ -304,6 +325,7 @@ static const char *type_words(const cfg_field *f)
     case T_BOOL: return "true or false";
     case T_STR: return "a string";
     case T_LIST: return "an array of strings";
+    case T_EXACT: return "true or false";
     }
     return "?";
 }
@@ -359,6 +381,18 @@ static int set_value(gz_config *c, const cfg_field *f, const cJSON *v, const cha
             return gz_fail(err, errlen, "%s: key %s: expected true or false", src, f->path);
         *(bool *)p = cJSON_IsTrue(v);
         return 0;
+    case T_EXACT: {
+        if (!cJSON_IsBool(v))
+            return gz_fail(err, errlen, "%s: key %s: expected true or false", src, f->path);
+        char *rule = (char *)p;
+        bool is_other = strcmp(rule, "freestyle") && strcmp(rule, "exact");
+        if (cJSON_IsTrue(v) && is_other)
+            return gz_fail(err, errlen, "%s: key %s: true means game.rule \"exact\", but game.rule is "
+                           "\"%s\" (give game.rule alone)", src, f->path, rule);
+        if (!is_other)
+            snprintf(rule, CFG_STR_LEN, "%s", cJSON_IsTrue(v) ? "exact" : "freestyle");
+        return 0;
+    }
     case T_STR:
         if (!cJSON_IsString(v))
             return gz_fail(err, errlen, "%s: key %s: expected a string%s%s", src, f->path,
@@ -403,12 +437,27 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
         if (g->k > longest)
             return gz_fail(err, errlen, "%s: key game.k: expected at most max(rows, cols) = %d, got %d",
                         src, longest, g->k);
+        cfg_rule rule = cfg_game_rule(g);
+        if ((rule == CFG_RULE_RENJU || rule == CFG_RULE_CARO) && g->k != 5)
+            return gz_fail(err, errlen, "%s: key game.rule: %s is a rule of five in a row (game.k = 5), "
+                           "but game.k is %d", src, g->rule, g->k);
     } else if (strcmp(g->name, "sanling") == 0) {
         int cells = g->size * g->size - 1;
         if (g->moves > cells)
             return gz_fail(err, errlen,
                         "%s: key game.moves: expected at most size*size-1 = %d (the free points), got %d",
                         src, cells, g->moves);
+    }
+    if (!strcmp(c->selfplay.opening, "swap2")) {
+        if (strcmp(g->name, "mnk"))
+            return gz_fail(err, errlen, "%s: key selfplay.opening: swap2 is an opening of m,n,k games "
+                           "(Gomoku), not of %s", src, g->name);
+        if (g->rows * g->cols < 25)
+            return gz_fail(err, errlen, "%s: key selfplay.opening: swap2 needs a board of at least 25 "
+                           "points", src);
+        if (c->selfplay.openings[0])
+            return gz_fail(err, errlen, "%s: key selfplay.openings: a book and selfplay.opening swap2 "
+                           "are two ways to start a game: choose one", src);
     }
     const cfg_train *t = &c->train;
     if (!strcmp(t->schedule_scope, "run") && strcmp(t->schedule, "constant") && t->run_steps == 0)
@@ -538,6 +587,11 @@ int cfg_parse(gz_config *c, const char *json, const char *source, char *err, siz
                 gz_fail(err, errlen, "%s: key %s: not a key of game %s", src, path, game_name);
                 goto out;
             }
+            if (f->type == T_EXACT && cJSON_GetObjectItemCaseSensitive(sec, "rule")) {
+                gz_fail(err, errlen, "%s: key %s: the old spelling of game.rule; give one of them, not "
+                        "both", src, path);
+                goto out;
+            }
             if (set_value(c, f, kv, src, err, errlen) < 0)
                 goto out;
         }
@@ -651,7 +705,7 @@ char *cfg_to_json(const gz_config *c)
     cJSON *root = cJSON_CreateObject();
     for (size_t i = 0; i < NFIELDS; i++) {
         const cfg_field *f = &fields[i];
-        if (!field_applies(f, c->game.name))
+        if (!field_applies(f, c->game.name) || f->type == T_EXACT)
             continue;
         cJSON *parent = root;
         const char *dot = strchr(f->path, '.');
@@ -677,6 +731,7 @@ char *cfg_to_json(const gz_config *c)
                 cJSON_AddItemToArray(a, cJSON_CreateString(c->arena.baselines[j]));
             break;
         }
+        case T_EXACT: break;
         }
     }
     char *s = cJSON_Print(root);
@@ -692,12 +747,39 @@ void cfg_print_keys(FILE *out)
         switch (f->type) {
         case T_STR:
         case T_LIST: snprintf(def, sizeof def, "%s", f->def_str); break;
-        case T_BOOL: snprintf(def, sizeof def, "%s", f->def ? "true" : "false"); break;
+        case T_BOOL:
+        case T_EXACT: snprintf(def, sizeof def, "%s", f->def ? "true" : "false"); break;
         default: snprintf(def, sizeof def, "%g", f->def); break;
         }
         fprintf(out, "  %-34s %-8s default %-10s %s%s%s%s\n", f->path,
                 f->type == T_INT || f->type == T_U64 ? "int" : f->type == T_FLOAT ? "number"
-                : f->type == T_BOOL ? "bool" : f->type == T_STR ? "string" : "list",
+                : f->type == T_BOOL || f->type == T_EXACT ? "bool" : f->type == T_STR ? "string" : "list",
                 def, f->game ? "[" : "", f->game ? f->game : "", f->game ? " only] " : "", f->help);
     }
+}
+
+static const char *const rule_names[] = {"freestyle", "exact", "renju", "caro"};
+
+int cfg_rule_parse(const char *name)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, rule_names[i]))
+            return i;
+    return -1;
+}
+
+cfg_rule cfg_game_rule(const cfg_game *g)
+{
+    int r = cfg_rule_parse(g->rule);
+    return r < 0 ? CFG_RULE_FREESTYLE : (cfg_rule)r;
+}
+
+const char *cfg_rule_name(cfg_rule r)
+{
+    return (unsigned)r < 4 ? rule_names[r] : "?";
+}
+
+void cfg_game_set_rule(cfg_game *g, cfg_rule r)
+{
+    snprintf(g->rule, sizeof g->rule, "%s", cfg_rule_name(r));
 }

@@ -15,14 +15,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CFG_STR_LEN 64
+#define CFG_STR_LEN 256 /* string keys, file paths included */
 #define CFG_LIST_MAX 8
+
+/* The m,n,k rule layers (engine/games/renju.h says what each one is). */
+typedef enum {
+    CFG_RULE_FREESTYLE = 0, /* k or more in a row wins */
+    CFG_RULE_EXACT = 1,     /* only exactly k wins */
+    CFG_RULE_RENJU = 2,     /* black: forbidden points, exactly five; white: five or more */
+    CFG_RULE_CARO = 3,      /* exactly five, not blocked at both ends by the opponent */
+} cfg_rule;
 
 typedef struct cfg_game {
     char name[16]; /* "mnk" | "sanling" */
     /* mnk */
     int rows, cols, k;
-    bool exact; /* exactly k wins; an overline does not */
+    char rule[CFG_STR_LEN]; /* "freestyle" | "exact" | "renju" | "caro" (game.exact: an alias) */
     /* sanling */
     int size, players, moves;
 } cfg_game;
@@ -48,6 +56,7 @@ typedef struct cfg_mcts {
     double forced_playouts; /* KataGo's k: root children get sqrt(k P N) playouts; 0 = off */
     bool policy_pruning;    /* remove forced playouts from pi (with forced_playouts) */
     bool fresh_pi;          /* pi counts this search's playouts, not reused visits */
+    char policy_target[CFG_STR_LEN]; /* "visits" | "completed_q" */
 } cfg_mcts;
 
 typedef struct cfg_net {
@@ -56,7 +65,7 @@ typedef struct cfg_net {
     int head_channels;
     int value_hidden;
     char policy_head[CFG_STR_LEN]; /* "conv" | "dense" */
-    char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" */
+    char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" | "int8" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" */
     int threads;       /* inference threads; 0 = the machine's cores */
@@ -81,6 +90,8 @@ typedef struct cfg_selfplay {
     bool record_fast;      /* fast-search positions written (policy weight 0) or dropped */
     double resign_target;  /* > 0: calibrate the threshold to this false-resign rate */
     int resign_min_checks; /* records needed before calibrated resignation starts */
+    char opening[CFG_STR_LEN];  /* "none" | "swap2": how games start */
+    char openings[CFG_STR_LEN]; /* an opening book file (openings.h); "" = none */
 } cfg_selfplay;
 
 typedef struct cfg_train {
@@ -96,6 +107,7 @@ typedef struct cfg_train {
     int log_every;
     double validation_fraction;
     double value_weight;
+    double q_ratio;       /* value target: (1 - q_ratio) z + q_ratio q */
     double reuse;         /* > 0: steps = reuse * new positions / batch_size; 0: steps */
     char schedule_scope[CFG_STR_LEN]; /* "run" | "generation" (gridzero run) */
     int run_steps;        /* scope run: the schedule's length in global steps; 0 = open */
@@ -125,6 +137,16 @@ typedef struct gz_config {
     cfg_arena arena;
     cfg_loop loop;
 } gz_config;
+
+/* The rule of an m,n,k config section (CFG_RULE_FREESTYLE for a name it does not know,
+ * which the parser never lets through). */
+cfg_rule cfg_game_rule(const cfg_game *g);
+/* The rule named name ("freestyle", ...), or -1 when there is none of that name. */
+int cfg_rule_parse(const char *name);
+/* "freestyle", "exact", "renju", "caro". */
+const char *cfg_rule_name(cfg_rule r);
+/* Sets g's rule (e.g. from a protocol command). */
+void cfg_game_set_rule(cfg_game *g, cfg_rule r);
 
 /* The built-in default config (tic-tac-toe), as JSON text. Borrowed, static. */
 extern const char cfg_default_json[];

@@ -59,6 +59,27 @@ void game_free(game *g)
     free(g);
 }
 
+const char *game_why_illegal(const game *g, const game_state *s, int action, char *buf,
+                             size_t len)
+{
+    if (g->ops->why_illegal)
+        return g->ops->why_illegal(g, s, action, buf, len);
+    uint8_t mask[GAME_MAX_ACTIONS];
+    if (action < 0 || action >= g->actions) {
+        snprintf(buf, len, "action %d is out of range (0..%d)", action, g->actions - 1);
+        return buf;
+    }
+    if (game_terminal(g, s)) {
+        snprintf(buf, len, "the game is over");
+        return buf;
+    }
+    game_legal(g, s, mask);
+    if (mask[action])
+        return NULL;
+    snprintf(buf, len, "not a legal move");
+    return buf;
+}
+
 game_state *game_state_new(const game *g, rng *r)
 {
     game_state *s = malloc(g->state_size);
@@ -112,6 +133,18 @@ int game_random_playout(const game *g, game_state *s, rng *r, float *z)
     int plies = 0;
     game_resolve_chance(g, s, r);
     while (!game_terminal(g, s)) {
+        if (g->costly_legal) {
+            /* A uniform action that play() accepts is a uniform legal move; a few tries
+             * are far cheaper than the whole mask. */
+            bool played = false;
+            for (int t = 0; t < 8 && !played; t++)
+                played = game_play(g, s, (int)rng_below(r, (uint32_t)g->actions)) == 0;
+            if (played) {
+                game_resolve_chance(g, s, r);
+                plies++;
+                continue;
+            }
+        }
         int n = game_legal(g, s, mask);
         assert(n > 0);
         uint32_t pick = rng_below(r, (uint32_t)n);

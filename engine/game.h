@@ -36,6 +36,9 @@
 
 typedef enum { GAME_LATTICE_SQUARE = 0, GAME_LATTICE_HEX = 1 } game_lattice;
 
+/* What game_ops.cells writes for a point that holds no player's stone. */
+enum { GAME_CELL_EMPTY = -1, GAME_CELL_NEUTRAL = -2 };
+
 /* Symmetry elements, as maps of an R x C array (r, c) -> (r', c'). The hex group of an
  * N x N rhombus is the subgroup {ID, ROT180, TRANSPOSE, ANTITRANSPOSE}. Implemented in
  * symmetry.c. */
@@ -95,6 +98,15 @@ typedef struct game_ops {
     int (*winning_move)(const game *g, const game_state *s);
     /* Number of moves played so far. */
     int (*ply)(const game *g, const game_state *s);
+    /* Optional (may be NULL: games whose actions are not points): what stands on each
+     * point, cells[rows * cols] in action order: GAME_CELL_EMPTY, GAME_CELL_NEUTRAL, or
+     * the number of the player whose stone it is. For drawing a board (gridzero serve). */
+    void (*cells)(const game *g, const game_state *s, int8_t *cells);
+    /* Optional (may be NULL): why `action` cannot be played in s, in words for a person
+     * ("the point is occupied", "forbidden for black: double three (renju)"), written
+     * to buf; returns buf, or NULL when the move is legal. */
+    const char *(*why_illegal)(const game *g, const game_state *s, int action, char *buf,
+                               size_t len);
 
     /* Optional threat-space search (all four or none; NULL in games without one, e.g.
      * sanling; m,n,k with k >= 4 uses engine/games/threat.h). A workspace is made once
@@ -157,6 +169,10 @@ struct game {
     sym_id sym[GAME_MAX_SYM]; /* sym[0] == SYM_ID */
     int max_game_length; /* upper bound on plies (for buffers) */
     int max_chance;      /* most outcomes of one chance event; 0 = no chance events */
+    bool costly_legal;   /* legal() costs far more than play() of one move (renju: the
+                            forbidden points): random playouts sample moves by trying them */
+    char rule[GAME_NAME_LEN]; /* the rule variant a model must have been trained under
+                                 (m,n,k: "freestyle", "exact", "renju", "caro"); "" none */
     void *data;          /* game-private immutable data (owned, freed by destroy) */
 };
 
@@ -201,12 +217,18 @@ int game_chance_sample(const game *g, const game_state *s, rng *r);
  * (0 for a deterministic game or a state that is not a chance state: r is then not
  * touched, so deterministic games draw nothing from it). */
 int game_resolve_chance(const game *g, game_state *s, rng *r);
+/* Why action cannot be played in s (the game's why_illegal, else a plain "not a legal
+ * move" / "the game is over"), or NULL when it can. buf receives the words. */
+const char *game_why_illegal(const game *g, const game_state *s, int action, char *buf,
+                             size_t len);
 
 /* A heap state of g->state_size bytes (free with free()), initialised with init(). */
 game_state *game_state_new(const game *g, rng *r);
 
 /* Plays uniformly random moves to the end (resolving chance events with r too); writes
- * z[players]. Uses scratch space on the stack only. Returns the number of plies played. */
+ * z[players]. Uses scratch space on the stack only. Returns the number of plies played.
+ * With g->costly_legal a move is a uniformly random action that play() accepts (up to 8
+ * tries, then one from the legal mask): the same distribution, another use of r. */
 int game_random_playout(const game *g, game_state *s, rng *r, float *z);
 
 #endif

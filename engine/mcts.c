@@ -149,7 +149,8 @@ struct mcts {
     int32_t *remap;     /* [cap_nodes] compaction scratch */
     float *noise;       /* [actions] Dirichlet scratch */
     int32_t *base;      /* [actions] root child visits at mcts_begin, by root edge index */
-    float *tgt;         /* [3 * actions] policy-target scratch: visits, priors, q by edge */
+    float *tgt;         /* [4 * actions] policy-target scratch by root edge: visits, priors,
+                         * q, and the root's network priors saved before the noise */
     float *pit;         /* [actions] the policy target */
     uint8_t *mask;      /* [actions] legal-mask scratch */
     game_state *root_state;
@@ -219,6 +220,7 @@ void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
     p->forced_playouts = (float)c->forced_playouts;
     p->policy_pruning = c->policy_pruning;
     p->fresh_pi = c->fresh_pi;
+    p->completed_q = !strcmp(c->policy_target, "completed_q");
 }
 
 void mcts_params_pure(mcts_params *p)
@@ -464,7 +466,7 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     t->remap = malloc((size_t)nodes * sizeof *t->remap);
     t->noise = malloc((size_t)t->A * sizeof *t->noise);
     t->base = calloc((size_t)t->A, sizeof *t->base);
-    t->tgt = malloc(3 * (size_t)t->A * sizeof *t->tgt);
+    t->tgt = malloc(4 * (size_t)t->A * sizeof *t->tgt);
     t->pit = malloc((size_t)t->A * sizeof *t->pit);
     t->mask = malloc((size_t)t->A);
     t->root_state = malloc(g->state_size);
@@ -731,6 +733,8 @@ static void apply_noise(mcts *t)
     if (R->status != NODE_EXPANDED || R->first_edge < 0 || t->root_noised)
         return;
     medge *e = t->edges + R->first_edge;
+    for (int i = 0; i < R->nedges; i++)
+        t->tgt[3 * t->A + i] = edge_prior(&e[i]);
     float temp = t->p.root_policy_temp;
     if (temp > 0.0f && temp != 1.0f) {
         double ps = 0;
@@ -1199,6 +1203,81 @@ int mcts_prune_policy(int n, const float *prior, const float *q, float *visits, 
     return removed;
 }
 
+int mcts_completed_q_policy(int n, const float *prior, const float *q, const float *visits,
+                            float v, float *pi)
+{
+    double ntot = 0, psum = 0, pq = 0, maxn = 0;
+    for (int i = 0; i < n; i++) {
+        ntot += visits[i];
+        maxn = visits[i] > maxn ? visits[i] : maxn;
+        if (visits[i] > 0) {
+            psum += prior[i];
+            pq += (double)prior[i] * q[i];
+        }
+    }
+    double vmix = psum > 0 ? (v + ntot * pq / psum) / (1.0 + ntot) : v;
+    double lo = 1e30, hi = -1e30;
+    for (int i = 0; i < n; i++) {
+        double qh = visits[i] > 0 ? q[i] : vmix;
+        lo = qh < lo ? qh : lo;
+        hi = qh > hi ? qh : hi;
+    }
+    double scale = (50.0 + maxn) * 0.1, span = hi - lo, mx = -1e300;
+    for (int i = 0; i < n; i++) {
+        if (!(prior[i] > 0))
+            continue;
+        double qh = visits[i] > 0 ? q[i] : vmix;
+        double x = log(prior[i]) + scale * (span > 1e-9 ? (qh - lo) / span : 0.0);
+        mx = x > mx ? x : mx;
+    }
+    if (mx == -1e300)
+        return -1;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double qh = visits[i] > 0 ? q[i] : vmix;
+        double x = prior[i] > 0 ? exp(log(prior[i]) + scale * (span > 1e-9 ? (qh - lo) / span : 0.0) - mx)
+                                : 0.0;
+        pi[i] = (float)x;
+        sum += x;
+    }
+    for (int i = 0; i < n; i++)
+        pi[i] = (float)(pi[i] / sum);
+    return 0;
+}
+
+/* Writes the completed-Q policy target of the root (mcts_completed_q_policy, with this
+ * search's visits, proven children at their proven values; scored games: each edge's Q
+ * in points and the root's points to come as v) into pi[A]; returns 0, or -1
+ * when it cannot be made (pi untouched). */
+static int completed_q_target(mcts *t, float *pi)
+{
+    const mnode *R = &t->nodes[0];
+    if (R->status != NODE_EXPANDED || R->first_edge < 0 || R->n <= 0)
+        return -1;
+    const medge *e = t->edges + R->first_edge;
+    int m = R->mover, ne = R->nedges;
+    float *vis = t->tgt, *prior = t->tgt + t->A, *q = t->tgt + 2 * t->A, *out = t->noise;
+    for (int i = 0; i < ne; i++) {
+        int32_t c = e[i].child;
+        const mnode *C = c >= 0 ? &t->nodes[c] : NULL;
+        float v = C ? (float)C->n - (t->p.fresh_pi ? (float)t->base[i] : 0.0f) : 0.0f;
+        vis[i] = v > 0 ? v : 0;
+        if (C && C->proven && vis[i] <= 0)
+            vis[i] = 1; /* a proven child's value is known without playouts */
+        if (t->scored) /* in points, reward included: the min-max below rescales them */
+            q[i] = C && (C->proven || C->n > 0) ? scored_q(t, c, m) : 0.0f;
+        else
+            q[i] = !C ? 0.0f : C->proven ? C->pz[m] : C->n > 0 ? C->w[m] / (float)C->n : 0.0f;
+        prior[i] = t->root_noised ? t->tgt[3 * t->A + i] : edge_prior(&e[i]);
+    }
+    if (mcts_completed_q_policy(ne, prior, q, vis, R->w[m] / (float)R->n, out) < 0)
+        return -1;
+    memset(pi, 0, sizeof(float) * (size_t)t->A);
+    for (int i = 0; i < ne; i++)
+        pi[e[i].action] = out[i];
+    return 0;
+}
+
 /* The policy target from the root's visits: this search's playouts only (fresh_pi),
  * proven-losing moves left out when something else was visited, the forced playouts
  * pruned (self-play with policy_pruning). Writes pi[A] and returns its playouts; 0 when
@@ -1389,6 +1468,10 @@ void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
     t->st.proven = res->proven;
     t->st.arena_full = t->full;
     res->stats = t->st;
+    /* the completed-Q target replaces the visits as the target only, once the move is
+     * chosen (its scratch is t->noise, pi's) */
+    if (pi_out && t->st.pi_visits > 0 && t->p.completed_q)
+        completed_q_target(t, t->pit);
     if (pi_out)
         memcpy(pi_out, t->st.pi_visits > 0 ? t->pit : pi, sizeof(float) * (size_t)A);
 }

@@ -105,7 +105,20 @@ typedef struct mcts_params {
     /* Scored games (zero = off): */
     bool track_best;        /* keep each node's highest return backed up through it (player
                              * 0's points to come: seed 003's targets, mcts_export) */
+    bool completed_q;       /* pi is Gumbel MuZero's improved policy softmax(log prior +
+                             * sigma(completed Q)) (mcts_completed_q_policy), not visits */
 } mcts_params;
+
+/* Gumbel MuZero's improved policy (Danihelka et al. 2022, with mctx's constants) over n
+ * root children: pi = softmax(log prior + sigma(qhat)), where qhat is a child's mean value
+ * q (from the root mover's view, in [-1, 1]) when it has visits, and otherwise the mixed
+ * value v_mix = (v + N * sum_visited prior q / sum_visited prior) / (1 + N) (v: the
+ * root's value estimate, N: the children's total visits); qhat is rescaled to [0, 1] by
+ * the min and max over the children, and sigma(x) = (50 + max visits) * 0.1 * x. prior
+ * must be the network's (no noise), visits this search's. Writes pi[n]; a child with
+ * prior 0 gets 0. Returns 0, or -1 when every prior is 0 (pi untouched). */
+int mcts_completed_q_policy(int n, const float *prior, const float *q, const float *visits,
+                            float v, float *pi);
 
 /* Copies the mcts config section into p; noise = false, capacities automatic. */
 void mcts_params_from_config(mcts_params *p, const struct cfg_mcts *c);

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 extern const player_kind player_kind_random;
 extern const player_kind player_kind_alphabeta;
@@ -22,6 +23,22 @@ const player_kind *const player_kinds[] = {
     &player_kind_expectimax,
     NULL,
 };
+
+double player_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+bool player_ctl_expired(player_ctl *ctl)
+{
+    if (!ctl)
+        return false;
+    if (atomic_load_explicit(&ctl->stop, memory_order_relaxed))
+        return true;
+    return ctl->deadline > 0 && player_clock() > ctl->deadline;
+}
 
 void player_info_clear(player_info *info)
 {

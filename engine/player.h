@@ -16,6 +16,8 @@
 #ifndef GZ_PLAYER_H
 #define GZ_PLAYER_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config.h"
@@ -43,6 +45,26 @@ typedef struct player_info {
 
 void player_info_clear(player_info *info);
 
+/* Controls of a choose() that runs in one thread while another watches it (gridzero
+ * serve): the watcher may ask it to stop, and reads how far it got. The search players
+ * (mcts, model, alphabeta, threat) check stop and deadline every few milliseconds and
+ * then return the best move found so far (at least one playout or one iteration's
+ * worth: a choose() that stops still returns a legal move); random and perfect are
+ * instant and ignore them. */
+typedef struct player_ctl {
+    atomic_int stop;      /* set to 1 by any thread: choose() returns soon */
+    double deadline;      /* player_clock() time after which choose() returns; 0 = none.
+                           * Set before choose() starts. */
+    atomic_long progress; /* written by choose(): simulations (MCTS) or nodes (alpha-beta)
+                           * so far in this call */
+} player_ctl;
+
+/* Monotonic seconds (CLOCK_MONOTONIC), the clock of player_ctl.deadline. */
+double player_clock(void);
+/* Whether a choose() under ctl (may be NULL: never) should stop now: stop is set or the
+ * deadline has passed. Reads the clock only when a deadline is set. */
+bool player_ctl_expired(player_ctl *ctl);
+
 typedef struct player player;
 
 struct player {
@@ -63,6 +85,9 @@ struct player {
     /* Optional (may be NULL): frees ctx and whatever the player owns (not p itself). */
     void (*destroy)(player *p);
     void *ctx; /* the kind's private data, owned */
+
+    /* set by the caller between calls */
+    player_ctl *ctl; /* borrowed, NULL = none: the controls of the next choose() calls */
 };
 
 /* One kind of player engine/ can make. arg is the text after "kind:" (NULL when the

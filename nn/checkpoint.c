@@ -15,19 +15,6 @@
 #include "engine/errmsg.h"
 #include "h5util.h"
 
-/* FNV-1a over the parameters' bytes in layout order: /meta "checksum" catches silent
- * corruption of the raw data, which HDF5 itself does not check. */
-static uint64_t params_checksum(const nn_params *p)
-{
-    uint64_t h = 1469598103934665603ULL;
-    const unsigned char *b = (const unsigned char *)p->data;
-    size_t n = p->layout.count * sizeof(float);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
-
-
 /* The first parameter of tensor i that is not finite or exceeds NN_CKPT_MAX_ABS in
  * magnitude: its index, or -1 when there is none. */
 static long long bad_param(const nn_layout *L, const float *data, int i)
@@ -73,6 +60,69 @@ static int write_dataset(hid_t f, hid_t lcpl, const char *path, int ndim, const 
     return rc;
 }
 
+/* Ends writing file f, the temporary tmp of path: flushed when rc is 0 (so that a full
+ * disk shows here, where the file can still be discarded, and not inside H5Fclose: see
+ * nn_h5_discard), discarded on failure (unless `discarded` says it already is), the
+ * group mg and property list lcpl (each -1: none) and the file closed, then tmp renamed
+ * to path, or removed on failure. Returns rc, or -1 with a message when this failed. */
+static int finish_write(hid_t f, int rc, bool discarded, hid_t mg, hid_t lcpl, const char *tmp,
+                        const char *path, char *err, size_t errlen)
+{
+    if (rc == 0 && H5Fflush(f, H5F_SCOPE_LOCAL) < 0)
+        rc = gz_fail(err, errlen, "%s: cannot write %s (disk full?)", path, tmp);
+    if (rc != 0 && !discarded)
+        nn_h5_discard(f);
+    if (mg >= 0)
+        H5Gclose(mg);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    if (H5Fclose(f) < 0 && rc == 0)
+        rc = gz_fail(err, errlen, "%s: error closing %s (disk full?)", path, tmp);
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = gz_fail(err, errlen, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
+}
+
+/* Whether a calibration's values are in range: 0, or -1 with a message naming the
+ * dataset (file: the file's name). */
+static int calib_check(const nn_calib *c, const char *file, char *err, size_t errlen)
+{
+    for (int i = 0; i < c->nact; i++)
+        if (!(c->act_range[i] >= 0 && c->act_range[i] <= NN_CKPT_MAX_ABS))
+            return gz_fail(err, errlen, "%s: dataset /quant/act_range: %g at index %d is not a range "
+                           "in [0, %g]", file, (double)c->act_range[i], i, (double)NN_CKPT_MAX_ABS);
+    if (!(c->top1 >= 0 && c->top1 <= 1 && c->top1_strict >= 0 && c->top1_strict <= 1 &&
+          c->mean_dvalue >= 0 && c->mean_dvalue <= 2))
+        return gz_fail(err, errlen, "%s: dataset /quant/gates: expected two agreements in [0, 1] and "
+                       "a value error in [0, 2], got %g, %g and %g", file, (double)c->top1,
+                       (double)c->top1_strict, (double)c->mean_dvalue);
+    if (c->positions < 0 || c->heldout < 0)
+        return gz_fail(err, errlen, "%s: group /quant: negative position counts", file);
+    return 0;
+}
+
+/* /quant: the int8 calibration (see checkpoint.h). */
+static int write_calib(hid_t f, hid_t lcpl, const nn_calib *c, bool *discarded)
+{
+    hsize_t na[1] = {(hsize_t)c->nact}, ng[1] = {3};
+    float gates[3] = {c->top1, c->top1_strict, c->mean_dvalue};
+    if (write_dataset(f, lcpl, "/quant/act_range", 1, na, c->act_range, discarded) < 0 ||
+        write_dataset(f, lcpl, "/quant/gates", 1, ng, gates, discarded) < 0)
+        return -1;
+    hid_t q = H5Gopen2(f, "/quant", H5P_DEFAULT);
+    if (q < 0)
+        return -1;
+    int rc = nn_h5_attr_put_i64(q, "params_checksum", (int64_t)c->params_checksum) ||
+                     nn_h5_attr_put_i64(q, "positions", c->positions) ||
+                     nn_h5_attr_put_i64(q, "heldout", c->heldout)
+                 ? -1
+                 : 0;
+    H5Gclose(q);
+    return rc;
+}
+
 int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
                  const nn_ckpt_extra *extra, int nextra, char *err, size_t errlen)
 {
@@ -114,7 +164,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     if (nn_h5_attr_put_str(mg, "format", NN_CKPT_FORMAT) || nn_h5_attr_put_i64(mg, "version", NN_CKPT_VERSION) ||
         nn_h5_attr_put_str(mg, "spec", spec) || nn_h5_attr_put_i64(mg, "generation", meta->generation) ||
         nn_h5_attr_put_i64(mg, "step", meta->step) || nn_h5_attr_put_str(mg, "parent", meta->parent) ||
-        nn_h5_attr_put_i64(mg, "checksum", (int64_t)params_checksum(p))) {
+        nn_h5_attr_put_i64(mg, "checksum", (int64_t)nn_params_checksum(p))) {
         gz_fail(err, errlen, "%s: cannot write the /meta attributes", path);
         goto out;
     }
@@ -130,6 +180,10 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
             goto out;
         }
     }
+    if (nn_params_calibrated(p) && write_calib(f, lcpl, p->calib, &discarded) < 0) {
+        gz_fail(err, errlen, "%s: cannot write the int8 calibration /quant", path);
+        goto out;
+    }
     for (int i = 0; i < nextra; i++) {
         char dp[256];
         snprintf(dp, sizeof dp, "/optim/%s", extra[i].name);
@@ -142,23 +196,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     rc = 0;
 out:
     free(spec);
-    /* Flushed before the close, so that a full disk shows here, where the file can still
-     * be discarded, and not inside H5Fclose (see nn_h5_discard). */
-    if (rc == 0 && H5Fflush(f, H5F_SCOPE_LOCAL) < 0)
-        rc = gz_fail(err, errlen, "%s: cannot write %s (disk full?)", path, tmp);
-    if (rc != 0 && !discarded)
-        nn_h5_discard(f);
-    if (mg >= 0)
-        H5Gclose(mg);
-    if (lcpl >= 0)
-        H5Pclose(lcpl);
-    if (H5Fclose(f) < 0 && rc == 0)
-        rc = gz_fail(err, errlen, "%s: error closing %s (disk full?)", path, tmp);
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = gz_fail(err, errlen, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
-    if (rc != 0)
-        unlink(tmp);
-    return rc;
+    return finish_write(f, rc, discarded, mg, lcpl, tmp, path, err, errlen);
 }
 
 /* Reads a float dataset with exactly the given shape into out. */
@@ -213,6 +251,53 @@ out:
         H5Sclose(sp);
     H5Dclose(d);
     return rc;
+}
+
+/* Reads /quant into a new calibration for p (none: *out NULL). A damaged /quant is an
+ * error naming what is wrong; one measured on other weights is kept as it is (inference
+ * and saving check the checksum, `gridzero info` reports it as stale). */
+static int read_calib(hid_t f, const char *path, const nn_params *p, nn_calib **out, char *err,
+                      size_t errlen)
+{
+    *out = NULL;
+    if (H5Lexists(f, "/quant", H5P_DEFAULT) <= 0)
+        return 0;
+    nn_calib *c = calloc(1, sizeof *c);
+    if (!c)
+        return gz_fail(err, errlen, "out of memory");
+    c->nact = 2 + 2 * p->layout.spec.blocks;
+    int na[1] = {c->nact}, ng[1] = {3};
+    float gates[3];
+    int64_t sum = 0, pos = 0, held = 0;
+    hid_t q = -1;
+    if (read_dataset(f, path, "/quant/act_range", 1, na, c->act_range, (size_t)c->nact, err, errlen) < 0 ||
+        read_dataset(f, path, "/quant/gates", 1, ng, gates, 3, err, errlen) < 0)
+        goto bad;
+    q = H5Gopen2(f, "/quant", H5P_DEFAULT);
+    if (q < 0 || nn_h5_attr_get_i64(q, "params_checksum", &sum) < 0 ||
+        nn_h5_attr_get_i64(q, "positions", &pos) < 0 || nn_h5_attr_get_i64(q, "heldout", &held) < 0 ||
+        pos < 0 || held < 0 || pos > INT32_MAX || held > INT32_MAX) {
+        gz_fail(err, errlen, "%s: group /quant: attributes params_checksum, positions, heldout "
+                "missing or not integers >= 0", path);
+        goto bad;
+    }
+    H5Gclose(q);
+    c->params_checksum = (uint64_t)sum;
+    c->positions = (int)pos;
+    c->heldout = (int)held;
+    c->top1 = gates[0];
+    c->top1_strict = gates[1];
+    c->mean_dvalue = gates[2];
+    if (calib_check(c, path, err, errlen) < 0)
+        goto bad_closed;
+    *out = c;
+    return 0;
+bad:
+    if (q >= 0)
+        H5Gclose(q);
+bad_closed:
+    free(c);
+    return -1;
 }
 
 static hid_t open_file(const char *path, char *err, size_t errlen)
@@ -330,12 +415,14 @@ nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, cha
             gz_fail(err, errlen, "%s: attribute /meta checksum: not an integer", path);
             goto bad;
         }
-        if ((uint64_t)sum != params_checksum(p)) {
+        if ((uint64_t)sum != nn_params_checksum(p)) {
             gz_fail(err, errlen, "%s: the parameters do not match attribute /meta checksum (corrupt "
                  "file?)", path);
             goto bad;
         }
     }
+    if (read_calib(f, path, p, &p->calib, err, errlen) < 0)
+        goto bad;
     if (meta)
         *meta = m;
     goto done;
@@ -350,6 +437,76 @@ done:
         H5Gclose(mg);
     H5Fclose(f);
     return p;
+}
+
+/* Copies file src to dst byte for byte. Returns 0 or -1 with a message. */
+static int copy_file(const char *src, const char *dst, char *err, size_t errlen)
+{
+    FILE *in = fopen(src, "rb");
+    if (!in)
+        return gz_fail(err, errlen, "%s: cannot open: %s", src, strerror(errno));
+    FILE *out = fopen(dst, "wb");
+    if (!out) {
+        int e = errno;
+        fclose(in);
+        return gz_fail(err, errlen, "%s: cannot create: %s", dst, strerror(e));
+    }
+    char buf[65536];
+    size_t n;
+    int rc = 0;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n) {
+            rc = gz_fail(err, errlen, "%s: write error: %s", dst, strerror(errno));
+            break;
+        }
+    if (rc == 0 && ferror(in))
+        rc = gz_fail(err, errlen, "%s: read error", src);
+    fclose(in);
+    if (fclose(out) != 0 && rc == 0)
+        rc = gz_fail(err, errlen, "%s: write error: %s", dst, strerror(errno));
+    return rc;
+}
+
+int nn_ckpt_save_calibrated(const char *src, const char *dst, const nn_calib *c, char *err,
+                            size_t errlen)
+{
+    nn_params *p = nn_ckpt_load(src, NULL, NULL, err, errlen);
+    if (!p)
+        return -1;
+    nn_calib *old = p->calib;
+    p->calib = (nn_calib *)c;
+    bool fits = nn_params_calibrated(p);
+    p->calib = old;
+    nn_params_free(p);
+    if (!fits)
+        return gz_fail(err, errlen, "%s: the calibration was measured on other weights", src);
+    if (calib_check(c, dst, err, errlen) < 0)
+        return -1;
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dst, (long)getpid()) >= sizeof tmp)
+        return gz_fail(err, errlen, "%s: path too long", dst);
+    if (copy_file(src, tmp, err, errlen) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    nn_h5_quiet();
+    hid_t f = H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) {
+        unlink(tmp);
+        return gz_fail(err, errlen, "%s: cannot open %s for writing", dst, tmp);
+    }
+    int rc = -1;
+    bool discarded = false;
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    if (lcpl < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        (H5Lexists(f, "/quant", H5P_DEFAULT) > 0 && H5Ldelete(f, "/quant", H5P_DEFAULT) < 0) ||
+        write_calib(f, lcpl, c, &discarded) < 0) {
+        gz_fail(err, errlen, "%s: cannot write the int8 calibration /quant", dst);
+        goto out;
+    }
+    rc = 0;
+out:
+    return finish_write(f, rc, discarded, -1, lcpl, tmp, dst, err, errlen);
 }
 
 int nn_ckpt_read_extra(const char *path, const nn_ckpt_extra *e, char *err, size_t errlen)

@@ -11,6 +11,12 @@
  *                    /block03/bn1/gamma (C), /value/fc1/weight (V, H), ...
  *   /optim/<name>    optional: extra flat float32 arrays the trainer stores (momentum
  *                    buffers laid out like the parameters, counters...), 1-D
+ *   /quant           optional: the int8 calibration (params.h nn_calib; written by
+ *                    `gridzero quantize`): dataset act_range float32 (2 + 2 * blocks),
+ *                    dataset gates float32 (3): top-1 agreement (near-ties count),
+ *                    strict top-1 agreement, mean |dvalue| (nn/quant.h);
+ *                    attributes params_checksum, positions, heldout (int64). Saved only
+ *                    while the weights are those it was measured on.
  * Saving writes PATH.tmp.<pid> and renames it over PATH, so PATH is always either the
  * old file or the complete new one. Loading validates format, version, spec (and the
  * spec against a game), every dataset's presence and shape, finite parameters of at
@@ -57,11 +63,19 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
                  const nn_ckpt_extra *extra, int nextra, char *err, size_t errlen);
 
 /* Loads and validates a model. g (may be NULL: no game check) is the game it must play;
- * meta (may be NULL) receives the meta attributes. Returns new parameters (free with
+ * meta (may be NULL) receives the meta attributes; p->calib receives /quant when the
+ * file has it (check nn_params_calibrated before trusting it). Returns new parameters (free with
  * nn_params_free) or NULL with a message "FILE: <what>" naming the dataset or
  * attribute at fault. */
 nn_params *nn_ckpt_load(const char *path, const game *g, nn_ckpt_meta *meta, char *err,
                         size_t errlen);
+
+/* Writes dst: the checkpoint src byte for byte (weights, meta, /optim kept) with /quant
+ * set to the calibration c, which must belong to src's weights (nn_params_calibrated).
+ * dst may be src. Written to a temporary name and renamed, like nn_ckpt_save. Returns 0
+ * or -1 with a message naming the file. */
+int nn_ckpt_save_calibrated(const char *src, const char *dst, const nn_calib *c, char *err,
+                            size_t errlen);
 
 /* Reads /optim/<e->name> into e->data, which must hold exactly e->count floats.
  * Returns 0, 1 when the file has no such array (e->data untouched), -1 with a message

@@ -41,20 +41,46 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
                    const uint8_t *legal, float *policy, float *values, float *logits, char *err,
                    size_t errlen);
 
-typedef enum { NN_PREC_FP32 = 0, NN_PREC_BF16 = 1 } nn_precision;
+/* Precisions of the oneDNN forward:
+ *   fp32  f32 everywhere.
+ *   bf16  bf16 activations and weights, f32 biases and heads (avx512_bf16 or AMX).
+ *   int8  u8 activations, s8 weights with one scale per output channel, f32 biases and
+ *         heads: oneDNN's u8s8 convolutions (VNNI dot products: AVX512-VNNI, AVX-VNNI or
+ *         AMX). Every activation tensor the trunk stores as u8 (the input planes, the
+ *         stem's and each trunk conv's output, after ReLU and the skip) gets one scale,
+ *         step = its calibrated range / 255 (nn_calib, measured by nn_infer_calibrate on
+ *         sample positions: `gridzero quantize`). BN is folded before the weights are
+ *         quantised; a masked hex tap (0.0) quantises to exactly 0, so the mask holds.
+ *   auto  chosen for each model when a context is made (nn_precision_resolve).
+ */
+typedef enum { NN_PREC_FP32 = 0, NN_PREC_BF16 = 1, NN_PREC_INT8 = 2, NN_PREC_AUTO = 3 } nn_precision;
 
 /* Whether this CPU runs oneDNN's bf16 convolutions natively (avx512_bf16 or AMX),
  * checked at run time through oneDNN's effective ISA (so DNNL_MAX_CPU_ISA caps it). */
 int nn_cpu_has_bf16(void);
-/* "auto" | "fp32" | "bf16" (config net.precision) to a precision: auto = bf16 where the
- * CPU has it. Returns 0, or -1 on an unknown word. */
+/* Whether this CPU has VNNI dot products for oneDNN's u8s8 convolutions (AVX512-VNNI,
+ * AVX-VNNI or AMX; oneDNN's effective ISA, so DNNL_MAX_CPU_ISA caps it too). */
+int nn_cpu_has_vnni(void);
+/* Whether oneDNN runs AMX tiles here (bf16 and int8; effective ISA as above). */
+int nn_cpu_has_amx(void);
+/* "auto" | "fp32" | "bf16" | "int8" (config net.precision) to a precision ("auto" to
+ * NN_PREC_AUTO). Returns 0, or -1 on an unknown word. */
 int nn_precision_parse(const char *word, nn_precision *out);
 const char *nn_precision_name(nn_precision p);
+/* Whether int8 can run for weights p on this CPU: 0, or -1 with the reason (no VNNI;
+ * no calibration: run `gridzero quantize`; a calibration measured on other weights). */
+int nn_int8_check(const nn_params *p, char *err, size_t errlen);
+/* The precision a context for p gets when `want` is asked for. NN_PREC_AUTO: int8 when
+ * nn_int8_check passes and int8 was measured faster here (README, "int8": on AMX only
+ * for trunks of 64 channels or more; on AVX512-VNNI always), else bf16 where the CPU
+ * has it, else fp32. Any other: itself. */
+nn_precision nn_precision_resolve(nn_precision want, const nn_params *p);
 
 typedef struct nn_infer nn_infer;
 
 /* A oneDNN context for the weights p (borrowed only during the call: the context keeps
- * its own folded copy) on a rows x cols board, with `threads` OpenMP threads (0 = the
+ * its own folded copy) on a rows x cols board at precision prec (NN_PREC_AUTO:
+ * nn_precision_resolve; int8 needs nn_int8_check to pass), with `threads` OpenMP threads (0 = the
  * calling thread's current OpenMP setting: OMP_NUM_THREADS, else the cores; the count is
  * set for the calling thread before every oneDNN call). Returns the context (free with nn_infer_free) or NULL with a
  * message. */
@@ -73,7 +99,18 @@ float *nn_infer_input(nn_infer *ctx, int n, char *err, size_t errlen);
 int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal, float *policy,
                  float *values, char *err, size_t errlen);
 
-/* The precision the context runs at, and the spec it was made from. */
+/* Int8 calibration: runs the fp32 forward of ctx (an fp32 context, else -1) on the
+ * batch input[n], n exactly a batch bucket (nn_calib_chunk), and shows visit every
+ * activation tensor of nn_calib in order: act 0 the input planes, act l + 1 the output
+ * of conv layer l (the stem, then the trunk's convs), as x[n][c][hw] (NCHW, borrowed for
+ * the call). Returns 0 or -1 with a message. */
+typedef void (*nn_act_visit)(void *u, int act, const float *x, int n, int c, int hw);
+int nn_infer_calibrate(nn_infer *ctx, int n, const float *input, nn_act_visit visit, void *u,
+                       char *err, size_t errlen);
+/* The largest batch bucket <= n (n >= 1), at most 256: calibrate in chunks of it. */
+int nn_calib_chunk(int n);
+
+/* The precision the context runs at (never NN_PREC_AUTO), and its spec. */
 nn_precision nn_infer_precision(const nn_infer *ctx);
 const nn_spec *nn_infer_spec(const nn_infer *ctx);
 

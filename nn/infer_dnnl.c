@@ -6,15 +6,23 @@
  *   block b: conv1 3x3 (A -> B, ReLU post-op)
  *            conv2 3x3 (B -> A, sum post-op with A = the skip, then ReLU; plain trunk:
  *            no sum)
- *   head conv 1x1: the policy and value head convs concatenated (C -> 2H, ReLU), dst f32
- *            NHWC so the tiny rest is contiguous plain C: policy 1x1 (or dense) + bias,
- *            masked softmax; value global average pool, FC, ReLU, FC, tanh.
+ *   head conv 1x1: the policy and value head convs concatenated (C -> 2H, ReLU), dst
+ *            NHWC (f32, or bf16 below) so the tiny rest is contiguous plain C: policy 1x1
+ *            (or dense) + bias, masked softmax; value global average pool, FC, ReLU, FC,
+ *            tanh.
  * A and B have the layout the first trunk conv picks (format_tag any); the other convs
  * are pinned to it so no activation reorder happens inside the trunk. Weights are folded
  * once per context and reordered once per distinct layout a plan asks for (cached).
  * Plans are made per batch bucket (1,2,3,4,6,8,12,16,...,512): a batch of n runs in the
  * smallest bucket >= n (rows beyond n are zero padding), so at most 18 plans exist.
- * bf16: activations and weights bf16, biases and the head output f32.
+ * bf16: activations and weights bf16, biases f32, the head output bf16.
+ * int8: the input reorder quantises the planes to u8 (scale 1 / input step); activations u8,
+ *   weights s8 (reordered from the folded f32 with 1 / step per output channel), biases
+ *   f32 in the unit of the s32 accumulator (oneDNN v2 adds the bias before the output
+ *   scale), output scales src step * weight step / dst step per output channel, the
+ *   skip's sum post-op scaled by skip step / dst step; the head conv writes bf16 (f32
+ *   without avx512_bf16; output scale src step * weight step), so the heads are the same
+ *   plain C as in fp32.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -48,6 +56,11 @@ typedef struct layer {
     bool sum; /* residual add post-op */
     float *w; /* folded OIHW f32 (owned) */
     float *b; /* folded bias (owned) */
+    /* int8 only (owned, NULL otherwise): per output channel */
+    float *wscale;   /* 1 / weight step: the f32 -> s8 weight reorder's scales */
+    float *qb;       /* the bias in units of the s32 accumulator (src step * weight step) */
+    float *oscale;   /* the conv's output scales */
+    float sum_scale; /* skip step / dst step */
     wentry wc[2][WCACHE]; /* reordered weights [0] and biases [1] per layout */
 } layer;
 
@@ -57,6 +70,8 @@ typedef struct plan {
     dnnl_memory_t in_conv;  /* stem src (== in_user when no reorder) */
     dnnl_primitive_t in_reorder; /* NULL when none */
     dnnl_memory_t a, b;     /* trunk activations */
+    dnnl_memory_t cal;             /* calibration: f32 NCHW copy of a trunk tensor (owned) */
+    dnnl_primitive_t cal_r[2];     /* calibration: a -> cal, b -> cal */
     dnnl_memory_t head;     /* f32 nhwc n x 2H */
     dnnl_primitive_t prim[NN_MAX_LAYERS];
     dnnl_memory_t w[NN_MAX_LAYERS], bias[NN_MAX_LAYERS]; /* borrowed from layer.wc */
@@ -67,7 +82,10 @@ struct nn_infer {
     nn_spec spec;
     int rows, cols, hw, actions, nl, threads;
     nn_precision prec;
-    dnnl_data_type_t dt;
+    dnnl_data_type_t adt, wdt; /* activations, weights: f32, bf16, or u8 and s8 */
+    float in_scale;            /* int8: 1 / the input planes' step */
+    dnnl_data_type_t hdt;      /* the head conv's output: f32, or bf16 (bf16 and int8 on a
+                                  CPU with bf16) */
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     layer L[NN_MAX_LAYERS];
@@ -95,20 +113,71 @@ int nn_cpu_has_bf16(void)
     return (isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
+int nn_cpu_has_vnni(void)
+{
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    unsigned v512 = (unsigned)dnnl_cpu_isa_avx512_core_vnni, v256 = (unsigned)dnnl_cpu_isa_avx2_vnni;
+    return (isa & v512) == v512 || (isa & v256) == v256;
+}
+
 int nn_precision_parse(const char *word, nn_precision *out)
 {
     if (!strcmp(word, "fp32"))
         *out = NN_PREC_FP32;
     else if (!strcmp(word, "bf16"))
         *out = NN_PREC_BF16;
+    else if (!strcmp(word, "int8"))
+        *out = NN_PREC_INT8;
     else if (!strcmp(word, "auto"))
-        *out = nn_cpu_has_bf16() ? NN_PREC_BF16 : NN_PREC_FP32;
+        *out = NN_PREC_AUTO;
     else
         return -1;
     return 0;
 }
 
-const char *nn_precision_name(nn_precision p) { return p == NN_PREC_BF16 ? "bf16" : "fp32"; }
+const char *nn_precision_name(nn_precision p)
+{
+    switch (p) {
+    case NN_PREC_FP32: return "fp32";
+    case NN_PREC_BF16: return "bf16";
+    case NN_PREC_INT8: return "int8";
+    case NN_PREC_AUTO: return "auto";
+    }
+    return "?";
+}
+
+int nn_int8_check(const nn_params *p, char *err, size_t errlen)
+{
+    if (!nn_cpu_has_vnni())
+        return gz_fail(err, errlen, "precision int8: this CPU has no VNNI (AVX512-VNNI, AVX-VNNI or "
+                       "AMX) for oneDNN's u8s8 convolutions: use fp32 or bf16");
+    if (!p->calib)
+        return gz_fail(err, errlen, "precision int8: the model has no int8 calibration (make one "
+                       "with gridzero quantize -m MODEL --data SAMPLES -o MODEL_INT8.h5)");
+    if (!nn_params_calibrated(p))
+        return gz_fail(err, errlen, "precision int8: the model's int8 calibration was measured on "
+                       "other weights (run gridzero quantize again)");
+    return 0;
+}
+
+int nn_cpu_has_amx(void)
+{
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), amx = (unsigned)dnnl_cpu_isa_avx512_core_amx;
+    return (isa & amx) == amx;
+}
+
+nn_precision nn_precision_resolve(nn_precision want, const nn_params *p)
+{
+    if (want != NN_PREC_AUTO)
+        return want;
+    char err[8];
+    /* Measured (README, "int8"): with AMX, int8 is 1.6-2x bf16 on a 64-channel trunk and
+     * no faster on a 32-channel one (both run out of work for the tiles), so bf16 keeps
+     * the narrow nets; with AVX512-VNNI alone, int8 is 2.4-4x fp32 at 32 and 64 channels. */
+    if (nn_int8_check(p, err, sizeof err) == 0 && (!nn_cpu_has_amx() || p->layout.spec.channels >= 64))
+        return NN_PREC_INT8;
+    return nn_cpu_has_bf16() ? NN_PREC_BF16 : NN_PREC_FP32;
+}
 nn_precision nn_infer_precision(const nn_infer *ctx) { return ctx->prec; }
 const nn_spec *nn_infer_spec(const nn_infer *ctx) { return &ctx->spec; }
 
@@ -144,6 +213,11 @@ static void plan_free(plan *p, int nl)
             dnnl_primitive_destroy(p->prim[i]);
     if (p->in_reorder)
         dnnl_primitive_destroy(p->in_reorder);
+    if (p->cal)
+        dnnl_memory_destroy(p->cal);
+    for (int i = 0; i < 2; i++)
+        if (p->cal_r[i])
+            dnnl_primitive_destroy(p->cal_r[i]);
     if (p->in_conv && p->in_conv != p->in_user)
         dnnl_memory_destroy(p->in_conv);
     if (p->in_user)
@@ -166,6 +240,9 @@ void nn_infer_free(nn_infer *ctx)
     for (int l = 0; l < ctx->nl; l++) {
         free(ctx->L[l].w);
         free(ctx->L[l].b);
+        free(ctx->L[l].wscale);
+        free(ctx->L[l].qb);
+        free(ctx->L[l].oscale);
         for (int k = 0; k < 2; k++)
             for (int j = 0; j < WCACHE; j++)
                 if (ctx->L[l].wc[k][j].mem)
@@ -178,6 +255,48 @@ void nn_infer_free(nn_infer *ctx)
     if (ctx->engine)
         dnnl_engine_destroy(ctx->engine);
     free(ctx);
+}
+
+/* The step of s8 weights w[per] (one output channel): symmetric, max |w| -> 127. (A
+ * clip of least squared error instead changed nothing measurable on trained nets.) */
+static float weight_step(const float *w, size_t per)
+{
+    float mx = 0;
+    for (size_t i = 0; i < per; i++)
+        mx = fmaxf(mx, fabsf(w[i]));
+    return mx > 0 ? mx / 127.0f : 1.0f;
+}
+
+/* The step (real value of one unit) of a u8 activation whose largest value is mx. */
+static float act_step(float mx) { return mx > 0 ? mx / 255.0f : 1.0f / 255.0f; }
+
+/* int8: every layer's scales and quantised bias from its folded f32 weights and the
+ * calibration (nn_calib's activation order: the input, then layer l's output is l + 1,
+ * so layer l reads activation l). Returns 0, or -1 when out of memory. */
+static int quantize_layers(nn_infer *ctx, const nn_calib *c)
+{
+    for (int l = 0; l < ctx->nl; l++) {
+        layer *y = &ctx->L[l];
+        bool head = l == ctx->nl - 1;
+        size_t per = (size_t)y->ic * y->k * y->k;
+        y->wscale = malloc(sizeof(float) * (size_t)y->oc);
+        y->qb = malloc(sizeof(float) * (size_t)y->oc);
+        y->oscale = malloc(sizeof(float) * (size_t)y->oc);
+        if (!y->wscale || !y->qb || !y->oscale)
+            return -1;
+        float src = act_step(c->act_range[l]), dst = head ? 1.0f : act_step(c->act_range[l + 1]);
+        if (l == 0)
+            ctx->in_scale = 1.0f / src;
+        for (int o = 0; o < y->oc; o++) {
+            float ws = weight_step(y->w + (size_t)o * per, per);
+            y->wscale[o] = 1.0f / ws;
+            y->qb[o] = y->b[o] / (src * ws);
+            y->oscale[o] = src * ws / dst;
+        }
+        /* the skip is the output of layer l - 2: activation l - 1 */
+        y->sum_scale = y->sum ? act_step(c->act_range[l - 1]) / dst : 0.0f;
+    }
+    return 0;
 }
 
 nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec, int threads,
@@ -195,10 +314,13 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
              s->rows, s->cols, rows, cols);
         return NULL;
     }
+    prec = nn_precision_resolve(prec, p);
     if (prec == NN_PREC_BF16 && !nn_cpu_has_bf16()) {
         gz_fail(err, errlen, "inference: precision bf16: this CPU has no native bf16 (avx512_bf16)");
         return NULL;
     }
+    if (prec == NN_PREC_INT8 && nn_int8_check(p, err, errlen) < 0)
+        return NULL;
     nn_infer *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         gz_fail(err, errlen, "out of memory");
@@ -210,7 +332,11 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
     ctx->hw = rows * cols;
     ctx->actions = s->policy == NN_POLICY_CONV ? ctx->hw : s->actions;
     ctx->prec = prec;
-    ctx->dt = prec == NN_PREC_BF16 ? dnnl_bf16 : dnnl_f32;
+    ctx->adt = prec == NN_PREC_BF16 ? dnnl_bf16 : prec == NN_PREC_INT8 ? dnnl_u8 : dnnl_f32;
+    ctx->wdt = prec == NN_PREC_BF16 ? dnnl_bf16 : prec == NN_PREC_INT8 ? dnnl_s8 : dnnl_f32;
+    /* the head conv's output is read once by the plain-C heads, from memory: bf16 halves
+     * those bytes (7% of a 9x9 bf16 forward at batch 384); fp32 stays f32 throughout */
+    ctx->hdt = prec != NN_PREC_FP32 && nn_cpu_has_bf16() ? dnnl_bf16 : dnnl_f32;
     ctx->threads = threads;
     int C = s->channels, H = s->head_channels, V = s->value_hidden;
     ctx->nl = 2 + 2 * s->blocks;
@@ -250,10 +376,13 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
         ctx->v1_b = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc1_b), (size_t)V);
         ctx->v2_w = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc2_w), Lt->t[Lt->val_fc2_w].size);
         ctx->v2_b = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc2_b), (size_t)s->players);
-        ctx->scratch = malloc(sizeof(float) * (size_t)(ctx->actions + 2 * H + V + 8));
+        ctx->scratch = malloc(sizeof(float) * (size_t)(ctx->actions + 2 * H + V + 8 +
+                                                       (size_t)ctx->hw * 2 * H));
         oom = !ctx->pol_w || !ctx->pol_b || !ctx->v1_w || !ctx->v1_b || !ctx->v2_w || !ctx->v2_b ||
               !ctx->scratch;
     }
+    if (!oom && prec == NN_PREC_INT8)
+        oom = quantize_layers(ctx, p->calib) < 0;
     if (oom) {
         gz_fail(err, errlen, "out of memory");
         nn_infer_free(ctx);
@@ -289,6 +418,8 @@ static int get_weights(nn_infer *ctx, int l, int which, const dnnl_memory_desc_t
     dnnl_memory_t user = NULL, mem = NULL;
     dnnl_primitive_desc_t rpd = NULL;
     dnnl_primitive_t r = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    bool q8 = ctx->prec == NN_PREC_INT8;
     if (which == 0) {
         dnnl_dims_t d = {y->oc, y->ic, y->k, y->k};
         DN(dnnl_memory_desc_init_by_tag(&umd, 4, d, dnnl_f32, dnnl_oihw));
@@ -296,9 +427,14 @@ static int get_weights(nn_infer *ctx, int l, int which, const dnnl_memory_desc_t
         dnnl_dims_t d = {y->oc};
         DN(dnnl_memory_desc_init_by_tag(&umd, 1, d, dnnl_f32, dnnl_x));
     }
-    DN(dnnl_memory_create(&user, &umd, ctx->engine, which == 0 ? (void *)y->w : (void *)y->b));
+    void *src = which == 0 ? (void *)y->w : q8 ? (void *)y->qb : (void *)y->b;
+    DN(dnnl_memory_create(&user, &umd, ctx->engine, src));
     DN(dnnl_memory_create(&mem, want, ctx->engine, DNNL_MEMORY_ALLOCATE));
-    DN(dnnl_reorder_primitive_desc_create(&rpd, &umd, ctx->engine, want, ctx->engine, NULL));
+    if (q8 && want->data_type == dnnl_s8) { /* s8 = round(w / step) per output channel (dim 0) */
+        DN(dnnl_primitive_attr_create(&attr));
+        DN(dnnl_primitive_attr_set_output_scales(attr, y->oc, 1 << 0, y->wscale));
+    }
+    DN(dnnl_reorder_primitive_desc_create(&rpd, &umd, ctx->engine, want, ctx->engine, attr));
     DN(dnnl_primitive_create(&r, rpd));
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, mem}};
     DN(dnnl_primitive_execute(r, ctx->stream, 2, args));
@@ -309,6 +445,8 @@ static int get_weights(nn_infer *ctx, int l, int which, const dnnl_memory_desc_t
     mem = NULL;
     rc = 0;
 out:
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
     if (r)
         dnnl_primitive_destroy(r);
     if (rpd)
@@ -321,7 +459,7 @@ out:
 }
 
 /* A convolution primitive descriptor for layer l at batch n. src/dst NULL = any layout
- * of the context's type. */
+ * of the context's types. */
 static int conv_pd(nn_infer *ctx, int l, int n, const dnnl_memory_desc_t *src,
                    const dnnl_memory_desc_t *dst, dnnl_primitive_desc_t *pd, char *err, size_t errlen)
 {
@@ -332,15 +470,16 @@ static int conv_pd(nn_infer *ctx, int l, int n, const dnnl_memory_desc_t *src,
     dnnl_memory_desc_t smd, wmd, bmd, dmd;
     dnnl_dims_t sd = {n, y->ic, ctx->rows, ctx->cols}, dd = {n, y->oc, ctx->rows, ctx->cols};
     dnnl_dims_t wd = {y->oc, y->ic, y->k, y->k}, bd = {y->oc};
+    dnnl_data_type_t sdt = ctx->adt, wdt = ctx->wdt, ddt = ctx->adt;
     if (src)
         smd = *src;
     else
-        DN(dnnl_memory_desc_init_by_tag(&smd, 4, sd, ctx->dt, dnnl_format_tag_any));
+        DN(dnnl_memory_desc_init_by_tag(&smd, 4, sd, sdt, dnnl_format_tag_any));
     if (dst)
         dmd = *dst;
     else
-        DN(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, ctx->dt, dnnl_format_tag_any));
-    DN(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, ctx->dt, dnnl_format_tag_any));
+        DN(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, ddt, dnnl_format_tag_any));
+    DN(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, wdt, dnnl_format_tag_any));
     DN(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_format_tag_any));
     dnnl_convolution_desc_t cd;
     dnnl_dims_t strides = {1, 1}, pad = {y->k / 2, y->k / 2};
@@ -348,8 +487,10 @@ static int conv_pd(nn_infer *ctx, int l, int n, const dnnl_memory_desc_t *src,
                                           &wmd, &bmd, &dmd, strides, pad, pad));
     DN(dnnl_primitive_attr_create(&attr));
     DN(dnnl_post_ops_create(&po));
+    if (wdt == dnnl_s8)
+        DN(dnnl_primitive_attr_set_output_scales(attr, y->oc, 1 << 1, y->oscale));
     if (y->sum)
-        DN(dnnl_post_ops_append_sum(po, 1.0f));
+        DN(dnnl_post_ops_append_sum(po, ctx->prec == NN_PREC_INT8 ? y->sum_scale : 1.0f));
     DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
     DN(dnnl_primitive_attr_set_post_ops(attr, po));
     DN(dnnl_primitive_desc_create(pd, &cd, attr, ctx->engine, NULL));
@@ -402,7 +543,7 @@ static plan *get_plan(nn_infer *ctx, int bi, char *err, size_t errlen)
     const dnnl_memory_desc_t *amd = NULL, *bmd = NULL;
     dnnl_memory_desc_t hmd;
     dnnl_dims_t hd = {n, ctx->L[head].oc, ctx->rows, ctx->cols};
-    DN(dnnl_memory_desc_init_by_tag(&hmd, 4, hd, dnnl_f32, dnnl_nhwc));
+    DN(dnnl_memory_desc_init_by_tag(&hmd, 4, hd, ctx->hdt, dnnl_nhwc));
     if (nl > 2) {
         if (conv_pd(ctx, 1, n, NULL, NULL, &pds[1], err, errlen) < 0)
             goto out;
@@ -433,7 +574,19 @@ static plan *get_plan(nn_infer *ctx, int bi, char *err, size_t errlen)
         pl->in_conv = pl->in_user;
     } else {
         DN(dnnl_memory_create(&pl->in_conv, smd, ctx->engine, DNNL_MEMORY_ALLOCATE));
-        DN(dnnl_reorder_primitive_desc_create(&rpd, &umd, ctx->engine, smd, ctx->engine, NULL));
+        dnnl_primitive_attr_t ra = NULL;
+        if (ctx->prec == NN_PREC_INT8) { /* u8 = round(x / input step) */
+            DN(dnnl_primitive_attr_create(&ra));
+            dnnl_status_t st = dnnl_primitive_attr_set_output_scales(ra, 1, 0, &ctx->in_scale);
+            if (st != dnnl_success)
+                dnnl_primitive_attr_destroy(ra);
+            DN(st);
+        }
+        dnnl_status_t st = dnnl_reorder_primitive_desc_create(&rpd, &umd, ctx->engine, smd,
+                                                              ctx->engine, ra);
+        if (ra)
+            dnnl_primitive_attr_destroy(ra);
+        DN(st);
         DN(dnnl_primitive_create(&pl->in_reorder, rpd));
     }
     DN(dnnl_memory_create(&pl->a, amd, ctx->engine, DNNL_MEMORY_ALLOCATE));
@@ -482,32 +635,74 @@ float *nn_infer_input(nn_infer *ctx, int n, char *err, size_t errlen)
     return h;
 }
 
-static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t *legal, float *policy,
-                      float *values)
+/* The heads' plain C runs per position at batch speed (a 9x9 net's heads are several
+ * percent of its forward pass): clones for AVX-512 and AVX2 chosen at load time, dot
+ * products in 8 partial sums so that they vectorise without -ffast-math. */
+#define HEADS_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+
+static inline float dot(const float *a, const float *b, int n)
+{
+    float acc[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++)
+            acc[k] += a[i + k] * b[i + k];
+    float s = 0;
+    for (; i < n; i++)
+        s += a[i] * b[i];
+    return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+/* out[n] = in[n] (bf16 to f32: the high half of the float's bits). Returns out. */
+HEADS_HOT static const float *bf16_to_f32(float *out, const uint16_t *in, size_t n)
+{
+    uint32_t *o = (uint32_t *)(void *)out;
+    for (size_t i = 0; i < n; i++)
+        o[i] = (uint32_t)in[i] << 16;
+    return out;
+}
+
+/* One position's heads from hbuf[hw][2H] (NHWC: policy channels, then value channels).
+ * The policy: logits of the legal points only (legal NULL: all), their softmax in the
+ * same passes (0 on illegal points; all illegal: all 0). */
+HEADS_HOT static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t *legal,
+                                float *policy, float *values)
 {
     const nn_spec *s = &ctx->spec;
     int H = s->head_channels, V = s->value_hidden, H2 = 2 * H, hw = ctx->hw, A = ctx->actions;
-    float *logits = ctx->scratch, *pool = logits + A, *hid = pool + H;
+    float *pool = ctx->scratch, *hid = pool + H;
+    float mx = -INFINITY;
     if (s->policy == NN_POLICY_CONV) {
         for (int p = 0; p < hw; p++) {
-            const float *x = hbuf + (size_t)p * H2;
-            float acc = ctx->pol_b[0];
-            for (int h = 0; h < H; h++)
-                acc += ctx->pol_w[h] * x[h];
-            logits[p] = acc;
+            if (legal && !legal[p])
+                continue;
+            float z = ctx->pol_b[0] + dot(ctx->pol_w, hbuf + (size_t)p * H2, H);
+            policy[p] = z;
+            mx = z > mx ? z : mx;
         }
     } else {
         /* W[a][h * hw + p] against x[p][h] */
         for (int a = 0; a < A; a++) {
+            if (legal && !legal[a])
+                continue;
             const float *w = ctx->pol_w + (size_t)a * H * hw;
             float acc = ctx->pol_b[a];
             for (int h = 0; h < H; h++)
                 for (int p = 0; p < hw; p++)
                     acc += w[(size_t)h * hw + p] * hbuf[(size_t)p * H2 + h];
-            logits[a] = acc;
+            policy[a] = acc;
+            mx = acc > mx ? acc : mx;
         }
     }
-    nn_masked_softmax(A, logits, legal, policy);
+    double sum = 0;
+    for (int a = 0; a < A; a++) {
+        float e = (!legal || legal[a]) && mx > -INFINITY ? expf(policy[a] - mx) : 0.0f;
+        policy[a] = e;
+        sum += e;
+    }
+    float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+    for (int a = 0; a < A; a++)
+        policy[a] *= inv;
     for (int h = 0; h < H; h++)
         pool[h] = 0;
     for (int p = 0; p < hw; p++) {
@@ -518,18 +713,97 @@ static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t *legal, fl
     for (int h = 0; h < H; h++)
         pool[h] /= (float)hw;
     for (int v = 0; v < V; v++) {
-        float acc = ctx->v1_b[v];
-        for (int h = 0; h < H; h++)
-            acc += ctx->v1_w[(size_t)v * H + h] * pool[h];
+        float acc = ctx->v1_b[v] + dot(ctx->v1_w + (size_t)v * H, pool, H);
         hid[v] = acc > 0 ? acc : 0;
     }
-    for (int o = 0; o < s->players; o++) {
-        float acc = ctx->v2_b[o];
-        for (int v = 0; v < V; v++)
-            acc += ctx->v2_w[(size_t)o * V + v] * hid[v];
-        values[o] = acc;
-    }
+    for (int o = 0; o < s->players; o++)
+        values[o] = ctx->v2_b[o] + dot(ctx->v2_w + (size_t)o * V, hid, V);
     nn_value_finish(s, values);
+}
+
+/* Calibration: shows visit the trunk memory m (f32, a or b of pl) as activation act, in
+ * plain NCHW order (a reorder into pl->cal, made on first use and kept with the plan). */
+static int cal_visit(nn_infer *ctx, plan *pl, dnnl_memory_t m, int act, nn_act_visit visit, void *u,
+                     char *err, size_t errlen)
+{
+    int rc = -1;
+    const dnnl_memory_desc_t *md = NULL;
+    dnnl_primitive_desc_t rpd = NULL;
+    DN(dnnl_memory_get_memory_desc(m, &md));
+    int which = m == pl->a ? 0 : 1;
+    if (!pl->cal) {
+        dnnl_memory_desc_t cmd;
+        dnnl_dims_t d = {pl->n, ctx->spec.channels, ctx->rows, ctx->cols};
+        DN(dnnl_memory_desc_init_by_tag(&cmd, 4, d, dnnl_f32, dnnl_nchw));
+        DN(dnnl_memory_create(&pl->cal, &cmd, ctx->engine, DNNL_MEMORY_ALLOCATE));
+    }
+    if (!pl->cal_r[which]) {
+        const dnnl_memory_desc_t *cmd = NULL;
+        DN(dnnl_memory_get_memory_desc(pl->cal, &cmd));
+        DN(dnnl_reorder_primitive_desc_create(&rpd, md, ctx->engine, cmd, ctx->engine, NULL));
+        DN(dnnl_primitive_create(&pl->cal_r[which], rpd));
+    }
+    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, m}, {DNNL_ARG_TO, pl->cal}};
+    DN(dnnl_primitive_execute(pl->cal_r[which], ctx->stream, 2, a));
+    DN(dnnl_stream_wait(ctx->stream));
+    void *h = NULL;
+    DN(dnnl_memory_get_data_handle(pl->cal, &h));
+    visit(u, act, h, pl->n, ctx->spec.channels, ctx->hw);
+    rc = 0;
+out:
+    if (rpd)
+        dnnl_primitive_desc_destroy(rpd);
+    return rc;
+}
+
+/* The memories layer l of pl reads and writes: the stem the (converted) input, the
+ * trunk's convs alternate between A and B (conv2 writes A, which holds the skip), the
+ * head conv reads A. */
+static void layer_mems(const nn_infer *ctx, const plan *pl, int l, dnnl_memory_t *src,
+                       dnnl_memory_t *dst)
+{
+    if (l == 0) {
+        *src = pl->in_conv;
+        *dst = pl->a;
+    } else if (l == ctx->nl - 1) {
+        *src = pl->a;
+        *dst = pl->head;
+    } else if (l % 2 == 1) {
+        *src = pl->a;
+        *dst = pl->b;
+    } else {
+        *src = pl->b;
+        *dst = pl->a;
+    }
+}
+
+/* Queues the input reorder (when the plan has one) and layers [0, upto) of pl on the
+ * stream; with visit (calibration), waits after each layer and shows its output to it. */
+static int exec_layers(nn_infer *ctx, plan *pl, int upto, nn_act_visit visit, void *u, char *err,
+                       size_t errlen)
+{
+    int rc = -1;
+    if (pl->in_reorder) {
+        dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, pl->in_user}, {DNNL_ARG_TO, pl->in_conv}};
+        DN(dnnl_primitive_execute(pl->in_reorder, ctx->stream, 2, a));
+    }
+    for (int l = 0; l < upto; l++) {
+        dnnl_memory_t src, dst;
+        layer_mems(ctx, pl, l, &src, &dst);
+        dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, src},
+                                {DNNL_ARG_WEIGHTS, pl->w[l]},
+                                {DNNL_ARG_BIAS, pl->bias[l]},
+                                {DNNL_ARG_DST, dst}};
+        DN(dnnl_primitive_execute(pl->prim[l], ctx->stream, 4, a));
+        if (visit) {
+            DN(dnnl_stream_wait(ctx->stream));
+            if (cal_visit(ctx, pl, dst, l + 1, visit, u, err, errlen) < 0)
+                goto out;
+        }
+    }
+    rc = 0;
+out:
+    return rc;
 }
 
 int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal, float *policy,
@@ -548,39 +822,51 @@ int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
     if (input != in)
         memcpy(in, input, sizeof(float) * in_floats * (size_t)n);
     set_threads(ctx);
-    if (pl->in_reorder) {
-        dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, pl->in_user}, {DNNL_ARG_TO, pl->in_conv}};
-        DN(dnnl_primitive_execute(pl->in_reorder, ctx->stream, 2, a));
-    }
-    for (int l = 0; l < ctx->nl; l++) {
-        dnnl_memory_t src, dst;
-        if (l == 0) {
-            src = pl->in_conv;
-            dst = pl->a;
-        } else if (l == ctx->nl - 1) {
-            src = pl->a;
-            dst = pl->head;
-        } else if (l % 2 == 1) {
-            src = pl->a;
-            dst = pl->b;
-        } else {
-            src = pl->b;
-            dst = pl->a;
-        }
-        dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, src},
-                                {DNNL_ARG_WEIGHTS, pl->w[l]},
-                                {DNNL_ARG_BIAS, pl->bias[l]},
-                                {DNNL_ARG_DST, dst}};
-        DN(dnnl_primitive_execute(pl->prim[l], ctx->stream, 4, a));
-    }
+    if (exec_layers(ctx, pl, ctx->nl, NULL, NULL, err, errlen) < 0)
+        goto out;
     DN(dnnl_stream_wait(ctx->stream));
     DN(dnnl_memory_get_data_handle(pl->head, &hb));
     size_t per = (size_t)ctx->hw * 2 * ctx->spec.head_channels;
+    float *h32 = ctx->scratch + ctx->actions + 2 * ctx->spec.head_channels + ctx->spec.value_hidden + 8;
     for (int b = 0; b < n; b++)
-        run_heads(ctx, (const float *)hb + per * (size_t)b,
+        run_heads(ctx, ctx->hdt == dnnl_f32 ? (const float *)hb + per * (size_t)b
+                                            : bf16_to_f32(h32, (const uint16_t *)hb + per * (size_t)b, per),
                   legal ? legal + (size_t)b * ctx->actions : NULL, policy + (size_t)b * ctx->actions,
                   values + (size_t)b * ctx->spec.players);
     rc = 0;
 out:
     return rc;
+}
+
+int nn_infer_calibrate(nn_infer *ctx, int n, const float *input, nn_act_visit visit, void *u,
+                       char *err, size_t errlen)
+{
+    if (ctx->prec != NN_PREC_FP32)
+        return gz_fail(err, errlen, "calibration: needs an fp32 context, not %s",
+                       nn_precision_name(ctx->prec));
+    int bi = n >= 1 ? bucket_of(n) : -1;
+    if (bi < 0 || buckets[bi] != n)
+        return gz_fail(err, errlen, "calibration: batch %d is not one of the batch buckets", n);
+    plan *pl = get_plan(ctx, bi, err, errlen);
+    if (!pl)
+        return -1;
+    int rc = -1;
+    void *in = NULL;
+    DN(dnnl_memory_get_data_handle(pl->in_user, &in));
+    memmove(in, input, sizeof(float) * (size_t)ctx->spec.planes * ctx->hw * (size_t)n);
+    visit(u, 0, in, n, ctx->spec.planes, ctx->hw);
+    set_threads(ctx);
+    if (exec_layers(ctx, pl, ctx->nl - 1, visit, u, err, errlen) < 0)
+        goto out;
+    rc = 0;
+out:
+    return rc;
+}
+
+int nn_calib_chunk(int n)
+{
+    int m = 1;
+    for (int i = 0; i < NN_NBUCKETS && buckets[i] <= n && buckets[i] <= 256; i++)
+        m = buckets[i];
+    return m;
 }

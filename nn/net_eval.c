@@ -1,10 +1,12 @@
 /* net_eval.c — the network evaluator and its position cache (see net_eval.h). */
 #include "net_eval.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "checkpoint.h"
 #include "engine/rng.h"
@@ -17,6 +19,7 @@
 typedef struct cache_entry {
     uint64_t key;    /* 0 with used == 0: empty */
     uint32_t used;
+    float scale;     /* 1 / the sum of (q + 0.5) over the stored priors: a hit is one pass */
     float values[GAME_MAX_PLAYERS];
 } cache_entry;
 
@@ -79,15 +82,9 @@ bool nn_cache_get(nn_cache *c, uint64_t key, const uint8_t *legal, float *priors
     bool hit = e->used && e->key == key;
     if (hit) {
         const uint16_t *q = c->prior + i * (size_t)c->actions;
-        double sum = 0;
-        int k = 0;
-        for (int a = 0; a < c->actions; a++) {
-            priors[a] = legal[a] ? (float)q[k++] + 0.5f : 0.0f;
-            sum += priors[a];
-        }
-        float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
-        for (int a = 0; a < c->actions; a++)
-            priors[a] *= inv;
+        float scale = e->scale;
+        for (int a = 0, k = 0; a < c->actions; a++)
+            priors[a] = legal[a] ? ((float)q[k++] + 0.5f) * scale : 0.0f;
         memcpy(values, e->values, sizeof(float) * (size_t)c->players);
     }
     pthread_mutex_unlock(m);
@@ -106,11 +103,14 @@ void nn_cache_put(nn_cache *c, uint64_t key, const uint8_t *legal, const float *
     memcpy(e->values, values, sizeof(float) * (size_t)c->players);
     uint16_t *q = c->prior + i * (size_t)c->actions;
     int k = 0;
+    double sum = 0;
     for (int a = 0; a < c->actions; a++)
         if (legal[a]) {
             float v = priors[a] * 65535.0f;
-            q[k++] = (uint16_t)(v > 65535.0f ? 65535.0f : v < 0 ? 0 : v);
+            q[k] = (uint16_t)(v > 65535.0f ? 65535.0f : v < 0 ? 0 : v);
+            sum += q[k++] + 0.5;
         }
+    e->scale = sum > 0 ? (float)(1.0 / sum) : 0.0f;
     pthread_mutex_unlock(m);
 }
 
@@ -134,8 +134,20 @@ typedef struct net_eval {
     float *pol;           /* max_batch * actions: network output (symmetric frame) */
     float *val;           /* max_batch * players: mover-first */
     int *idx;             /* max_batch: which input position each batch row is */
-    sym_id *sym;          /* max_batch */
+    int *symk;            /* max_batch: the row's symmetry, an index into g->sym */
+    int32_t *map;         /* [nsym][hw]: map[k][i] = g->sym[k](i), point i's image (with
+                             point actions; NULL otherwise) */
+    int32_t *amap;        /* [nsym][actions]: amap[k][a] = action a's image under g->sym[k]
+                             (= map for point actions; the game's sym_action for 2048) */
+    net_eval_times times;
 } net_eval;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void net_eval_destroy(evaluator *e)
 {
@@ -146,60 +158,81 @@ static void net_eval_destroy(evaluator *e)
         nn_infer_free(ne->inf);
         nn_cache_free(ne->own_cache);
         free(ne->planes_buf), free(ne->legal_sym), free(ne->pol), free(ne->val), free(ne->idx),
-            free(ne->sym);
+            free(ne->symk), free(ne->map), free(ne->amap);
         free(ne);
     }
     free(e);
 }
 
-/* Runs rows [0, m) of the current chunk and writes their outputs. */
+/* Runs rows [0, m) of the current chunk and writes their outputs. Symmetries go through
+ * the index tables: planes and the legal mask scattered to their images, the policy
+ * gathered back (pr[a] = po[s(a)]). */
 static int run_chunk(net_eval *ne, int m, const game_state *const *states, const uint64_t *keys,
                      const uint8_t *legal, float *priors, float *values, char *err, size_t errlen)
 {
     const game *g = ne->g;
+    double t0 = now_s();
     float *in = nn_infer_input(ne->inf, m, err, errlen);
     if (!in)
         return -1;
-    size_t per = (size_t)ne->planes * ne->hw;
+    ne->times.setup_s += now_s() - t0;
+    int hw = ne->hw, A = ne->actions, P = ne->players;
+    size_t per = (size_t)ne->planes * (size_t)hw;
     for (int j = 0; j < m; j++) {
         int i = ne->idx[j];
-        sym_id s = ne->sym[j];
-        const uint8_t *lg = legal + (size_t)i * ne->actions;
-        if (s == SYM_ID) {
-            game_encode(g, states[i], in + per * j);
-            memcpy(ne->legal_sym + (size_t)j * ne->actions, lg, (size_t)ne->actions);
-        } else {
-            game_encode(g, states[i], ne->planes_buf);
-            sym_map_planes_f32(g, s, ne->planes, ne->planes_buf, in + per * j);
-            sym_map_policy_u8(g, s, lg, ne->legal_sym + (size_t)j * ne->actions);
+        const uint8_t *lg = legal + (size_t)i * A;
+        uint8_t *ls = ne->legal_sym + (size_t)j * A;
+        float *x = in + per * (size_t)j;
+        if (g->sym[ne->symk[j]] == SYM_ID) {
+            game_encode(g, states[i], x);
+            memcpy(ls, lg, (size_t)A);
+            continue;
         }
+        const int32_t *map = ne->map + (size_t)ne->symk[j] * hw;
+        game_encode(g, states[i], ne->planes_buf);
+        for (int p = 0; p < ne->planes; p++) {
+            const float *src = ne->planes_buf + (size_t)p * hw;
+            float *dst = x + (size_t)p * hw;
+            for (int q = 0; q < hw; q++)
+                dst[map[q]] = src[q];
+        }
+        const int32_t *amap = ne->amap + (size_t)ne->symk[j] * A;
+        for (int a = 0; a < A; a++)
+            ls[amap[a]] = lg[a];
     }
+    t0 = now_s();
     if (nn_infer_run(ne->inf, m, in, ne->legal_sym, ne->pol, ne->val, err, errlen) < 0)
         return -1;
+    ne->times.forward_s += now_s() - t0;
+    ne->times.forwards++;
     for (int j = 0; j < m; j++) {
         int i = ne->idx[j];
-        float *pr = priors + (size_t)i * ne->actions;
-        const float *po = ne->pol + (size_t)j * ne->actions;
-        if (ne->sym[j] == SYM_ID)
-            memcpy(pr, po, sizeof(float) * (size_t)ne->actions);
-        else /* pr[a] = po[s(a)]: map back with the inverse */
-            sym_map_policy_f32(g, sym_inverse(ne->sym[j]), po, pr);
+        float *pr = priors + (size_t)i * A;
+        const float *po = ne->pol + (size_t)j * A;
+        if (g->sym[ne->symk[j]] == SYM_ID) {
+            memcpy(pr, po, sizeof(float) * (size_t)A);
+        } else {
+            const int32_t *amap = ne->amap + (size_t)ne->symk[j] * A;
+            for (int a = 0; a < A; a++)
+                pr[a] = po[amap[a]];
+        }
         int mover = game_current_player(g, states[i]);
-        float *v = values + (size_t)i * ne->players;
-        for (int k = 0; k < ne->players; k++)
-            v[(mover + k) % ne->players] = ne->val[(size_t)j * ne->players + k];
+        float *v = values + (size_t)i * P;
+        for (int k = 0; k < P; k++)
+            v[(mover + k) % P] = ne->val[(size_t)j * P + k];
         if (ne->score_head) /* h(points) back to points for the search */
-            for (int k = 0; k < ne->players; k++)
+            for (int k = 0; k < P; k++)
                 v[k] = (float)nn_value_to_score(v[k]);
         if (ne->cache && keys)
-            nn_cache_put(ne->cache, keys[i], legal + (size_t)i * ne->actions, pr, v);
+            nn_cache_put(ne->cache, keys[i], legal + (size_t)i * A, pr, v);
     }
     return 0;
 }
 
-static int net_eval_evaluate(evaluator *e, int n, const game_state *const *states,
-                             const uint64_t *keys, const uint8_t *legal, float *priors,
-                             float *values, char *err, size_t errlen)
+/* evaluate() without its clock: cache probes, then the misses in chunks of max_batch. */
+static int evaluate_timed(evaluator *e, int n, const game_state *const *states,
+                          const uint64_t *keys, const uint8_t *legal, float *priors, float *values,
+                          char *err, size_t errlen)
 {
     net_eval *ne = e->ctx;
     int m = 0;
@@ -212,12 +245,12 @@ static int net_eval_evaluate(evaluator *e, int n, const game_state *const *state
             continue;
         }
         ne->idx[m] = i;
-        if (ne->o.symmetry == NET_SYM_RANDOM && ne->point_actions)
-            ne->sym[m] = ne->g->sym[rng_below(&ne->r, (uint32_t)ne->g->nsym)];
-        else if (ne->o.symmetry >= 0 && ne->point_actions)
-            ne->sym[m] = ne->g->sym[ne->o.symmetry];
+        if (ne->o.symmetry == NET_SYM_RANDOM && ne->map)
+            ne->symk[m] = (int)rng_below(&ne->r, (uint32_t)ne->g->nsym);
+        else if (ne->o.symmetry >= 0 && ne->map)
+            ne->symk[m] = ne->o.symmetry;
         else
-            ne->sym[m] = SYM_ID;
+            ne->symk[m] = 0; /* g->sym[0] is the identity */
         if (++m == ne->max_batch) {
             if (run_chunk(ne, m, states, keys, legal, priors, values, err, errlen) < 0)
                 return -1;
@@ -229,11 +262,37 @@ static int net_eval_evaluate(evaluator *e, int n, const game_state *const *state
     return 0;
 }
 
+static int net_eval_evaluate(evaluator *e, int n, const game_state *const *states,
+                             const uint64_t *keys, const uint8_t *legal, float *priors,
+                             float *values, char *err, size_t errlen)
+{
+    net_eval *ne = e->ctx;
+    double t0 = now_s();
+    int rc = evaluate_timed(e, n, states, keys, legal, priors, values, err, errlen);
+    ne->times.evaluate_s += now_s() - t0;
+    return rc;
+}
+
+bool net_eval_times_get(const evaluator *e, net_eval_times *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!e || e->evaluate != net_eval_evaluate)
+        return false;
+    *t = ((const net_eval *)e->ctx)->times;
+    return true;
+}
+
+nn_precision net_eval_precision(const evaluator *e)
+{
+    assert(e->evaluate == net_eval_evaluate);
+    return nn_infer_precision(((const net_eval *)e->ctx)->inf);
+}
+
 int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     if (nn_precision_parse(c->net.precision, &o->precision) < 0) {
-        snprintf(err, errlen, "key net.precision: expected auto, fp32 or bf16, got \"%s\"",
+        snprintf(err, errlen, "key net.precision: expected auto, fp32, bf16 or int8, got \"%s\"",
                  c->net.precision);
         return -1;
     }
@@ -294,8 +353,23 @@ evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *
     ne->pol = malloc(sizeof(float) * mb * (size_t)ne->actions);
     ne->val = malloc(sizeof(float) * mb * (size_t)ne->players);
     ne->idx = malloc(sizeof(int) * mb);
-    ne->sym = malloc(sizeof(sym_id) * mb);
-    if (!ne->planes_buf || !ne->legal_sym || !ne->pol || !ne->val || !ne->idx || !ne->sym) {
+    ne->symk = malloc(sizeof(int) * mb);
+    if (ne->point_actions) {
+        ne->map = malloc(sizeof(int32_t) * (size_t)g->nsym * (size_t)ne->hw);
+        ne->amap = malloc(sizeof(int32_t) * (size_t)g->nsym * (size_t)ne->actions);
+    }
+    assert(g->nsym >= 1 && g->sym[0] == SYM_ID);
+    for (int k = 0; ne->map && ne->amap && k < g->nsym; k++) {
+        for (int q = 0; q < ne->hw; q++) {
+            int r2, c2;
+            sym_map_point(g->sym[k], g->rows, g->cols, q / g->cols, q % g->cols, &r2, &c2);
+            ne->map[(size_t)k * ne->hw + q] = r2 * g->cols + c2;
+        }
+        for (int a = 0; a < ne->actions; a++)
+            ne->amap[(size_t)k * ne->actions + a] = sym_map_action(g, g->sym[k], a);
+    }
+    if (!ne->planes_buf || !ne->legal_sym || !ne->pol || !ne->val || !ne->idx || !ne->symk ||
+        (ne->point_actions && (!ne->map || !ne->amap))) {
         snprintf(err, errlen, "out of memory");
         net_eval_destroy(e);
         return NULL;

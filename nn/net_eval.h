@@ -59,6 +59,22 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
 evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *o, char *err,
                         size_t errlen);
 
+/* Wall-clock time a network evaluator has spent (CLOCK_MONOTONIC, since creation). */
+typedef struct net_eval_times {
+    double evaluate_s; /* in evaluate(): cache probes, encoding, symmetries, the forward
+                          pass, priors and values copied out */
+    double forward_s;  /* of which in the network's forward pass (nn_infer_run: oneDNN's
+                          convolutions and the heads, masked softmax included) */
+    double setup_s;    /* of which in building oneDNN plans for new batch sizes (once per
+                          size and evaluator: a benchmark's start-up, not its steady state) */
+    uint64_t forwards; /* batches run through the network */
+} net_eval_times;
+
+/* The times of e; false (and *t zeroed) when e is not a network evaluator. */
+bool net_eval_times_get(const evaluator *e, net_eval_times *t);
+/* The precision e's network runs at (auto resolved); e must be a network evaluator. */
+nn_precision net_eval_precision(const evaluator *e);
+
 /* The usual way to get a network evaluator: loads the model at path (validated against
  * g), options from the config (net_eval_opts_from_config), and frees the loaded
  * parameters again (the evaluator keeps its folded copy). Returns the evaluator (free

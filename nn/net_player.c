@@ -1,6 +1,7 @@
 #include "net_player.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +45,18 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
     (void)ctx;
     if (strncmp(spec, "model:", 6) != 0)
         return 0;
-    char path[1024], why[512];
+    char path[1024], why[512], arg[1100];
     int sims;
-    if (net_player_parse(spec + 6, path, sizeof path, &sims, why, sizeof why) < 0) {
+    /* a trailing ":fp32", ":bf16", ":int8" or ":auto" is this player's net.precision */
+    snprintf(arg, sizeof arg, "%s", spec + 6);
+    nn_precision prec = NN_PREC_AUTO;
+    bool own_prec = false;
+    char *colon = strrchr(arg, ':');
+    if (colon && nn_precision_parse(colon + 1, &prec) == 0) {
+        own_prec = true;
+        *colon = 0;
+    }
+    if (net_player_parse(arg, path, sizeof path, &sims, why, sizeof why) < 0) {
         snprintf(err, errlen, "%s", why);
         return -1;
     }
@@ -59,8 +69,11 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
     }
     net_eval_opts o;
     evaluator *e = NULL;
-    if (net_eval_opts_from_config(&o, cfg, why, sizeof why) == 0)
+    if (net_eval_opts_from_config(&o, cfg, why, sizeof why) == 0) {
+        if (own_prec)
+            o.precision = prec;
         e = net_eval_new(g, p, &o, why, sizeof why);
+    }
     nn_params_free(p);
     if (!e) {
         snprintf(err, errlen, "%s", why);
@@ -80,9 +93,10 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
 
 static const player_ext ext = {
     .try = net_player_try,
-    .syntax = "model:FILE[:sims]",
+    .syntax = "model:FILE[:sims][:precision]",
     .help = "PUCT search with the network of checkpoint FILE, sims simulations a move "
-            "(default arena.simulations)",
+            "(default arena.simulations), at precision fp32, bf16, int8 or auto (default "
+            "net.precision)",
     .ctx = NULL,
 };
 

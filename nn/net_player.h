@@ -1,9 +1,12 @@
-/* net_player.h — the network player "model:FILE[:sims]" for engine/'s player table.
+/* net_player.h — the network player "model:FILE[:sims][:precision]" for engine/'s
+ * player table.
  *
  * A model player is engine/'s PUCT player (player_mcts_new) valuing positions with the
  * network evaluator of the checkpoint FILE: `sims` simulations per move (default: the
- * config's arena.simulations). engine/ never learns about networks: the command line
- * hands net_player_ext() to player_new as its extension hook.
+ * config's arena.simulations), at precision fp32, bf16, int8 or auto (default: the
+ * config's net.precision; so one arena can match a model's int8 against its fp32).
+ * engine/ never learns about networks: the command line hands net_player_ext() to
+ * player_new as its extension hook.
  */
 #ifndef GZ_NN_NET_PLAYER_H
 #define GZ_NN_NET_PLAYER_H

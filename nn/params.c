@@ -138,15 +138,41 @@ void nn_params_free(nn_params *p)
     if (!p)
         return;
     free(p->data);
+    free(p->calib);
     free(p);
+}
+
+uint64_t nn_params_checksum(const nn_params *p)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *b = (const unsigned char *)p->data;
+    size_t n = p->layout.count * sizeof(float);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+int nn_params_calibrated(const nn_params *p)
+{
+    return p->calib && p->calib->nact == 2 + 2 * p->layout.spec.blocks &&
+           p->calib->params_checksum == nn_params_checksum(p);
 }
 
 nn_params *nn_params_clone(const nn_params *p)
 {
     char err[64];
     nn_params *q = nn_params_new(&p->layout.spec, err, sizeof err);
-    if (q)
-        memcpy(q->data, p->data, p->layout.count * sizeof(float));
+    if (!q)
+        return NULL;
+    memcpy(q->data, p->data, p->layout.count * sizeof(float));
+    if (p->calib) {
+        q->calib = malloc(sizeof *q->calib);
+        if (!q->calib) {
+            nn_params_free(q);
+            return NULL;
+        }
+        *q->calib = *p->calib;
+    }
     return q;
 }
 

@@ -95,10 +95,32 @@ typedef struct nn_layout {
     int val_fc1_w, val_fc1_b, val_fc2_w, val_fc2_b;
 } nn_layout;
 
+/* Int8 calibration of a net (nn/quant.h, `gridzero quantize`): the range [0, r] of
+ * every activation tensor the int8 forward stores as u8 (values above r saturate),
+ * chosen from the fp32 forward's values on sample positions, and what the accuracy
+ * gates measured against fp32. It belongs to
+ * the exact weights it was measured on (params_checksum = nn_params_checksum of them):
+ * inference refuses it for any other weights, and a checkpoint drops it on save once
+ * the weights have changed (a trainer that started from a calibrated model). */
+#define NN_CALIB_MAX (2 + 2 * NN_MAX_BLOCKS)
+typedef struct nn_calib {
+    uint64_t params_checksum; /* of the weights it was measured on */
+    int nact;                 /* 2 + 2 * blocks: the input planes, then the output of the
+                                 stem and of each trunk conv (after ReLU and the skip) */
+    float act_range[NN_CALIB_MAX]; /* r of each (>= 0) */
+    int positions;            /* calibration positions */
+    int heldout;              /* held-out positions of the gates below (0: not measured) */
+    float top1;               /* policy top-1 agreement of int8 with fp32, near-ties
+                                 counted as agreeing (nn/quant.h), in [0, 1] */
+    float top1_strict;        /* the same, exact first moves only */
+    float mean_dvalue;        /* mean |int8 value - fp32 value| over every value output */
+} nn_calib;
+
 /* A network's parameters: spec, layout, and the flat array. */
 typedef struct nn_params {
     nn_layout layout; /* immutable after nn_params_new */
     float *data;      /* owned: layout.count floats, 64-byte aligned */
+    nn_calib *calib;  /* owned: the int8 calibration, NULL when there is none */
 } nn_params;
 
 /* Fills the layout of spec s (which must be valid: nn_spec_validate). */
@@ -134,7 +156,15 @@ const char *nn_tensor_kind_name(nn_tensor_kind k);
  * mean 0, var 1. Free with nn_params_free. */
 nn_params *nn_params_new(const nn_spec *s, char *err, size_t errlen);
 void nn_params_free(nn_params *p); /* accepts NULL */
-/* A deep copy (NULL when out of memory). */
+/* FNV-1a over the parameters' float32 bytes in layout order (the checkpoint's /meta
+ * checksum, and what a calibration is tied to). */
+uint64_t nn_params_checksum(const nn_params *p);
+
+/* Whether p->calib is present and was measured on exactly these weights (nact fits the
+ * spec, the checksum matches). */
+int nn_params_calibrated(const nn_params *p);
+
+/* A deep copy, calibration included (NULL when out of memory). */
 nn_params *nn_params_clone(const nn_params *p);
 
 /* He initialisation from seed: conv and dense weights ~ N(0, 2 / fan_in) (fan_in counts

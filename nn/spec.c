@@ -91,6 +91,7 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     s->lattice = g->lattice;
     s->players = g->players;
     s->actions = g->actions;
+    snprintf(s->rule, sizeof s->rule, "%s", g->rule);
     s->blocks = net->blocks;
     s->channels = net->channels;
     s->head_channels = net->head_channels;
@@ -131,6 +132,8 @@ char *nn_spec_to_json(const nn_spec *s)
     cJSON_AddStringToObject(o, "policy_head", nn_policy_name(s->policy));
     cJSON_AddStringToObject(o, "trunk", nn_trunk_name(s->trunk));
     cJSON_AddStringToObject(o, "value_head", nn_value_name(s->value));
+    if (s->rule[0])
+        cJSON_AddStringToObject(o, "rule", s->rule);
     char *txt = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return txt;
@@ -192,6 +195,17 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         value = NN_VALUE_SCORE;
     else if (vh && get_choice(o, "value_head", "independent", "zerosum", &value, err, errlen))
         goto out;
+    /* "rule" came with the renju and caro rules: absent means made before (freestyle or
+     * exact five, or a game without rules). */
+    const cJSON *rule = cJSON_GetObjectItemCaseSensitive(o, "rule");
+    if (rule) {
+        if (!cJSON_IsString(rule) || !rule->valuestring[0] ||
+            strlen(rule->valuestring) >= sizeof s->rule) {
+            gz_fail(err, errlen, "spec JSON: key rule: expected a rule name (e.g. \"renju\")");
+            goto out;
+        }
+        snprintf(s->rule, sizeof s->rule, "%s", rule->valuestring);
+    }
     s->value = value == NN_VALUE_SCORE ? NN_VALUE_SCORE : value ? NN_VALUE_ZEROSUM : NN_VALUE_INDEPENDENT;
     s->lattice = lat ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
     s->policy = pol ? NN_POLICY_DENSE : NN_POLICY_CONV;
@@ -202,8 +216,33 @@ out:
     return rc;
 }
 
+/* The model's rule against the game's: 0, or -1 with a message. */
+static int check_rule(const nn_spec *m, const game *g, char *err, size_t errlen)
+{
+    if (strcmp(m->rule, g->rule)) {
+        bool old_rules = !g->rule[0] || !strcmp(g->rule, "freestyle") || !strcmp(g->rule, "exact");
+        if (m->rule[0])
+            return gz_fail(err, errlen, "the model was trained under rule %s, but the game is played "
+                           "under %s%s%s (a model is refused under another rule: train one for "
+                           "it)", m->rule, g->rule[0] ? "rule " : "no rule", g->rule,
+                           g->rule[0] ? " (game.rule)" : "");
+        if (!old_rules)
+            return gz_fail(err, errlen, "the model records no rule (made before rules were "
+                           "recorded: freestyle or exact five), but the game is played under rule "
+                           "%s (game.rule): train a model for it", g->rule);
+    }
+    return 0;
+}
+
 int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen)
 {
+    /* a game with rules: the rule first (a renju model has one plane more than a
+     * freestyle one, and the rule is what the user must hear about); a game without
+     * rules (sanling, tic-tac-toe): the shape first, since a model with a rule is then
+     * another game's; the value head before the shape (a 2048 model is refused for
+     * its score head, the first thing that differs in kind) */
+    if (g->rule[0] && check_rule(m, g, err, errlen) < 0)
+        return -1;
     if (m->value == NN_VALUE_SCORE && !game_scored(g))
         return gz_fail(err, errlen, "spec value_head = score (a model of a game with a score, e.g. "
                                     "2048), but game %s has outcomes", g->name);
@@ -229,6 +268,8 @@ int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen
         return gz_fail(err, errlen, "spec policy head conv needs point actions; game %s has %d actions",
                     g->name, g->actions);
     }
+    if (!g->rule[0] && check_rule(m, g, err, errlen) < 0)
+        return -1;
     return 0;
 }
 

@@ -67,6 +67,8 @@ typedef struct nn_spec {
     nn_policy_kind policy;
     nn_trunk_kind trunk;
     nn_value_kind value; /* zerosum only with 2 or more players; score for scored games */
+    char rule[GAME_NAME_LEN]; /* the game's rule it was made for (game.h: g->rule, e.g.
+                                 "renju"); "" = none, or a checkpoint older than the key */
 } nn_spec;
 
 /* Builds the spec for game g from the net section. A conv policy head needs point
@@ -85,10 +87,12 @@ char *nn_spec_to_json(const nn_spec *s);
 /* Parses nn_spec_to_json's output (every key required). Returns 0 or -1 naming the key. */
 int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen);
 
-/* Whether a model with spec `model` can run for game g: a score head exactly for a
- * scored game, the same planes, lattice, players; a dense policy also needs the same
- * rows, cols, actions. Returns 0, or -1 with a message saying which field differs and
- * both values. */
+/* Whether a model with spec `model` can run for game g: the same rule (a model made
+ * under one rule is refused under another; a model without a rule, from before rules
+ * were recorded, is taken for freestyle or exact five: refused under renju and caro),
+ * a score head exactly for a scored game, the same planes, lattice, players; a dense
+ * policy also needs the same rows, cols, actions. Returns 0, or -1 with a message
+ * saying which field differs and both values. */
 int nn_spec_check_game(const nn_spec *model, const game *g, char *err, size_t errlen);
 
 /* Multiply-accumulate count times 2 (FLOPs) of one position's forward pass on a

@@ -29,6 +29,7 @@ sp_expect sp_expect_game(const game *g)
     e.cols = g->cols;
     e.actions = g->actions;
     e.lattice = (int)g->lattice;
+    snprintf(e.rule, sizeof e.rule, "%s", g->rule);
     return e;
 }
 
@@ -54,9 +55,9 @@ char *sp_game_config_json(const gz_config *c)
 
 /* ---- writer -------------------------------------------------------------------- */
 
-enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_WEIGHT, DS_COUNT };
+enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_WEIGHT, DS_Q, DS_COUNT };
 static const char *const ds_names[DS_COUNT] = {"state", "pi", "legal", "z", "game", "ply",
-                                               "policy_weight"};
+                                               "policy_weight", "q"};
 
 struct sp_writer {
     /* immutable after open */
@@ -69,7 +70,7 @@ struct sp_writer {
     int64_t written; /* samples in the file */
     int nbuf;        /* samples in the buffers */
     uint8_t *b_state, *b_legal;
-    float *b_pi, *b_z, *b_weight;
+    float *b_pi, *b_z, *b_weight, *b_q;
     int32_t *b_game, *b_ply;
     bool discarded;  /* the file was pointed at memory after a write error */
 };
@@ -90,7 +91,8 @@ static hid_t ds_file_type(int i)
     case DS_LEGAL: return H5T_STD_U8LE;
     case DS_PI:
     case DS_Z:
-    case DS_WEIGHT: return H5T_IEEE_F32LE;
+    case DS_WEIGHT:
+    case DS_Q: return H5T_IEEE_F32LE;
     default: return H5T_STD_I32LE;
     }
 }
@@ -102,7 +104,8 @@ static hid_t ds_mem_type(int i)
     case DS_LEGAL: return H5T_NATIVE_UINT8;
     case DS_PI:
     case DS_Z:
-    case DS_WEIGHT: return H5T_NATIVE_FLOAT;
+    case DS_WEIGHT:
+    case DS_Q: return H5T_NATIVE_FLOAT;
     default: return H5T_NATIVE_INT32;
     }
 }
@@ -110,7 +113,7 @@ static hid_t ds_mem_type(int i)
 static void writer_free(sp_writer *w)
 {
     free(w->path), free(w->tmp), free(w->b_state), free(w->b_legal), free(w->b_pi), free(w->b_z);
-    free(w->b_game), free(w->b_ply), free(w->b_weight);
+    free(w->b_game), free(w->b_ply), free(w->b_weight), free(w->b_q);
     free(w);
 }
 
@@ -152,7 +155,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     size_t hw = (size_t)g->rows * g->cols;
     w->per[DS_STATE] = (size_t)g->planes * hw;
     w->per[DS_PI] = w->per[DS_LEGAL] = (size_t)g->actions;
-    w->per[DS_Z] = (size_t)g->players;
+    w->per[DS_Z] = w->per[DS_Q] = (size_t)g->players;
     w->per[DS_GAME] = w->per[DS_PLY] = w->per[DS_WEIGHT] = 1;
     /* chunks of about 256 KB of state, 16..1024 samples */
     size_t ch = (256u << 10) / w->per[DS_STATE];
@@ -167,8 +170,9 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->b_game = malloc(sizeof(int32_t) * w->chunk);
     w->b_ply = malloc(sizeof(int32_t) * w->chunk);
     w->b_weight = malloc(sizeof(float) * w->chunk);
+    w->b_q = malloc(sizeof(float) * w->per[DS_Q] * w->chunk);
     if (!w->path || !w->tmp || !w->b_state || !w->b_legal || !w->b_pi || !w->b_z || !w->b_game || !w->b_ply ||
-        !w->b_weight) {
+        !w->b_weight || !w->b_q) {
         gz_fail(err, errlen, "%s: out of memory", path);
         writer_free(w);
         return NULL;
@@ -238,7 +242,7 @@ static int writer_flush(sp_writer *w, char *err, size_t errlen)
     if (w->nbuf == 0)
         return 0;
     const void *bufs[DS_COUNT] = {w->b_state, w->b_pi, w->b_legal, w->b_z, w->b_game, w->b_ply,
-                                  w->b_weight};
+                                  w->b_weight, w->b_q};
     for (int i = 0; i < DS_COUNT; i++) {
         int rank = i == DS_STATE ? 4 : (i == DS_GAME || i == DS_PLY || i == DS_WEIGHT) ? 1 : 2;
         hsize_t dims[4], start[4] = {0}, count[4];
@@ -274,13 +278,16 @@ static int writer_flush(sp_writer *w, char *err, size_t errlen)
 int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const uint8_t *legal,
                      const float *z, int32_t gameix, int32_t ply, char *err, size_t errlen)
 {
-    return sp_writer_append_weighted(w, planes, pi, legal, z, 1.0f, gameix, ply, err, errlen);
+    return sp_writer_append_weighted(w, planes, pi, legal, z, NULL, 1.0f, gameix, ply, err, errlen);
 }
 
 int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi,
-                              const uint8_t *legal, const float *z, float policy_weight,
-                              int32_t gameix, int32_t ply, char *err, size_t errlen)
+                              const uint8_t *legal, const float *z, const float *q,
+                              float policy_weight, int32_t gameix, int32_t ply, char *err,
+                              size_t errlen)
 {
+    if (!q)
+        q = z;
     size_t k = (size_t)w->nbuf;
     if (!(policy_weight >= 0.0f && policy_weight <= SP_MAX_WEIGHT))
         return gz_fail(err, errlen, "%s: sample %lld: policy weight %g is not in [0, %g]", w->tmp,
@@ -307,11 +314,21 @@ int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi
             return gz_fail(err, errlen, "%s: sample %lld: z[%zu] = %g is not in [-1, 1]", w->tmp,
                         (long long)(w->written + w->nbuf), i, (double)z[i]);
     }
+    for (size_t i = 0; i < w->per[DS_Q]; i++) {
+        if (w->scored && !(fabsf(q[i]) <= SP_MAX_POINTS))
+            return gz_fail(err, errlen, "%s: sample %lld: q[%zu] = %g points is not a score (finite, "
+                           "at most %g in magnitude)", w->tmp, (long long)(w->written + w->nbuf), i,
+                           (double)q[i], SP_MAX_POINTS);
+        if (!w->scored && (!isfinite(q[i]) || q[i] < -1 || q[i] > 1))
+            return gz_fail(err, errlen, "%s: sample %lld: q[%zu] = %g is not in [-1, 1]", w->tmp,
+                           (long long)(w->written + w->nbuf), i, (double)q[i]);
+    }
     memcpy(w->b_pi + k * w->per[DS_PI], pi, sizeof(float) * w->per[DS_PI]);
     uint8_t *lg = w->b_legal + k * w->per[DS_LEGAL];
     for (size_t i = 0; i < w->per[DS_LEGAL]; i++)
         lg[i] = legal[i] ? 1 : 0;
     memcpy(w->b_z + k * w->per[DS_Z], z, sizeof(float) * w->per[DS_Z]);
+    memcpy(w->b_q + k * w->per[DS_Q], q, sizeof(float) * w->per[DS_Q]);
     w->b_game[k] = gameix;
     w->b_ply[k] = ply;
     w->b_weight[k] = policy_weight;
@@ -367,7 +384,7 @@ void sp_file_free(sp_file *f)
     if (!f)
         return;
     free(f->path), free(f->game_config), free(f->state), free(f->pi), free(f->legal), free(f->z);
-    free(f->gameix), free(f->ply), free(f->weight);
+    free(f->gameix), free(f->ply), free(f->weight), free(f->q);
     free(f);
 }
 
@@ -404,7 +421,7 @@ static int read_ds(hid_t file, const char *path, int i, int rank, const hsize_t 
     }
     H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
     size_t sz = ft >= 0 ? H5Tget_size(ft) : 0;
-    int want_float = i == DS_PI || i == DS_Z || i == DS_WEIGHT;
+    int want_float = i == DS_PI || i == DS_Z || i == DS_WEIGHT || i == DS_Q;
     size_t want_sz = (i == DS_STATE || i == DS_LEGAL) ? 1 : 4;
     int type_ok = want_float ? cls == H5T_FLOAT && sz == 4
                              : cls == H5T_INTEGER && sz == want_sz &&
@@ -560,10 +577,23 @@ static int check_extents(hid_t file, const char *path, int nds, char *err, size_
     return 0;
 }
 
+/* Sample i's game and ply indices (ix: its number in the file, for the message). */
+static int check_indices(const sp_file *f, int64_t i, const char *p, long long ix, char *err,
+                         size_t errlen)
+{
+    if (f->gameix[i] < 0)
+        return gz_fail(err, errlen, "%s: dataset game, sample %lld: negative game index %d", p, ix,
+                       (int)f->gameix[i]);
+    if (f->ply[i] < 0)
+        return gz_fail(err, errlen, "%s: dataset ply, sample %lld: negative ply %d", p, ix, (int)f->ply[i]);
+    return 0;
+}
+
 /* Checks sample i of f in one pass over its rows: legal 0/1 with at least one legal
  * move; pi finite, >= 0, no mass on illegal moves and summing to 1 over the legal ones;
  * z finite in [-1, 1] and, with two or more players, summing to 0 (every outcome rule
- * of the games is zero-sum: win/loss/draw, and Sanling's places); game and ply >= 0.
+ * of the games is zero-sum: win/loss/draw, and Sanling's places); q finite in [-1, 1];
+ * a scored game's z and q finite points, |.| <= SP_MAX_POINTS; game and ply >= 0.
  * Returns 0, or -1 with a message naming the file (p), the dataset and the sample. */
 static int check_sample(const sp_file *f, const char *p, int64_t i, char *err, size_t errlen)
 {
@@ -597,28 +627,34 @@ static int check_sample(const sp_file *f, const char *p, int64_t i, char *err, s
                        p, ix, sum);
     double zsum = 0;
     const game_ops *ops = game_find(f->game);
+    const float *q = f->q + (size_t)i * f->players;
     if (ops && ops->score) { /* a scored game: points to come, no zero sum */
-        for (int k = 0; k < f->players; k++)
+        for (int k = 0; k < f->players; k++) {
             if (!(fabsf(z[k]) <= SP_MAX_POINTS))
                 return gz_fail(err, errlen, "%s: dataset z, sample %lld: z[%d] = %g points is not a "
                                "score (finite, at most %g in magnitude)", p, ix, k, (double)z[k],
                                SP_MAX_POINTS);
-    } else
+            if (!(fabsf(q[k]) <= SP_MAX_POINTS))
+                return gz_fail(err, errlen, "%s: dataset q, sample %lld: q[%d] = %g points is not a "
+                               "score (finite, at most %g in magnitude)", p, ix, k, (double)q[k],
+                               SP_MAX_POINTS);
+        }
+        return check_indices(f, i, p, ix, err, errlen);
+    }
     for (int k = 0; k < f->players; k++) {
         if (!isfinite(z[k]) || z[k] < -1 || z[k] > 1)
             return gz_fail(err, errlen, "%s: dataset z, sample %lld: z[%d] = %g is not in [-1, 1]", p, ix,
                            k, (double)z[k]);
         zsum += z[k];
     }
-    if (f->players > 1 && fabs(zsum) > 1e-3 && !(ops && ops->score))
+    if (f->players > 1 && fabs(zsum) > 1e-3)
         return gz_fail(err, errlen, "%s: dataset z, sample %lld: outcomes sum to %g; every game's "
                        "outcomes sum to 0", p, ix, zsum);
-    if (f->gameix[i] < 0)
-        return gz_fail(err, errlen, "%s: dataset game, sample %lld: negative game index %d", p, ix,
-                       (int)f->gameix[i]);
-    if (f->ply[i] < 0)
-        return gz_fail(err, errlen, "%s: dataset ply, sample %lld: negative ply %d", p, ix, (int)f->ply[i]);
-    return 0;
+    for (int k = 0; k < f->players; k++)
+        if (!isfinite(q[k]) || q[k] < -1 || q[k] > 1)
+            return gz_fail(err, errlen, "%s: dataset q, sample %lld: q[%d] = %g is not in [-1, 1]", p, ix,
+                           k, (double)q[k]);
+    return check_indices(f, i, p, ix, err, errlen);
 }
 
 sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen)
@@ -663,6 +699,7 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         goto bad;
     }
     int version = (int)v;
+    f->version = version;
     if (nn_h5_attr_get_i64(file, "complete", &v) < 0 || v != 1) {
         gz_fail(err, errlen, "%s: incomplete sample file (no \"complete\" mark: its writer did not finish)", path);
         goto bad;
@@ -736,8 +773,23 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
                 goto bad;
             }
     }
-    /* version 1 files have the datasets before policy_weight */
-    if (check_extents(file, path, version >= 2 ? DS_COUNT : DS_WEIGHT, err, errlen) < 0)
+    if (expect && expect->rule[0]) {
+        cJSON *gc = cJSON_Parse(f->game_config);
+        const cJSON *r = gc ? cJSON_GetObjectItemCaseSensitive(gc, "rule") : NULL;
+        char have[GAME_NAME_LEN] = "";
+        if (cJSON_IsString(r))
+            snprintf(have, sizeof have, "%s", r->valuestring);
+        cJSON_Delete(gc);
+        bool old_ok = !strcmp(expect->rule, "freestyle") || !strcmp(expect->rule, "exact");
+        if (have[0] ? strcmp(have, expect->rule) != 0 : !old_ok) {
+            gz_fail(err, errlen, "%s: samples played under rule %s, expected %s (game.rule)", path,
+                    have[0] ? have : "freestyle or exact (none recorded)", expect->rule);
+            goto bad;
+        }
+    }
+    /* version 1 files have the datasets before policy_weight, version 2 those before q */
+    if (check_extents(file, path, version >= 3 ? DS_COUNT : version == 2 ? DS_Q : DS_WEIGHT, err,
+                      errlen) < 0)
         goto bad;
     f->n = -1;
     hsize_t t_state[3] = {(hsize_t)f->planes, (hsize_t)f->rows, (hsize_t)f->cols};
@@ -767,6 +819,19 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         }
         for (int64_t i = 0; i < f->n; i++)
             f->weight[i] = 1.0f;
+    }
+    if (version >= 3) {
+        if (read_ds(file, path, DS_Q, 2, t_pl, &f->n, (void **)&f->q, err, errlen) < 0)
+            goto bad;
+    } else {
+        /* files before version 3 have no search values: q is the outcome */
+        size_t bytes = sizeof(float) * (size_t)f->players * (size_t)(f->n > 0 ? f->n : 1);
+        f->q = malloc(bytes);
+        if (!f->q) {
+            gz_fail(err, errlen, "%s: out of memory", path);
+            goto bad;
+        }
+        memcpy(f->q, f->z, sizeof(float) * (size_t)f->players * (size_t)f->n);
     }
     for (int64_t i = 0; i < f->n; i++)
         if (check_sample(f, path, i, err, errlen) < 0)

@@ -27,7 +27,10 @@
  *                                          (fast searches, proven-lost roots)
  *   resign_checks float32 [K, 2]           (version 2, optional) resignation records of
  *                                          the no-resign games: value, lost (0/1)
- * Version 1 files (no policy_weight) are read with every weight 1.
+ *   q     float32 [N, players]             (version 3) the search's root value per
+ *                                          player in [-1, 1], mover-first like z
+ * Version 1 files (no policy_weight) are read with every weight 1; files before version
+ * 3 (no q) with q = z.
  * HDF5 (Debian's serial build) is not thread-safe: one thread at a time. Errors never
  * print: they become messages naming the file and what is wrong.
  */
@@ -41,7 +44,7 @@
 #include "engine/game.h"
 
 #define SP_FORMAT "gridzero-samples"
-#define SP_VERSION 2
+#define SP_VERSION 3
 #define SP_MAX_WEIGHT 100.0
 #define SP_MAX_POINTS 1e9f /* a scored game's z: points to come, in magnitude */
 #define SP_MODEL_LEN 256
@@ -57,6 +60,9 @@ typedef struct sp_expect {
     char game[GAME_NAME_LEN];
     int players, planes, rows, cols, actions;
     int lattice; /* game_lattice, or -1 */
+    char rule[GAME_NAME_LEN]; /* the game's rule (g->rule); "" = not checked. A file whose
+                                 game_config names another rule is refused; one naming
+                                 none (older files) only under renju and caro */
 } sp_expect;
 
 /* The expectation "exactly game g's shape". */
@@ -78,10 +84,12 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
  * written in chunks. Returns 0 or -1 with a message (the writer must then be aborted). */
 int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const uint8_t *legal,
                      const float *z, int32_t gameix, int32_t ply, char *err, size_t errlen);
-/* The same with the sample's policy weight (sp_writer_append writes 1). */
+/* The same with the search's root value q (players, mover-first, each in [-1, 1]; NULL:
+ * q = z) and the sample's policy weight (sp_writer_append writes q = z and weight 1). */
 int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi,
-                              const uint8_t *legal, const float *z, float policy_weight,
-                              int32_t gameix, int32_t ply, char *err, size_t errlen);
+                              const uint8_t *legal, const float *z, const float *q,
+                              float policy_weight, int32_t gameix, int32_t ply, char *err,
+                              size_t errlen);
 /* One no-resign game's measurement for one player (selfplay.h: resignation calibration):
  * the threshold below which it would have resigned, and whether it then lost. */
 typedef struct sp_resign_check {
@@ -111,6 +119,7 @@ void sp_writer_abort(sp_writer *w);
 /* A sample file read whole into memory. */
 typedef struct sp_file {
     char *path;        /* owned copy */
+    int version;       /* the file's format version */
     char game[GAME_NAME_LEN];
     char *game_config; /* owned JSON text */
     sp_meta meta;
@@ -123,6 +132,7 @@ typedef struct sp_file {
     float *z;          /* (n, players) */
     int32_t *gameix, *ply; /* (n) */
     float *weight;     /* (n) policy weights (1 for version 1 files) */
+    float *q;          /* (n, players) search values (= z before version 3) */
 } sp_file;
 
 /* Reads and validates a file: the format and version, the "complete" mark, every
@@ -132,8 +142,9 @@ typedef struct sp_file {
  * writer's filters, no more data than deflate could pack into the file's size); then
  * every sample's values in one pass: legal 0/1 with at least one legal move, pi finite,
  * >= 0, nothing on illegal moves and summing to 1 (+-1e-3) over the legal ones, z
- * finite in [-1, 1] and summing to 0 (+-1e-3) with two or more players (a scored
- * game's z: finite points, |z| <= SP_MAX_POINTS), game and ply >= 0. Never crashes on corrupt, truncated or forged files. Returns the file (free
+ * finite in [-1, 1] and summing to 0 (+-1e-3) with two or more players, q finite in
+ * [-1, 1] (a scored game's z and q: finite points, |z|, |q| <= SP_MAX_POINTS), game and
+ * ply >= 0. Never crashes on corrupt, truncated or forged files. Returns the file (free
  * with sp_file_free) or NULL with "PATH: what is wrong" (naming the dataset and sample
  * for a bad value). */
 sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen);

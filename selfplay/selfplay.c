@@ -66,6 +66,7 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c)
     o->zero_weight_proven = c->selfplay.zero_weight_proven;
     o->record_fast = c->selfplay.record_fast;
     o->value_steps = c->selfplay.value_steps;
+    o->swap2 = !strcmp(c->selfplay.opening, "swap2");
     o->seed = c->seed;
 }
 
@@ -92,6 +93,7 @@ typedef struct sp_slot {
     float *mvalue;        /* (mcap, players) scored games: the search's root value there */
     int plies;            /* moves played in the game */
     float *weight;        /* (cap) policy weight */
+    float *q;             /* (cap, players) root value, mover-first */
     rng r;                /* full or fast search per move (playout cap randomisation) */
     bool full;            /* this move's search is a full one */
 } sp_slot;
@@ -110,10 +112,21 @@ typedef struct sp_shared {
     char err[512];        /* guarded */
 } sp_shared;
 
+/* A worker's scratch for choosing swap2 openings (SP_SWAP2_CANDIDATES positions). */
+typedef struct sp_swap2 {
+    unsigned char *states;     /* (K, state_size) */
+    const game_state **ptrs;   /* (K) */
+    uint64_t *keys;            /* (K) */
+    uint8_t *legal;            /* (K, actions) */
+    float *priors;             /* (K, actions) */
+    float *values;             /* (K, players) */
+} sp_swap2;
+
 typedef struct sp_worker {
     sp_shared *sh;
     int id;
     evaluator *e;
+    sp_swap2 sw;               /* allocated when the run uses swap2 */
     pthread_t thread;
 } sp_worker;
 
@@ -171,6 +184,8 @@ static bool slot_reserve(const game *g, sp_slot *s, int need)
     s->ply = p;
     if (!(p = realloc(s->weight, c * sizeof(float)))) return false;
     s->weight = p;
+    if (!(p = realloc(s->q, c * (size_t)g->players * sizeof(float)))) return false;
+    s->q = p;
     s->cap = cap;
     return true;
 }
@@ -196,8 +211,99 @@ static bool slot_reserve_moves(const game *g, sp_slot *s, int need)
     return true;
 }
 
-static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratch)
+/* Adds `stones` stones to s: the most balanced (white's value, white to move after them,
+ * nearest 0) of SP_SWAP2_CANDIDATES random placements within the central side x side
+ * points. *v_white receives that value. Returns 0 or -1 with a message (evaluator). */
+static int swap2_place(const game *g, evaluator *e, sp_swap2 *sw, int batch, game_state *s,
+                       int stones, int side, rng *r, float *v_white, char *err, size_t errlen)
 {
+    const int K = SP_SWAP2_CANDIDATES, A = g->actions, P = g->players;
+    int n = 0;
+    for (int tries = 0; n < K && tries < 4 * K; tries++) {
+        game_state *c = (game_state *)(sw->states + (size_t)n * g->state_size);
+        game_copy(g, c, s);
+        bool ok = true;
+        for (int k = 0; k < stones && ok; k++) {
+            int a = openings_central_point(g, c, side, r);
+            ok = a >= 0 && game_play(g, c, a) == 0 && !game_terminal(g, c);
+        }
+        if (!ok)
+            continue;
+        sw->ptrs[n] = c;
+        sw->keys[n] = game_hash(g, c);
+        game_legal(g, c, sw->legal + (size_t)n * A);
+        n++;
+    }
+    if (n == 0) {
+        *v_white = 0;
+        return 0; /* no room for a swap2 opening: the game starts as it is */
+    }
+    int step = batch > 0 ? batch : 1;
+    for (int i = 0; i < n; i += step) {
+        int m = n - i < step ? n - i : step;
+        if (evaluator_run(e, m, sw->ptrs + i, sw->keys + i, sw->legal + (size_t)i * A,
+                          sw->priors + (size_t)i * A, sw->values + (size_t)i * P, err, errlen) < 0)
+            return -1;
+    }
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (fabsf(sw->values[(size_t)i * P + 1]) < fabsf(sw->values[(size_t)best * P + 1]))
+            best = i;
+    game_copy(g, s, sw->ptrs[best]);
+    *v_white = sw->values[(size_t)best * P + 1];
+    return 0;
+}
+
+/* A swap2 opening on s (the start position); see selfplay.h. Returns the stones placed,
+ * or -1 with a message. */
+static int swap2_open(const game *g, evaluator *e, sp_swap2 *sw, int batch, game_state *s, rng *r,
+                      char *err, size_t errlen)
+{
+    float v;
+    int before = g->ops->ply(g, s);
+    if (swap2_place(g, e, sw, batch, s, 3, 7, r, &v, err, errlen) < 0)
+        return -1;
+    /* The responder: white's value v against black's -v. Taking a colour changes no
+     * move here; placing two more does. */
+    if (g->ops->ply(g, s) == before + 3 && fabsf(v - (-v)) < SP_SWAP2_PLACE2 &&
+        swap2_place(g, e, sw, batch, s, 2, 9, r, &v, err, errlen) < 0)
+        return -1;
+    return g->ops->ply(g, s) - before;
+}
+
+static void swap2_free(sp_swap2 *sw)
+{
+    free(sw->states);
+    free(sw->ptrs);
+    free(sw->keys);
+    free(sw->legal);
+    free(sw->priors);
+    free(sw->values);
+    memset(sw, 0, sizeof *sw);
+}
+
+static int swap2_alloc(sp_swap2 *sw, const game *g)
+{
+    size_t K = SP_SWAP2_CANDIDATES, A = (size_t)g->actions;
+    sw->states = malloc(K * g->state_size);
+    sw->ptrs = malloc(K * sizeof *sw->ptrs);
+    sw->keys = malloc(K * sizeof *sw->keys);
+    sw->legal = malloc(K * A);
+    sw->priors = malloc(K * A * sizeof *sw->priors);
+    sw->values = malloc(K * (size_t)g->players * sizeof *sw->values);
+    if (!sw->states || !sw->ptrs || !sw->keys || !sw->legal || !sw->priors || !sw->values) {
+        swap2_free(sw);
+        return -1;
+    }
+    return 0;
+}
+
+/* Starts game gameix in slot s: the start position, then the opening (a book line or
+ * swap2). Returns 0 or -1 with a message (the evaluator failed). */
+static int slot_start(sp_worker *wk, sp_slot *s, int gameix, game_state *scratch, char *err,
+                      size_t errlen)
+{
+    sp_shared *sh = wk->sh;
     const game *g = sh->g;
     s->gameix = gameix;
     s->n = 0;
@@ -215,8 +321,23 @@ static void slot_start(sp_shared *sh, sp_slot *s, int gameix, game_state *scratc
     s->no_resign = g->players != 2 || sh->o->resign_threshold <= -1.0 ||
                    rng_uniform(&r) < sh->o->resign_disabled_fraction;
     game_init(g, scratch, &r);
+    const sp_opts *o = sh->o;
+    if (o->book) {
+        int count = openings_count(o->book);
+        uint64_t offset = rng_derive(o->seed, 0x626f6f6bULL) % (uint64_t)count;
+        int line = (int)((offset + (uint64_t)gameix) % (uint64_t)count);
+        if (openings_play(o->book, line, g, scratch) < 0)
+            return gz_fail(err, errlen, "self-play: opening book line %d does not fit the game", line + 1);
+    } else if (o->swap2) {
+        rng sr;
+        rng_seed(&sr, rng_derive(o->seed, 0x7377617032ULL + (uint64_t)gameix));
+        if (swap2_open(g, wk->e, &wk->sw, o->search.batch, scratch, &sr, err, errlen) < 0)
+            return -1;
+    }
+    s->plies = g->ops->ply(g, scratch);
     mcts_set_root(s->tree, scratch);
     rng_seed(&s->r, rng_derive(sh->o->seed, 0x706372ULL + (uint64_t)gameix));
+    return 0;
 }
 
 /* A scored game's value target for player q at ply t: the points the next value_steps
@@ -257,7 +378,8 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
             zm[k] = scored ? points_to_come(g, sh->o, s, s->ply[i], q, final) : z[q];
         }
         rc = sp_writer_append_weighted(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
-                                       zm, s->weight[i], s->gameix, s->ply[i], err, errlen);
+                                       zm, s->q + (size_t)i * P, s->weight[i], s->gameix, s->ply[i],
+                                       err, errlen);
         sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
     }
     if (rc == 0) {
@@ -331,8 +453,9 @@ static int export_node(void *ctx, const mcts_node_sample *ns)
     export_ctx *x = ctx;
     const game *g = x->sh->g;
     game_encode(g, ns->state, x->fplanes);
-    float z[GAME_MAX_PLAYERS] = {ns->best};
-    if (sp_writer_append_weighted(x->sh->w, x->fplanes, ns->pi, ns->legal, z, 1.0f, x->s->gameix,
+    /* z: the best points to come reached through the node; q: their mean */
+    float z[GAME_MAX_PLAYERS] = {ns->best}, q[GAME_MAX_PLAYERS] = {ns->value[0]};
+    if (sp_writer_append_weighted(x->sh->w, x->fplanes, ns->pi, ns->legal, z, q, 1.0f, x->s->gameix,
                                   x->ply + ns->depth, x->err, x->errlen) < 0)
         return 1;
     x->written++;
@@ -357,7 +480,8 @@ static void *worker_main(void *arg)
     float *pi = malloc(sizeof(float) * (size_t)A);
     game_state *scratch = malloc(g->state_size);
     mcts_batch *batch = mcts_batch_new(g, nslots * o->search.batch);
-    bool ok = slots && active && active_ix && fplanes && pi && scratch && batch;
+    bool ok = slots && active && active_ix && fplanes && pi && scratch && batch &&
+              (!o->swap2 || swap2_alloc(&wk->sw, g) == 0);
     for (int i = 0; ok && i < nslots; i++) {
         sp_slot *s = &slots[i];
         s->gameix = -1;
@@ -381,15 +505,19 @@ static void *worker_main(void *arg)
         for (int i = 0; i < nslots; i++) {
             if (slots[i].gameix < 0) {
                 int ix = claim_game(sh);
-                if (ix >= 0)
-                    slot_start(sh, &slots[i], ix, scratch);
+                if (ix >= 0 && slot_start(wk, &slots[i], ix, scratch, err, sizeof err) < 0) {
+                    fail_shared(sh, err);
+                    slots[i].gameix = -1;
+                    ok = false;
+                    break;
+                }
             }
             if (slots[i].gameix >= 0) {
                 active_ix[nact] = i;
                 active[nact++] = slots[i].tree;
             }
         }
-        if (nact == 0 || should_stop(sh))
+        if (!ok || nact == 0 || should_stop(sh))
             break;
         pthread_mutex_lock(&sh->lock);
         bool failed = sh->failed;
@@ -464,6 +592,16 @@ static void *worker_main(void *arg)
 
                 bool degenerate = o->zero_weight_proven && res.proven && res.value[mover] < 1.0f;
                 s->weight[s->n] = s->full && !degenerate ? 1.0f : 0.0f;
+                /* the root value, mover-first as z, clamped: a backed-up mean is in
+                 * [-1, 1] up to rounding (a scored game's: points to come, as they are) */
+                for (int k = 0; k < g->players; k++) {
+                    float v = res.value[(mover + k) % g->players];
+                    if (!isfinite(v))
+                        v = 0;
+                    else if (!game_scored(g))
+                        v = v < -1 ? -1 : v > 1 ? 1 : v;
+                    s->q[(size_t)s->n * g->players + k] = v;
+                }
                 s->n++;
             }
             if (game_scored(g)) {
@@ -539,6 +677,7 @@ static void *worker_main(void *arg)
         free(slots[i].legal);
         free(slots[i].mover);
         free(slots[i].weight);
+        free(slots[i].q);
         free(slots[i].ply);
         free(slots[i].mscore);
         free(slots[i].mvalue);
@@ -550,6 +689,7 @@ static void *worker_main(void *arg)
     free(pi);
     free(scratch);
     mcts_batch_free(batch);
+    swap2_free(&wk->sw);
     return NULL;
 }
 

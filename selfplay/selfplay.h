@@ -9,9 +9,9 @@
  * the mcts config section.
  *
  * Scored games (2048): z is the points still to come after the sample's position, the
- * game's final score minus the score then (or the n-step return of value_steps); the
- * chance events after each move are drawn
- * by mcts_play with the tree's rng. With export_min_visits the samples are the search
+ * game's final score minus the score then (or the n-step return of value_steps), and q
+ * the search's root value in points; the chance events after each move are drawn by
+ * mcts_play with the tree's rng. With export_min_visits the samples are the search
  * trees' nodes instead (seed 003: "every (state, move) in the tree keeps the best score
  * reached after it").
  *
@@ -32,6 +32,21 @@
  * file (samples.h, resign_checks) and sp_resign_calibrate turns the last generations'
  * records into the next threshold.
  *
+ * Openings (selfplay.opening, selfplay.openings). A game starts from the empty board,
+ * or from a line of an opening book (openings.h; game i of a run plays line
+ * (offset + i) mod count, offset drawn from the seed, so the book is used evenly), or
+ * from a swap2 opening (m,n,k): the opener places three stones (black, white, black)
+ * chosen among SP_SWAP2_CANDIDATES random placements in the centre (the central 7x7
+ * points) as the one whose value for white, the side to move, is nearest 0 (values from
+ * the worker's evaluator: the network's value head, or random playouts in a rollout
+ * bootstrap); the responder then takes the colour whose value is higher, unless the
+ * two are within SP_SWAP2_PLACE2 of each other, when it places two more stones (white,
+ * black; again the most balanced of the candidates, within the central 9x9) and the
+ * opener takes the better colour. One network plays both colours in self-play, so the
+ * colour choices decide who is who but not the moves; what they change is where the
+ * game starts. Opening moves are not searched and give no samples (a sample's ply still
+ * counts them).
+ *
  * The evaluators come from a factory (one per worker thread, each used by its thread
  * only): the network evaluator for a model, or the rollout evaluator (pure MCTS) for a
  * bootstrap generation. This module knows search and sample files, not networks.
@@ -47,7 +62,11 @@
 #include "engine/eval.h"
 #include "engine/game.h"
 #include "engine/mcts.h"
+#include "engine/openings.h"
 #include "samples.h"
+
+enum { SP_SWAP2_CANDIDATES = 16 };
+#define SP_SWAP2_PLACE2 0.05f
 
 /* Makes worker `worker`'s evaluator (of `workers`). Returns a new evaluator (the
  * worker frees it) or NULL with a message. Called from the main thread. */
@@ -100,8 +119,11 @@ typedef struct sp_opts {
                                * every search, each decision node of the tree with at least
                                * this many visits becomes a sample (pi: its children's
                                * visits; z: the best points to come any playout through it
-                               * reached), instead of the played positions with their
-                               * final points; sets search.track_best */
+                               * reached; q: the node's mean points to come), instead of
+                               * the played positions with their final points; sets
+                               * search.track_best */
+    const opening_book *book;     /* optional (borrowed): games start from its lines */
+    bool swap2;               /* games start from swap2 openings (m,n,k; not with a book) */
     uint64_t seed;
     int64_t generation;       /* written to the file's meta */
     const char *model;        /* the model's name for the file's meta ("rollout", a path) */

@@ -163,6 +163,71 @@ START_TEST(match_tallies_and_results_file)
 }
 END_TEST
 
+/* Reads a results file's lines into lines[] (at most max); returns the count. */
+static int read_lines(const char *path, char lines[][2048], int max)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int n = 0;
+    while (n < max && fgets(lines[n], 2048, f))
+        n++;
+    fclose(f);
+    return n;
+}
+
+/* A match split into 3 shares (as 3 MPI ranks play it) makes the whole match's games:
+ * each share plays the games of its indices, and together they are the same records
+ * (random players: every choice comes from the game's rng). */
+START_TEST(match_in_shares)
+{
+    game *g = make_mnk(3, 3, 3);
+    player *pl[2] = {make_player("random", g), make_player("random", g)};
+    snprintf(pl[1]->name, sizeof pl[1]->name, "random2");
+    char whole[] = "/tmp/gz_test_arena_XXXXXX", part[] = "/tmp/gz_test_arena_XXXXXX";
+    close(mkstemp(whole));
+    close(mkstemp(part));
+    arena_opts o = {.games = 11, .opening_moves = 1, .seed = 7, .results_path = whole};
+    arena_tally t[2], ts[2], sum[2] = {{0}};
+    char err[512];
+    ck_assert_msg(arena_run(g, pl, 2, &o, t, err, sizeof err) == 0, "%s", err);
+    o.results_path = part;
+    o.shards = 3;
+    for (int k = 0; k < 3; k++) {
+        o.shard = k;
+        ck_assert_msg(arena_run(g, pl, 2, &o, ts, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(ts[0].games, k < 2 ? 4 : 3); /* 11 games: 4, 4, 3 */
+        for (int p = 0; p < 2; p++) {
+            sum[p].games += ts[p].games;
+            sum[p].wins += ts[p].wins;
+            sum[p].draws += ts[p].draws;
+            sum[p].losses += ts[p].losses;
+        }
+    }
+    for (int p = 0; p < 2; p++) {
+        ck_assert_int_eq(sum[p].games, t[p].games);
+        ck_assert_int_eq(sum[p].wins, t[p].wins);
+        ck_assert_int_eq(sum[p].draws, t[p].draws);
+        ck_assert_int_eq(sum[p].losses, t[p].losses);
+    }
+    static char a[16][2048], b[16][2048];
+    ck_assert_int_eq(read_lines(whole, a, 16), 11);
+    ck_assert_int_eq(read_lines(part, b, 16), 11);
+    /* share k's lines are games k, k+3, ...: each line equals the whole match's line of
+     * the same index */
+    for (int i = 0; i < 11; i++) {
+        cJSON *j = cJSON_Parse(b[i]);
+        int ix = cJSON_GetObjectItem(j, "index")->valueint;
+        ck_assert_str_eq(b[i], a[ix]);
+        cJSON_Delete(j);
+    }
+    unlink(whole);
+    unlink(part);
+    player_free(pl[0]);
+    player_free(pl[1]);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(openings_make_games_differ)
 {
     game *g = make_mnk(3, 3, 3);
@@ -283,6 +348,73 @@ START_TEST(arena_command_three_players)
     free(out);
     free(err);
     unlink(cfgpath);
+}
+END_TEST
+
+START_TEST(opening_book_both_colours)
+{
+    /* Gomoku 9x9 from a book of two openings: each seat rotation plays the book's next
+     * line (game 2j and 2j+1 the same), so every line is played from both colours; the
+     * command takes --openings and refuses a bad book with exit 2 naming it. */
+    game *g = make_mnk(9, 9, 5);
+    char book[] = "/tmp/gz_test_book_XXXXXX";
+    int fd = mkstemp(book);
+    ck_assert(fd >= 0);
+    FILE *bf = fdopen(fd, "w");
+    fputs("e5 d4 f6\n# a comment\n4,4 5,5\n", bf);
+    fclose(bf);
+    char err[512];
+    opening_book *b = openings_load(g, book, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    player *pl[2] = {make_player("alphabeta:1", g), make_player("random", g)};
+    char path[] = "/tmp/gz_test_bookres_XXXXXX";
+    fd = mkstemp(path);
+    close(fd);
+    arena_opts o = {.games = 8, .opening_moves = 0, .seed = 4, .results_path = path, .book = b};
+    arena_tally t[2];
+    ck_assert_msg(arena_run(g, pl, 2, &o, t, err, sizeof err) == 0, "%s", err);
+    FILE *f = fopen(path, "r");
+    char line[8192];
+    const char *want[2][3] = {{"e5", "d4", "f6"}, {"e5", "f4", NULL}};
+    for (int i = 0; i < 8; i++) {
+        ck_assert(fgets(line, sizeof line, f) != NULL);
+        cJSON *j = cJSON_Parse(line);
+        cJSON *mv = cJSON_GetObjectItem(j, "moves");
+        int k = (i / 2) % 2, nw = k ? 2 : 3;
+        for (int m = 0; m < nw; m++)
+            ck_assert_str_eq(cJSON_GetArrayItem(mv, m)->valuestring, want[k][m]);
+        ck_assert_int_eq(cJSON_GetObjectItem(j, "opening")->valueint, nw);
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    unlink(path);
+    openings_free(b);
+    player_free(pl[0]);
+    player_free(pl[1]);
+    game_free(g);
+    /* through the binary */
+    char cfgp[] = "/tmp/gz_test_bookcfg_XXXXXX";
+    fd = mkstemp(cfgp);
+    bf = fdopen(fd, "w");
+    fputs("{\"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, \"k\": 5}}\n", bf);
+    fclose(bf);
+    char args[512], *out, *eout;
+    snprintf(args, sizeof args, "arena -c %s alphabeta:1 random --games 4 --openings %s", cfgp, book);
+    int rc = run_bin(args, NULL, &out, &eout);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, eout);
+    ck_assert_msg(strstr(out, "openings from") && strstr(out, "(2)"), "%s", out);
+    free(out);
+    free(eout);
+    bf = fopen(book, "w");
+    fputs("e5 e5\n", bf);
+    fclose(bf);
+    rc = run_bin(args, NULL, &out, &eout);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(eout, book) && strstr(eout, "occupied"), "%s", eout);
+    free(out);
+    free(eout);
+    unlink(book);
+    unlink(cfgp);
 }
 END_TEST
 
@@ -435,12 +567,14 @@ int main(void)
     tcase_add_test(tc, outcome_classes);
     tcase_add_test(tc, seat_rotation);
     tcase_add_test(tc, match_tallies_and_results_file);
+    tcase_add_test(tc, match_in_shares);
     tcase_add_test(tc, openings_make_games_differ);
     tcase_add_test(tc, arena_command_json);
     tcase_add_test(tc, arena_command_three_players);
     tcase_add_test(tc, arena_command_results_and_elo);
     tcase_add_test(tc, arena_command_bad_input);
     tcase_add_test(tc, play_through_a_pipe);
+    tcase_add_test(tc, opening_book_both_colours);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

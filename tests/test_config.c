@@ -279,12 +279,13 @@ START_TEST(shipped_configs_content)
 {
     const char *src = getenv("GZ_SRC");
     ck_assert_ptr_nonnull(src);
-    struct { const char *file, *game; int a, b, c, blocks, channels; } want[] = {
-        {"tictactoe.json", "mnk", 3, 3, 3, -1, -1},
-        {"gomoku15.json", "mnk", 15, 15, 5, 6, 64},
-        {"sanling13.json", "sanling", 13, 3, 36, -1, -1},
-        {"sanling13-2p.json", "sanling", 13, 2, 36, -1, -1},
-        {"bench-sanling32.json", "sanling", 32, 3, -1, 6, 64},
+    struct { const char *file, *game; int a, b, c, blocks, channels; const char *rule; } want[] = {
+        {"tictactoe.json", "mnk", 3, 3, 3, -1, -1, "freestyle"},
+        {"gomoku15.json", "mnk", 15, 15, 5, 6, 64, "freestyle"},
+        {"renju15.json", "mnk", 15, 15, 5, 6, 64, "renju"},
+        {"sanling13.json", "sanling", 13, 3, 36, -1, -1, NULL},
+        {"sanling13-2p.json", "sanling", 13, 2, 36, -1, -1, NULL},
+        {"bench-sanling32.json", "sanling", 32, 3, -1, 6, 64, NULL},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char path[1024], err[512];
@@ -296,7 +297,7 @@ START_TEST(shipped_configs_content)
             ck_assert_int_eq(c.game.rows, want[i].a);
             ck_assert_int_eq(c.game.cols, want[i].b);
             ck_assert_int_eq(c.game.k, want[i].c);
-            ck_assert(!c.game.exact);
+            ck_assert_str_eq(c.game.rule, want[i].rule);
         } else {
             ck_assert_int_eq(c.game.size, want[i].a);
             ck_assert_int_eq(c.game.players, want[i].b);

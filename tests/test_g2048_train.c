@@ -167,6 +167,74 @@ START_TEST(net_eval_points)
 }
 END_TEST
 
+/* The evaluator under each of 2048's symmetries: the planes move by the board's map, the
+ * legal mask and the policy by the moves' map (4 actions, not 16 points), so the
+ * priors land on the legal moves and equal the net's output for the mapped move. */
+START_TEST(net_eval_symmetries)
+{
+    gz_config c;
+    game *g = make("2048", 4, 4, &c);
+    snprintf(c.net.policy_head, sizeof c.net.policy_head, "dense");
+    c.net.blocks = 1;
+    c.net.channels = 8;
+    c.net.head_channels = 4;
+    c.net.value_hidden = 8;
+    c.net.threads = 1;
+    char err[512];
+    nn_spec s;
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), 0);
+    nn_params *p = nn_params_new(&s, err, sizeof err); /* weights 0: the output is the bias */
+    ck_assert_ptr_nonnull(p);
+    const nn_layout *L = &p->layout;
+    float *pb = nn_tensor_ptr(L, p->data, L->pol_out_b); /* logits 0, 1, 2, 3 by move */
+    for (int a = 0; a < 4; a++)
+        pb[a] = (float)a;
+    /* a position where some move is illegal */
+    rng r;
+    rng_seed(&r, 5);
+    game_state *st = game_state_new(g, &r);
+    uint8_t legal[4];
+    int nl = game_legal(g, st, legal), guard = 0;
+    while (nl == 4 && guard++ < 10000) {
+        int a = (int)rng_below(&r, 4);
+        if (legal[a]) {
+            game_play(g, st, a);
+            game_resolve_chance(g, st, &r);
+        }
+        if (game_terminal(g, st))
+            game_init(g, st, &r);
+        nl = game_legal(g, st, legal);
+    }
+    ck_assert_int_lt(nl, 4);
+    ck_assert_int_eq(g->nsym, 8);
+    for (int k = 0; k < g->nsym; k++) {
+        net_eval_opts o;
+        ck_assert_int_eq(net_eval_opts_from_config(&o, &c, err, sizeof err), 0);
+        o.cache_entries = 0;
+        o.max_batch = 4;
+        o.first_batch = 1;
+        o.symmetry = k;
+        evaluator *e = net_eval_new(g, p, &o, err, sizeof err);
+        ck_assert_msg(e != NULL, "%s", err);
+        float pri[4], val, want[4], sum = 0;
+        uint64_t key = game_hash(g, st);
+        const game_state *ps[1] = {st};
+        ck_assert_int_eq(evaluator_run(e, 1, ps, &key, legal, pri, &val, err, sizeof err), 0);
+        for (int a = 0; a < 4; a++) {
+            want[a] = legal[a] ? expf((float)sym_map_action(g, g->sym[k], a)) : 0.0f;
+            sum += want[a];
+        }
+        for (int a = 0; a < 4; a++)
+            ck_assert_msg(fabsf(pri[a] - want[a] / sum) < 1e-5f, "symmetry %d move %d: %g, want %g", k,
+                          a, (double)pri[a], (double)(want[a] / sum));
+        evaluator_free(e);
+    }
+    free(st);
+    nn_params_free(p);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(samples_with_points)
 {
     gz_config c;
@@ -449,6 +517,7 @@ int main(void)
     tcase_add_test(tc, transform_and_inverse);
     tcase_add_test(tc, score_head_spec_and_checks);
     tcase_add_test(tc, net_eval_points);
+    tcase_add_test(tc, net_eval_symmetries);
     tcase_add_test(tc, samples_with_points);
     tcase_add_test(tc, adapt_3x3_to_4x4);
     tcase_add_test(tc, selfplay_value_targets);

@@ -15,6 +15,7 @@
 #include "nn/infer.h"
 #include "nn/net_eval.h"
 #include "nn/params.h"
+#include "nn/quant.h"
 
 static nn_spec spec_make(game_lattice lat, int players, int blocks, nn_policy_kind pol, int rows,
                          int cols)
@@ -230,7 +231,20 @@ START_TEST(bf16_close_to_reference)
 {
     nn_precision auto_p;
     ck_assert_int_eq(nn_precision_parse("auto", &auto_p), 0);
-    ck_assert_int_eq(auto_p, nn_cpu_has_bf16() ? NN_PREC_BF16 : NN_PREC_FP32);
+    ck_assert_int_eq(auto_p, NN_PREC_AUTO);
+    {
+        /* auto on a model without an int8 calibration: bf16 where the CPU has it */
+        nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 1, NN_POLICY_CONV, 5, 5);
+        nn_params *p = scaled_params(s, 1);
+        ck_assert_int_eq(nn_precision_resolve(NN_PREC_AUTO, p),
+                         nn_cpu_has_bf16() ? NN_PREC_BF16 : NN_PREC_FP32);
+        char err[128];
+        nn_infer *c = nn_infer_new(p, 5, 5, NN_PREC_AUTO, 0, err, sizeof err);
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_int_eq(nn_infer_precision(c), nn_cpu_has_bf16() ? NN_PREC_BF16 : NN_PREC_FP32);
+        nn_infer_free(c);
+        nn_params_free(p);
+    }
     if (!nn_cpu_has_bf16()) {
         char err[128];
         nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 1, NN_POLICY_CONV, 5, 5);
@@ -253,6 +267,194 @@ START_TEST(bf16_close_to_reference)
         }
         nn_params_free(p);
     }
+}
+END_TEST
+
+/* n random positions (random_batch) of a net's shape. */
+typedef struct batch {
+    int n, A;
+    float *in;
+    uint8_t *legal;
+} batch;
+
+static batch batch_make(const nn_spec *s, int rows, int cols, int n, uint64_t seed)
+{
+    batch b = {.n = n, .A = s->policy == NN_POLICY_CONV ? rows * cols : s->actions};
+    b.in = malloc(sizeof(float) * (size_t)(n * s->planes * rows * cols));
+    b.legal = malloc((size_t)(n * b.A));
+    rng r;
+    rng_seed(&r, seed);
+    random_batch(&r, n, s->planes, rows * cols, b.A, b.in, b.legal);
+    return b;
+}
+
+static void batch_free(batch *b) { free(b->in), free(b->legal); }
+
+/* int8 against the reference (the oracle), on the bf16 test's nets: calibrated on 512
+ * random positions, compared on 64 others. Stated tolerances: priors within 5e-3 and
+ * values within 2e-2 (max abs); measured: about 6e-4 and 3e-3. The gates (quant.h) pass
+ * on 512 other positions. (A random net's policy is nearly flat; the gates on a trained
+ * net are in test_quant.) */
+START_TEST(int8_close_to_reference)
+{
+    char err[256];
+    nn_spec sq = spec_make(GAME_LATTICE_SQUARE, 2, 2, NN_POLICY_CONV, 7, 7);
+    nn_spec hx = spec_make(GAME_LATTICE_HEX, 3, 3, NN_POLICY_CONV, 9, 9);
+    hx.channels = 32;
+    nn_spec specs[2] = {sq, hx};
+    if (!nn_cpu_has_vnni()) {
+        nn_params *p = scaled_params(sq, 1);
+        batch cal = batch_make(&sq, 7, 7, 8, 1);
+        ck_assert_msg(nn_calibrate(p, 7, 7, 8, cal.in, 0, err, sizeof err) == 0, "%s", err);
+        ck_assert_ptr_null(nn_infer_new(p, 7, 7, NN_PREC_INT8, 0, err, sizeof err));
+        ck_assert_msg(strstr(err, "VNNI") != NULL, "%s", err);
+        ck_assert_int_ne(nn_precision_resolve(NN_PREC_AUTO, p), NN_PREC_INT8);
+        batch_free(&cal);
+        nn_params_free(p);
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        const nn_spec *s = &specs[k];
+        int R = s->rows, C = s->cols;
+        nn_params *p = scaled_params(*s, 80 + k);
+        batch cal = batch_make(s, R, C, 512, 90 + k), held = batch_make(s, R, C, 512, 95 + k);
+        ck_assert_msg(nn_calibrate(p, R, C, cal.n, cal.in, 0, err, sizeof err) == 0, "%s", err);
+        ck_assert(nn_params_calibrated(p));
+        ck_assert_int_eq(p->calib->nact, 2 + 2 * s->blocks);
+        ck_assert_int_eq(p->calib->positions, 512);
+        ck_assert_float_eq(p->calib->act_range[0], 1.0f); /* the binary input planes */
+        for (int a = 1; a < p->calib->nact; a++)
+            ck_assert(p->calib->act_range[a] > 0);
+        /* auto: int8, except on AMX for trunks narrower than 64 channels */
+        ck_assert_int_eq(nn_precision_resolve(NN_PREC_AUTO, p),
+                         nn_cpu_has_amx() ? NN_PREC_BF16 : NN_PREC_INT8);
+        for (int b = 0; b < 3; b++) {
+            double vd, pd = compare_prec(p, R, C, batches[b], 70 + b, NN_PREC_INT8, &vd);
+            ck_assert_msg(pd <= 5e-3 && vd <= 2e-2, "%s batch %d: policy %g value %g",
+                          k ? "hex" : "square", batches[b], pd, vd);
+        }
+        nn_int8_gates g;
+        ck_assert_msg(nn_int8_measure(p, NULL, R, C, held.n, held.in, held.legal, 0, &g, err,
+                                      sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(g.positions, 512);
+        ck_assert_double_eq(g.sym_top1, -1);
+        ck_assert_msg(g.pass && g.top1 >= 0.98 && g.mean_dvalue <= 0.02 && g.top1_strict <= g.top1,
+                      "%s: top1 %g (strict %g) mean dv %g", k ? "hex" : "square", g.top1,
+                      g.top1_strict, g.mean_dvalue);
+        batch_free(&cal);
+        batch_free(&held);
+        nn_params_free(p);
+    }
+}
+END_TEST
+
+/* int8 needs a calibration of exactly these weights: none, or one measured before the
+ * weights changed, is refused by nn_infer_new with a message, and auto falls back. */
+START_TEST(int8_refused_without_calibration)
+{
+    char err[256];
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 1, NN_POLICY_CONV, 5, 5);
+    nn_params *p = scaled_params(s, 3);
+    nn_precision fallback = nn_cpu_has_bf16() ? NN_PREC_BF16 : NN_PREC_FP32;
+    ck_assert_ptr_null(nn_infer_new(p, 5, 5, NN_PREC_INT8, 0, err, sizeof err));
+    ck_assert_msg(strstr(err, nn_cpu_has_vnni() ? "no int8 calibration" : "VNNI") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "gridzero quantize") || !nn_cpu_has_vnni(), "%s", err);
+    batch cal = batch_make(&s, 5, 5, 16, 4);
+    ck_assert_msg(nn_calibrate(p, 5, 5, 16, cal.in, 0, err, sizeof err) == 0, "%s", err);
+    ck_assert(nn_params_calibrated(p));
+    /* a clone keeps it, with the weights */
+    nn_params *q = nn_params_clone(p);
+    ck_assert(nn_params_calibrated(q));
+    ck_assert_mem_eq(q->calib, p->calib, sizeof *p->calib);
+    /* one weight changes: the calibration no longer holds */
+    nn_tensor_ptr(&p->layout, p->data, p->layout.block[0].conv1)[3] += 0.25f;
+    ck_assert(!nn_params_calibrated(p));
+    ck_assert_int_eq(nn_precision_resolve(NN_PREC_AUTO, p), fallback);
+    ck_assert_int_eq(nn_precision_resolve(NN_PREC_FP32, p), NN_PREC_FP32);
+    ck_assert_int_eq(nn_int8_check(p, err, sizeof err), -1);
+    ck_assert_ptr_null(nn_infer_new(p, 5, 5, NN_PREC_INT8, 0, err, sizeof err));
+    ck_assert_msg(strstr(err, nn_cpu_has_vnni() ? "other weights" : "VNNI") != NULL, "%s", err);
+    if (nn_cpu_has_vnni()) {
+        ck_assert_int_eq(nn_int8_check(q, err, sizeof err), 0);
+        nn_infer *c = nn_infer_new(q, 5, 5, NN_PREC_INT8, 0, err, sizeof err);
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_int_eq(nn_infer_precision(c), NN_PREC_INT8);
+        ck_assert_str_eq(nn_precision_name(nn_infer_precision(c)), "int8");
+        /* calibration runs on an fp32 context only, in whole buckets */
+        ck_assert_int_eq(nn_infer_calibrate(c, 16, cal.in, NULL, NULL, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, "fp32") != NULL, "%s", err);
+        nn_infer_free(c);
+    }
+    ck_assert_int_eq(nn_calib_chunk(1), 1);
+    ck_assert_int_eq(nn_calib_chunk(5), 4);
+    ck_assert_int_eq(nn_calib_chunk(100), 96);
+    ck_assert_int_eq(nn_calib_chunk(10000), 256);
+    batch_free(&cal);
+    nn_params_free(p);
+    nn_params_free(q);
+}
+END_TEST
+
+/* The policy ratio of points q and f, p[q] / p[f], for input `in` (one position). */
+static double policy_ratio(nn_infer *c, int A, const float *in, int q, int f)
+{
+    char err[256];
+    float pol[81], val[3];
+    uint8_t legal[81];
+    memset(legal, 1, sizeof legal);
+    ck_assert_int_le(A, 81);
+    ck_assert_msg(nn_infer_run(c, 1, in, legal, pol, val, err, sizeof err) == 0, "%s", err);
+    return (double)pol[q] / pol[f];
+}
+
+/* The hex mask holds in int8: on a 9x9 hex net (stem, one block: three 3x3 convs, then
+ * 1x1 heads), a stone at (4,4) reaches (7,6) through the trunk's unmasked kernels (a
+ * stem step (+1,0), then (+1,+1) through tap (0,0) of each trunk conv) but not through
+ * hex ones (hex distance 5 > 3), and (1,1) through neither; so with the mask the policy
+ * logits at both, and the ratio of their priors, do not move when the stone is added:
+ * the int8 trunk's integers are the same in both runs, the ratio equal up to the
+ * softmax's float rounding. The control: garbage in the trunk's masked taps (the net
+ * calibrated again) moves it. */
+START_TEST(int8_hex_mask_holds)
+{
+    if (!nn_cpu_has_vnni())
+        return;
+    char err[256];
+    nn_spec s = spec_make(GAME_LATTICE_HEX, 3, 1, NN_POLICY_CONV, 9, 9);
+    nn_params *p = scaled_params(s, 7);
+    nn_params *bad = nn_params_clone(p);
+    const nn_layout *L = &bad->layout;
+    int trunk[2] = {L->block[0].conv1, L->block[0].conv2};
+    for (int t = 0; t < 2; t++) {
+        float *w = nn_tensor_ptr(L, bad->data, trunk[t]);
+        for (size_t k = 0; k < L->t[trunk[t]].size / 9; k++)
+            w[9 * k] = w[9 * k + 8] = 0.5f;
+    }
+    ck_assert_int_ge(nn_layout_check_mask(L, bad->data), 0);
+    batch cal = batch_make(&s, 9, 9, 256, 8);
+    ck_assert_msg(nn_calibrate(p, 9, 9, cal.n, cal.in, 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(nn_calibrate(bad, 9, 9, cal.n, cal.in, 0, err, sizeof err) == 0, "%s", err);
+    int hw = 81, stone = 4 * 9 + 4, q = 7 * 9 + 6, f = 1 * 9 + 1;
+    float x0[5 * 81], x1[5 * 81];
+    memcpy(x0, cal.in, sizeof x0); /* a random background */
+    x0[stone] = x0[hw + stone] = 0.0f;
+    memcpy(x1, x0, sizeof x1);
+    x1[stone] = 1.0f;
+    nn_infer *c = nn_infer_new(p, 9, 9, NN_PREC_INT8, 0, err, sizeof err);
+    nn_infer *cb = nn_infer_new(bad, 9, 9, NN_PREC_INT8, 0, err, sizeof err);
+    ck_assert_msg(c && cb, "%s", err);
+    double r0 = policy_ratio(c, 81, x0, q, f), r1 = policy_ratio(c, 81, x1, q, f);
+    ck_assert_msg(fabs(r1 / r0 - 1) < 1e-5, "masked: %.9g -> %.9g", r0, r1);
+    /* a hex neighbour of the stone does move: the test sees the stone at all */
+    double n0 = policy_ratio(c, 81, x0, 5 * 9 + 4, f), n1 = policy_ratio(c, 81, x1, 5 * 9 + 4, f);
+    ck_assert_msg(fabs(n1 / n0 - 1) > 1e-3, "neighbour: %.9g -> %.9g", n0, n1);
+    double b0 = policy_ratio(cb, 81, x0, q, f), b1 = policy_ratio(cb, 81, x1, q, f);
+    ck_assert_msg(fabs(b1 / b0 - 1) > 1e-3, "unmasked: %.9g -> %.9g", b0, b1);
+    nn_infer_free(c);
+    nn_infer_free(cb);
+    batch_free(&cal);
+    nn_params_free(p);
+    nn_params_free(bad);
 }
 END_TEST
 
@@ -422,6 +624,16 @@ START_TEST(evaluator_matches_reference_and_rotates_values)
             ck_assert_float_eq_tol(val[3 * i + (mover + k) % 3], rv[k], 1e-4);
     }
     ck_assert_uint_eq(e->positions, N);
+    /* its clock: 9 positions in chunks of 4 are 3 forward passes, inside evaluate's time */
+    net_eval_times t;
+    ck_assert(net_eval_times_get(e, &t));
+    ck_assert_uint_eq(t.forwards, 3);
+    ck_assert(t.forward_s > 0 && t.forward_s <= t.evaluate_s);
+    ck_assert_int_eq(net_eval_precision(e), NN_PREC_FP32);
+    evaluator *r = eval_random_new(&g);
+    ck_assert(!net_eval_times_get(r, &t));
+    ck_assert_uint_eq(t.forwards, 0);
+    evaluator_free(r);
     e->destroy(e);
     nn_params_free(p);
 }
@@ -662,6 +874,9 @@ static Suite *infer_suite(void)
     tcase_add_test(t, masked_taps_garbage_then_mask_is_identical);
     tcase_add_test(t, batch_out_of_range);
     tcase_add_test(t, bf16_close_to_reference);
+    tcase_add_test(t, int8_close_to_reference);
+    tcase_add_test(t, int8_refused_without_calibration);
+    tcase_add_test(t, int8_hex_mask_holds);
     suite_add_tcase(s, t);
     TCase *ev = tcase_create("evaluator");
     tcase_set_timeout(ev, 120);

@@ -27,7 +27,6 @@ static game *make(int rows, int cols, int k)
     c.game.rows = rows;
     c.game.cols = cols;
     c.game.k = k;
-    c.game.exact = false;
     char err[256];
     game *g = game_new(&c.game, err, sizeof err);
     ck_assert_msg(g != NULL, "%s", err);
@@ -1162,6 +1161,74 @@ START_TEST(forced_playouts_in_search)
 }
 END_TEST
 
+/* Gumbel MuZero's completed-Q target by hand: an unvisited child gets the mixed value
+ * v_mix, Q is rescaled min-max, sigma = (50 + max visits) * 0.1; numbers from an
+ * independent computation. Equal Q everywhere leaves the prior; a prior-0 child gets
+ * nothing; all priors 0 is refused. */
+START_TEST(completed_q_by_hand)
+{
+    const float prior[3] = {0.5f, 0.3f, 0.2f}, q[3] = {0.0f, 0.5f, 0.0f}, n[3] = {10, 10, 0};
+    float pi[3];
+    ck_assert_int_eq(mcts_completed_q_policy(3, prior, q, n, 0.0f, pi), 0);
+    /* v_mix = 20 * (0.3 * 0.5 / 0.8) / 21 = 0.17857 -> rescaled 0.357; sigma scale 6 */
+    ck_assert_float_eq_tol(pi[0], 0.0040573f, 1e-5);
+    ck_assert_float_eq_tol(pi[1], 0.9821091f, 1e-5);
+    ck_assert_float_eq_tol(pi[2], 0.0138335f, 1e-5);
+    const float qs[3] = {0.2f, 0.2f, 0.2f}, ns[3] = {4, 3, 2};
+    ck_assert_int_eq(mcts_completed_q_policy(3, prior, qs, ns, 0.2f, pi), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_float_eq_tol(pi[i], prior[i], 1e-6);
+    const float p0[3] = {0.0f, 0.6f, 0.4f};
+    ck_assert_int_eq(mcts_completed_q_policy(3, p0, q, n, 0.0f, pi), 0);
+    ck_assert_float_eq(pi[0], 0.0f);
+    ck_assert_float_eq_tol(pi[1] + pi[2], 1.0f, 1e-6);
+    const float pz[3] = {0, 0, 0};
+    pi[0] = 7;
+    ck_assert_int_eq(mcts_completed_q_policy(3, pz, q, n, 0.0f, pi), -1);
+    ck_assert_float_eq(pi[0], 7);
+}
+END_TEST
+
+/* In a search, policy_target completed_q makes pi exactly the improved policy of the
+ * root's children (their priors, Q and visits, and the root's value), while the move is
+ * still the most visited one. */
+START_TEST(completed_q_in_search)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    char err[256];
+    mcts_params p = params(300);
+    p.completed_q = true;
+    mcts *t = mcts_new(g, &p, 5, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_result res;
+    float pi[81];
+    ck_assert_int_eq(mcts_search(t, &e, pi, &res, err, sizeof err), 0);
+    mcts_child_info ci[81];
+    int nc = mcts_children(t, MCTS_ROOT, ci, 81);
+    float prior[81], q[81], n[81], want[81];
+    int most = 0;
+    for (int i = 0; i < nc; i++) {
+        prior[i] = ci[i].prior, q[i] = ci[i].q, n[i] = (float)ci[i].visits;
+        if (ci[i].visits > ci[most].visits)
+            most = i;
+    }
+    ck_assert_int_eq(mcts_completed_q_policy(nc, prior, q, n, res.value[0], want), 0);
+    double sum = 0;
+    for (int i = 0; i < nc; i++) {
+        ck_assert_msg(fabsf(pi[ci[i].action] - want[i]) < 1e-5, "action %d: pi %g, want %g", ci[i].action,
+                      pi[ci[i].action], want[i]);
+        sum += pi[ci[i].action];
+    }
+    ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+    ck_assert_int_eq(res.action, ci[most].action);
+    mcts_free(t);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(tree_invariants_through_games)
 {
     game *g = make(9, 9, 4);
@@ -1578,6 +1645,8 @@ int main(void)
     tcase_add_test(tc, fresh_pi_excludes_reused_visits);
     tcase_add_test(tc, policy_pruning_by_hand);
     tcase_add_test(tc, forced_playouts_in_search);
+    tcase_add_test(tc, completed_q_by_hand);
+    tcase_add_test(tc, completed_q_in_search);
     tcase_add_test(tc, small_arenas_through_games);
     tcase_add_test(tc, vcf_root_plays_the_proven_win);
     tcase_add_test(tc, vcf_leaf_proves_nodes);

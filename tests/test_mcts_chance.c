@@ -254,6 +254,78 @@ START_TEST(expectation_decides_the_move)
 }
 END_TEST
 
+/* mcts.policy_target completed_q (Gumbel MuZero's target) in a scored game ranks the
+ * moves by their whole Q, the points a move gains plus the points to come after it: on
+ * a 2 x 2 board where that order and the order of the points to come alone disagree,
+ * the target's largest share goes to the best move by the whole Q. */
+START_TEST(completed_q_counts_the_move_points)
+{
+    game *g = make(2, 2);
+    exact *x = calloc(1, sizeof *x);
+    x->g = g;
+    game_state *s = malloc(g->state_size), *t = malloc(g->state_size);
+    uint8_t c[4];
+    int best = -1, after = -1;
+    for (int ix = 0; ix < NBOARDS && best < 0; ix++) {
+        uint8_t cc[4] = {(uint8_t)(ix / 512), (uint8_t)(ix / 64 % 8), (uint8_t)(ix / 8 % 8),
+                         (uint8_t)(ix % 8)};
+        int empty = 0, big = 0;
+        for (int i = 0; i < 4; i++) {
+            empty += cc[i] == 0;
+            big += cc[i] > 6;
+        }
+        if (empty > 1 || big)
+            continue;
+        g2048_set(g, s, cc, 0, 0);
+        uint8_t mask[4];
+        if (game_legal(g, s, mask) < 2)
+            continue;
+        double q[4], v[4];
+        int b = -1, bv = -1;
+        for (int a = 0; a < 4; a++) {
+            if (!mask[a])
+                continue;
+            q[a] = exact_q(x, cc, a, false);
+            memcpy(t, s, g->state_size);
+            ck_assert_int_eq(game_play(g, t, a), 0);
+            v[a] = q[a] - game_score0(g, t); /* the points to come after the move */
+            if (b < 0 || q[a] > q[b])
+                b = a;
+            if (bv < 0 || v[a] > v[bv])
+                bv = a;
+        }
+        if (b != bv && q[b] - q[bv] > 1.0 && v[bv] - v[b] > 1.0) {
+            memcpy(c, cc, 4);
+            best = b;
+            after = bv;
+        }
+    }
+    ck_assert_msg(best >= 0, "no 2x2 position where a move's points change the order");
+    g2048_set(g, s, c, 0, 0);
+    evaluator e = exact_evaluator(g, x);
+    mcts_params p = params(400);
+    p.completed_q = true;
+    char err[256];
+    mcts *tr = mcts_new(g, &p, 3, err, sizeof err);
+    ck_assert_ptr_nonnull(tr);
+    mcts_set_root(tr, s);
+    float pi[4];
+    mcts_result res;
+    ck_assert_int_eq(mcts_search(tr, &e, pi, &res, err, sizeof err), 0);
+    fprintf(stderr, "completed_q: %d %d / %d %d: pi %.3f %.3f %.3f %.3f (best %d, best after %d)\n",
+            c[0], c[1], c[2], c[3], pi[0], pi[1], pi[2], pi[3], best, after);
+    for (int a = 0; a < 4; a++)
+        if (a != best)
+            ck_assert_msg(pi[best] > pi[a], "pi[%d] = %g is not above pi[%d] = %g", best,
+                          (double)pi[best], a, (double)pi[a]);
+    mcts_free(tr);
+    free(s);
+    free(t);
+    free(x);
+    game_free(g);
+}
+END_TEST
+
 /* A chance node's visits follow the probabilities: every outcome within one visit of
  * its share. */
 START_TEST(chance_visits_track_probabilities)
@@ -544,6 +616,7 @@ int main(void)
     TCase *tc = tcase_create("chance");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, expectation_decides_the_move);
+    tcase_add_test(tc, completed_q_counts_the_move_points);
     tcase_add_test(tc, chance_visits_track_probabilities);
     tcase_add_test(tc, rollout_values_are_points_to_come);
     tcase_add_test(tc, play_draws_the_spawn_and_keeps_its_subtree);

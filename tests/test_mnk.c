@@ -14,7 +14,7 @@ static game *make(int rows, int cols, int k, bool exact)
     c.game.rows = rows;
     c.game.cols = cols;
     c.game.k = k;
-    c.game.exact = exact;
+    cfg_game_set_rule(&c.game, exact ? CFG_RULE_EXACT : CFG_RULE_FREESTYLE);
     char err[256];
     game *g = game_new(&c.game, err, sizeof err);
     ck_assert_msg(g != NULL, "%s", err);
@@ -60,6 +60,22 @@ START_TEST(tictactoe_row_col_diag_wins)
         ck_assert_int_eq(game_play(g, s, 4), -1);
         free(s);
     }
+    game_free(g);
+}
+END_TEST
+
+START_TEST(cells_show_stones)
+{
+    game *g = make(3, 4, 3, false);
+    const char *moves[] = {"a1", "d3", "b2"};
+    game_state *s = play_moves(g, moves, 3);
+    int8_t cells[12];
+    g->ops->cells(g, s, cells);
+    /* rows from the top: d3 is row 0 col 3, b2 row 1 col 1, a1 row 2 col 0 */
+    const int8_t want[12] = {-1, -1, -1, 1, -1, 0, -1, -1, 0, -1, -1, -1};
+    for (int i = 0; i < 12; i++)
+        ck_assert_int_eq(cells[i], want[i]);
+    free(s);
     game_free(g);
 }
 END_TEST
@@ -246,6 +262,7 @@ int main(void)
     TCase *tc = tcase_create("rules");
     tcase_add_test(tc, tictactoe_row_col_diag_wins);
     tcase_add_test(tc, tictactoe_draw);
+    tcase_add_test(tc, cells_show_stones);
     tcase_add_test(tc, gomoku_wins_everywhere);
     tcase_add_test(tc, overline_freestyle_vs_exact);
     tcase_add_test(tc, notation_round_trip);

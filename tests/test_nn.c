@@ -9,6 +9,7 @@
 
 #include "engine/config.h"
 #include "engine/game.h"
+#include "nn/infer.h"
 #include <hdf5.h>
 
 #include "enospc_util.h"
@@ -53,6 +54,60 @@ START_TEST(spec_from_config_and_json_round_trip)
     ck_assert_int_eq(nn_spec_from_json(&t, "{\"planes\": 2}", err, sizeof err), -1);
     ck_assert_msg(strstr(err, "rows") != NULL, "%s", err);
     game_free(g);
+}
+END_TEST
+
+START_TEST(spec_rule_checked)
+{
+    /* The rule is part of the spec: written, read back, and a model made under one rule
+     * is refused under another (with both named); a spec without one (older files) is
+     * taken for freestyle or exact only. */
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    char err[512];
+    game *free_g = game_new(&c.game, err, sizeof err);
+    cfg_game_set_rule(&c.game, CFG_RULE_EXACT);
+    game *exact_g = game_new(&c.game, err, sizeof err);
+    cfg_game_set_rule(&c.game, CFG_RULE_RENJU);
+    game *renju_g = game_new(&c.game, err, sizeof err);
+    ck_assert(free_g && exact_g && renju_g);
+    nn_spec s, t;
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, renju_g, err, sizeof err), 0);
+    ck_assert_str_eq(s.rule, "renju");
+    ck_assert_int_eq(s.planes, 6);
+    char *j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"rule\":\"renju\""));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_str_eq(t.rule, "renju");
+    free(j);
+    ck_assert_int_eq(nn_spec_check_game(&s, renju_g, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_check_game(&s, free_g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "trained under rule renju") && strstr(err, "rule freestyle"), "%s", err);
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, free_g, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_check_game(&s, exact_g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "freestyle") && strstr(err, "exact"), "%s", err);
+    ck_assert_int_eq(nn_spec_check_game(&s, renju_g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "rule renju"), "%s", err);
+    /* no rule recorded: freestyle and exact take it, renju does not */
+    s.rule[0] = 0;
+    j = nn_spec_to_json(&s);
+    ck_assert_ptr_null(strstr(j, "rule"));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_str_eq(t.rule, "");
+    free(j);
+    ck_assert_int_eq(nn_spec_check_game(&t, free_g, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_check_game(&t, exact_g, err, sizeof err), 0);
+    t.planes = 6;
+    ck_assert_int_eq(nn_spec_check_game(&t, renju_g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "records no rule"), "%s", err);
+    ck_assert_int_eq(nn_spec_from_json(&t, "{\"planes\":5,\"rows\":9,\"cols\":9,\"lattice\":\"square\","
+                                           "\"players\":2,\"actions\":81,\"blocks\":1,\"channels\":8,"
+                                           "\"head_channels\":4,\"value_hidden\":8,\"policy_head\":"
+                                           "\"conv\",\"rule\":7}", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "rule"), "%s", err);
+    game_free(free_g);
+    game_free(exact_g);
+    game_free(renju_g);
 }
 END_TEST
 
@@ -433,10 +488,118 @@ START_TEST(cli_bench_save_and_info)
     snprintf(cmd, sizeof cmd, "%s info %s 2>&1", bin, tmp_path("nothing.h5"));
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "nothing.h5") != NULL, "%s", out);
+    /* bench search reports where the time went */
+    snprintf(cmd, sizeof cmd, "%s bench search --set net.blocks=1 --set net.channels=8 --set "
+             "net.threads=1 --trees 4 --moves 2 --sims 16 --json", bin);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"forward_share\":") && strstr(out, "\"evaluator_glue_share\":") &&
+                      strstr(out, "\"search_share\":") && strstr(out, "\"precision\":"),
+                  "%s", out);
+    if (nn_cpu_has_vnni()) { /* int8 random weights: calibrated on random positions */
+        snprintf(cmd, sizeof cmd, "%s bench search --set net.blocks=1 --set net.channels=8 --set "
+                 "net.threads=1 --set net.precision=int8 --trees 4 --moves 2 --sims 16 --json", bin);
+        ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+        ck_assert_msg(strstr(out, "\"precision\":\"int8\""), "%s", out);
+    }
     snprintf(cmd, sizeof cmd, "%s bench nn --batches 0 2>&1", bin);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "--batches") != NULL, "%s", out);
     free((void *)model);
+}
+END_TEST
+
+/* int8 from the command line: quantize a model on self-play samples, info and bench on
+ * the result; int8 named for a model without calibration or on a CPU without VNNI
+ * (DNNL_MAX_CPU_ISA=AVX512_CORE hides it) exits 2 with a message, and auto falls back. */
+START_TEST(cli_quantize_and_int8)
+{
+    const char *bin = getenv("GZ_BIN");
+    ck_assert_msg(bin != NULL, "GZ_BIN not set (run the tests through meson test)");
+    char cmd[2048], out[8192];
+    /* 64 channels: where auto picks int8 on AMX too */
+    const char *set = "--set game.rows=7 --set game.cols=7 --set net.blocks=1 --set net.channels=64 "
+                      "--set net.threads=1 --set selfplay.threads=1";
+    char *model = strdup(tmp_path("q.h5")), *data = strdup(tmp_path("q_data.h5"));
+    char *qm = strdup(tmp_path("q_int8.h5"));
+    snprintf(cmd, sizeof cmd, "%s bench nn %s --batches 1 --repeats 1 --no-ref --precision fp32 "
+             "--save %s >/dev/null", bin, set, model);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "%s selfplay %s -m %s "
+             "--set mcts.simulations=8 --set selfplay.games=40 -o %s 2>&1", bin, set, model, data);
+    ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
+    /* int8 named for a model without calibration: exit 2, naming what to do */
+    snprintf(cmd, sizeof cmd, "%s bench nn %s -m %s --batches 1 --repeats 1 --no-ref "
+             "--precision int8 2>&1", bin, set, model);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, nn_cpu_has_vnni() ? "gridzero quantize" : "VNNI"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s selfplay %s -m %s --set net.precision=int8 --set selfplay.games=2 "
+             "-o %s 2>&1", bin, set, model, tmp_path("never.h5"));
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "int8") && strstr(out, "q.h5"), "%s", out);
+    ck_assert(access(tmp_path("never.h5"), F_OK) != 0);
+    snprintf(cmd, sizeof cmd, "%s run %s --set net.precision=int8 -o %s 2>&1", bin, set,
+             tmp_path("never_run"));
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "net.precision"), "%s", out);
+    /* quantize: bad input */
+    snprintf(cmd, sizeof cmd, "%s quantize %s -m %s -o %s 2>&1", bin, set, model, qm);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "--data"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s quantize -m %s --data %s -o %s 2>&1", bin, model, data, qm);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2); /* the built-in 3x3 game */
+    ck_assert_msg(strstr(out, "q_data.h5"), "%s", out);
+    if (!nn_cpu_has_vnni()) {
+        snprintf(cmd, sizeof cmd, "%s quantize %s -m %s --data %s -o %s 2>&1", bin, set, model, data, qm);
+        ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+        ck_assert_msg(strstr(out, "VNNI"), "%s", out);
+        goto done;
+    }
+    /* quantize (--force: a random net's gates are not the point here) */
+    snprintf(cmd, sizeof cmd, "%s quantize %s -m %s --data %s -o %s --positions 100 --force --json",
+             bin, set, model, data, qm);
+    ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "\"calibration_positions\":100") && strstr(out, "\"written\":true") &&
+                      strstr(out, "\"top1_agreement\"") && strstr(out, "\"mean_abs_dvalue\""),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "%s info %s", bin, qm);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "int8        calibrated on 100 positions; gates on"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s info %s", bin, model);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "not calibrated"), "%s", out);
+    /* auto picks int8 for the calibrated model, bf16/fp32 for the other */
+    snprintf(cmd, sizeof cmd, "%s bench nn %s -m %s --batches 2 --repeats 1 --no-ref --json", bin,
+             set, qm);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"precision\":\"int8\""), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s bench nn %s -m %s --batches 2 --repeats 1 --no-ref --json", bin,
+             set, model);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(!strstr(out, "\"precision\":\"int8\""), "%s", out);
+    /* no VNNI: int8 named exits 2, auto falls back */
+    snprintf(cmd, sizeof cmd, "DNNL_MAX_CPU_ISA=AVX512_CORE %s bench nn %s -m %s --batches 1 "
+             "--repeats 1 --no-ref --precision int8 2>&1", bin, set, qm);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "VNNI"), "%s", out);
+    snprintf(cmd, sizeof cmd, "DNNL_MAX_CPU_ISA=AVX512_CORE %s bench nn %s -m %s --batches 1 "
+             "--repeats 1 --no-ref --json", bin, set, qm);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"precision\":\"fp32\""), "%s", out);
+    /* an arena matches a model's int8 against its fp32 (a precision per player) */
+    snprintf(cmd, sizeof cmd, "%s arena %s model:%s:4:int8 model:%s:4:fp32 --games 2 2>&1", bin, set,
+             qm, qm);
+    ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, ":4:int8") && strstr(out, ":4:fp32"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s arena %s model:%s:4:int8 random --games 2 2>&1", bin, set, model);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "calibration"), "%s", out);
+    /* the quantized model plays: a short int8 self-play */
+    snprintf(cmd, sizeof cmd, "%s selfplay %s -m %s --set net.precision=int8 --set selfplay.games=2 "
+             "--set selfplay.threads=1 --set mcts.simulations=8 -o %s 2>&1", bin, set, qm,
+             tmp_path("q_sp.h5"));
+    ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
+done:
+    free(model), free(data), free(qm);
 }
 END_TEST
 
@@ -475,6 +638,7 @@ static Suite *nn_suite(void)
     TCase *t = tcase_create("spec_params");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, spec_from_config_and_json_round_trip);
+    tcase_add_test(t, spec_rule_checked);
     tcase_add_test(t, layout_order_offsets_and_count);
     tcase_add_test(t, he_init_deterministic_and_masked);
     tcase_add_test(t, bad_spec_rejected_by_name);
@@ -488,6 +652,10 @@ static Suite *nn_suite(void)
     tcase_set_timeout(cl, 120);
     tcase_add_test(cl, cli_bench_save_and_info);
     tcase_add_test(cl, checkpoint_disk_full);
+    TCase *q8 = tcase_create("int8");
+    tcase_set_timeout(q8, 900);
+    tcase_add_test(q8, cli_quantize_and_int8);
+    suite_add_tcase(s, q8);
     suite_add_tcase(s, cl);
     return s;
 }

@@ -341,6 +341,40 @@ START_TEST(mcts_specs)
 }
 END_TEST
 
+/* player_ctl: a search told to stop (before it starts, or by a deadline) returns a legal
+ * move at once and says how far it got. */
+START_TEST(ctl_stops_searches)
+{
+    game *g = make_mnk(9, 9, 5);
+    const char *black[] = {"e5", "f6"}, *white[] = {"d4"};
+    game_state *s = setup(g, black, 2, white, 1);
+    uint8_t mask[81];
+    game_legal(g, s, mask);
+    const char *specs[] = {"mcts:20000", "alphabeta:20", "threat:20"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        for (int how = 0; how < 2; how++) {
+            player *p = make_player(specs[i], g);
+            player_ctl ctl = {0};
+            if (how == 0)
+                atomic_store(&ctl.stop, 1);
+            else
+                ctl.deadline = player_clock() + 0.2;
+            p->ctl = &ctl;
+            double t0 = player_clock();
+            int a = choose(p, s);
+            double took = player_clock() - t0;
+            ck_assert_msg(a >= 0 && a < 81 && mask[a], "%s: action %d", specs[i], a);
+            ck_assert_msg(took < (how == 0 ? 1.0 : 3.0), "%s took %.2f s", specs[i], took);
+            if (how == 1 && i == 0)
+                ck_assert_int_gt(atomic_load(&ctl.progress), 0);
+            player_free(p);
+        }
+    }
+    free(s);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(kinds_refuse_games_they_cannot_play)
 {
     game *g = make_sanling(3);
@@ -469,6 +503,7 @@ int main(void)
     tcase_add_test(tc, threat_player_finds_and_stops_vcf);
     tcase_add_test(tc, alphabeta2_beats_random_at_gomoku);
     tcase_add_test(tc, mcts_specs);
+    tcase_add_test(tc, ctl_stops_searches);
     tcase_add_test(tc, kinds_refuse_games_they_cannot_play);
     tcase_add_test(tc, mcts400_beats_random_at_sanling3);
     tcase_add_test(tc, perfect_at_tictactoe);

@@ -19,6 +19,8 @@
 #include "engine/config.h"
 #include "engine/game.h"
 #include "engine/rng.h"
+#include "nn/checkpoint.h"
+#include "nn/params.h"
 
 /* Wall-clock slack for time checks on a loaded machine (other jobs share the cores). */
 #define SLACK 0.25
@@ -111,8 +113,10 @@ START_TEST(pbrain_session)
     PB_EXPECT(s, "INFO rule 0", "");
     PB_EXPECT(s, "INFO folder /tmp", "");
     PB_PREFIX(s, "INFO timeout_turn soon", "ERROR INFO timeout_turn: expected a whole number");
-    PB_PREFIX(s, "INFO rule 4", "ERROR INFO rule 4: renju is not supported");
-    PB_PREFIX(s, "INFO rule 2", "ERROR INFO rule 2: continuous");
+    PB_PREFIX(s, "INFO rule 12", "ERROR INFO rule 12: renju (4) and caro (8) at once");
+    PB_PREFIX(s, "INFO rule 2", "ERROR INFO rule 2: bit 2 (continuous game");
+    PB_PREFIX(s, "INFO rule 6", "ERROR INFO rule 6: bit 2 (continuous game");
+    PB_PREFIX(s, "INFO rule 16", "ERROR INFO rule 16: unknown bits");
     /* alphabeta opens in the centre. */
     PB_EXPECT(s, "BEGIN", "7,7\n");
     PB_PREFIX(s, "BEGIN", "ERROR BEGIN: the board is not empty");
@@ -242,6 +246,110 @@ START_TEST(pbrain_session)
 }
 END_TEST
 
+/* Reads "x,y x,y ..." (one line) into xs/ys; returns how many, 0 when malformed. */
+static int read_xys(const char *s, int *xs, int *ys, int max)
+{
+    int n = 0, used;
+    while (n < max && sscanf(s, "%d,%d%n", &xs[n], &ys[n], &used) == 2) {
+        n++;
+        s += used;
+        if (*s == ' ')
+            s++;
+        else
+            break;
+    }
+    return *s == '\n' && !s[1] ? n : 0;
+}
+
+/* SWAP2BOARD: each stage's answer, with a plain player (deterministic: it stays white)
+ * and with a search (any of the allowed answers, legal); bad stone counts are errors
+ * and the session goes on. */
+START_TEST(pbrain_swap2)
+{
+    gz_config c = gomoku_cfg();
+    char err[512];
+    const char *specs[] = {"alphabeta:1", "mcts:16"};
+    for (int k = 0; k < 2; k++) {
+        brain_opts bo = {.spec = specs[k]};
+        pbrain *s = pbrain_new(&c, &bo, false, err, sizeof err);
+        ck_assert_msg(s != NULL, "%s", err);
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        PB_PREFIX(s, "DONE", "ERROR SWAP2BOARD: no game yet");
+        PB_EXPECT(s, "START 15", "OK\n");
+        PB_EXPECT(s, "INFO timeout_turn 300", "");
+        /* the opener: three stones in the central 7x7, distinct */
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        char *out = pb(s, "DONE", NULL);
+        int xs[8], ys[8];
+        ck_assert_msg(read_xys(out, xs, ys, 8) == 3, "%s: %s", specs[k], out);
+        for (int i = 0; i < 3; i++) {
+            ck_assert_msg(xs[i] >= 4 && xs[i] <= 10 && ys[i] >= 4 && ys[i] <= 10, "%s", out);
+            for (int j = 0; j < i; j++)
+                ck_assert(xs[i] != xs[j] || ys[i] != ys[j]);
+        }
+        free(out);
+        /* the responder */
+        const char *three[] = {"7,7", "8,6", "6,8"};
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        for (int i = 0; i < 3; i++)
+            PB_EXPECT(s, three[i], "");
+        out = pb(s, "DONE", NULL);
+        int n = read_xys(out, xs, ys, 8);
+        if (k == 0)
+            ck_assert_msg(n == 1, "a plain player stays white and plays: %s", out);
+        else
+            ck_assert_msg(!strcmp(out, "SWAP\n") || n == 1 || n == 2, "%s", out);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(!(xs[i] == 7 && ys[i] == 7) && !(xs[i] == 8 && ys[i] == 6) &&
+                          !(xs[i] == 6 && ys[i] == 8), "%s", out);
+        bool swapped = !strcmp(out, "SWAP\n");
+        free(out);
+        /* the game goes on from there: the opponent's move, the brain's answer */
+        (void)swapped; /* either way the opponent moves next */
+        out = pb(s, "TURN 0,14", NULL);
+        int x, y;
+        ck_assert_msg(read_xy(out, &x, &y), "%s", out);
+        free(out);
+        /* the opener's choice after five */
+        const char *five[] = {"7,7", "8,6", "6,8", "7,6", "9,9"};
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        for (int i = 0; i < 5; i++)
+            PB_EXPECT(s, five[i], "");
+        out = pb(s, "DONE", NULL);
+        n = read_xys(out, xs, ys, 8);
+        ck_assert_msg(n == 1 || (k == 1 && !strcmp(out, "SWAP\n")), "%s", out);
+        free(out);
+        /* bad input: stone counts, a repeated stone, a stray field; the session goes on */
+        for (int bad = 1; bad <= 6; bad++) {
+            if (bad == 3 || bad == 5)
+                continue;
+            PB_EXPECT(s, "SWAP2BOARD", "");
+            for (int i = 0; i < bad; i++) {
+                char l[16];
+                snprintf(l, sizeof l, "%d,%d", i, i);
+                PB_EXPECT(s, l, "");
+            }
+            char want[64];
+            snprintf(want, sizeof want, "ERROR SWAP2BOARD: %d stones (expected 0, 3 or 5", bad);
+            PB_PREFIX(s, "DONE", want);
+        }
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        PB_EXPECT(s, "7,7", "");
+        PB_EXPECT(s, "7,7", "");
+        PB_EXPECT(s, "8,8", "");
+        PB_PREFIX(s, "DONE", "ERROR SWAP2BOARD: 7,7 is given twice");
+        PB_EXPECT(s, "SWAP2BOARD", "");
+        PB_EXPECT(s, "7,7,1", "");
+        PB_PREFIX(s, "DONE", "ERROR SWAP2BOARD line \"7,7,1\": expected x,y");
+        PB_EXPECT(s, "RESTART", "OK\n");
+        out = pb(s, "BEGIN", NULL);
+        ck_assert_msg(read_xy(out, &x, &y), "%s", out);
+        free(out);
+        pbrain_free(s);
+    }
+}
+END_TEST
+
 START_TEST(pbrain_search_clock)
 {
     gz_config c = gomoku_cfg();
@@ -364,7 +472,8 @@ START_TEST(gtp_session_gomoku)
     GTP_EXPECT(s, "known_command gridzero-analyze", "= true\n\n");
     GTP_EXPECT(s, "known_command frobnicate", "= false\n\n");
     char *out = gt(s, "list_commands", NULL);
-    ck_assert_msg(!strncmp(out, "= protocol_version\nname\n", 24) && strstr(out, "\ngridzero-analyze\n\n"),
+    ck_assert_msg(!strncmp(out, "= protocol_version\nname\n", 24) && strstr(out, "\ngridzero-analyze\n") &&
+                      strstr(out, "\ngridzero-rule\n\n"),
                   "%s", out);
     free(out);
     GTP_EXPECT(s, "", "");
@@ -380,7 +489,7 @@ START_TEST(gtp_session_gomoku)
     GTP_EXPECT(s, "5 play b e5", "=5\n\n");
     GTP_EXPECT(s, "6 play b e6",
                "?6 illegal move: white is to move, not black (moves out of turn are not allowed)\n\n");
-    GTP_EXPECT(s, "play w e5", "? illegal move: e5 is occupied\n\n");
+    GTP_EXPECT(s, "play w e5", "? illegal move: e5: the point is occupied\n\n");
     GTP_PREFIX(s, "play w pass", "? illegal move: pass is not a move");
     GTP_PREFIX(s, "play w resign", "? illegal move: resign is not a move");
     GTP_PREFIX(s, "play w j1", "? illegal move: move \"j1\": outside the board");
@@ -421,6 +530,119 @@ START_TEST(gtp_session_gomoku)
     ck_assert_int_eq(rc, 1);
     free(out);
     gtp_free(s);
+}
+END_TEST
+
+/* Renju and caro through both protocols: INFO rule and gridzero-rule, forbidden moves
+ * refused with the reason, the engine's move never forbidden, a model made for another
+ * rule refused. */
+START_TEST(protocols_renju)
+{
+    gz_config c = gomoku_cfg();
+    brain_opts bo = {.spec = "alphabeta:1"};
+    char err[512];
+    pbrain *s = pbrain_new(&c, &bo, false, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    PB_EXPECT(s, "START 15", "OK\n");
+    PB_EXPECT(s, "INFO rule 4", "");
+    /* black (the opponent) has the double-three point F = 7,7 and a closed four on row 12
+     * that white (the brain) must block at 5,12 */
+    PB_EXPECT(s, "BOARD", "");
+    const char *board[] = {"1,12,2", "0,12,1", "2,12,2", "0,0,1", "3,12,2", "3,0,1", "4,12,2", "6,0,1",
+                           "7,5,2",  "9,0,1",  "7,6,2",  "12,0,1", "5,7,2", "14,14,1", "6,7,2", NULL};
+    for (int i = 0; board[i]; i++)
+        PB_EXPECT(s, board[i], "");
+    PB_EXPECT(s, "DONE", "5,12\n");
+    PB_EXPECT(s, "TURN 7,7", "ERROR TURN 7,7: forbidden for black under renju: double three\n");
+    char *out = pb(s, "TURN 8,9", NULL); /* an allowed point: the game goes on */
+    int x, y;
+    ck_assert_msg(read_xy(out, &x, &y), "%s", out);
+    free(out);
+    /* a BOARD whose black stone, in the order given, lands on a forbidden point */
+    PB_EXPECT(s, "BOARD", "");
+    const char *bad[] = {"7,5,2", "0,0,1", "7,6,2", "2,0,1", "5,7,2", "4,0,1", "6,7,2", "6,0,1",
+                         "7,7,2", NULL};
+    for (int i = 0; bad[i]; i++)
+        PB_EXPECT(s, bad[i], "");
+    PB_EXPECT(s, "DONE", "ERROR BOARD: stone 7,7 (black's, played in the order given): forbidden "
+                         "for black under renju: double three\n");
+    /* caro is accepted; caro with renju is not */
+    PB_EXPECT(s, "INFO rule 8", "");
+    PB_EXPECT(s, "RESTART", "OK\n");
+    PB_EXPECT(s, "BEGIN", "7,7\n");
+    PB_PREFIX(s, "INFO rule 12", "ERROR INFO rule 12");
+    pbrain_free(s);
+
+    /* renju needs k = 5 */
+    gz_config c4 = c;
+    c4.game.k = 4;
+    s = pbrain_new(&c4, &bo, false, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    PB_EXPECT(s, "START 15", "OK\n");
+    PB_EXPECT(s, "INFO rule 4", "ERROR INFO rule 4: renju is a rule of five in a row, but the "
+                                "config's game.k is 4\n");
+    pbrain_free(s);
+
+    /* GTP: gridzero-rule and the forbidden point */
+    gtp *t = gtp_new(&c, &bo, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    GTP_EXPECT(t, "gridzero-rule", "= freestyle\n\n");
+    GTP_EXPECT(t, "known_command gridzero-rule", "= true\n\n");
+    GTP_EXPECT(t, "gridzero-rule pente", "? syntax error: expected gridzero-rule "
+                                         "[freestyle|exact|renju|caro]\n\n");
+    GTP_EXPECT(t, "gridzero-rule renju", "=\n\n");
+    GTP_EXPECT(t, "gridzero-rule", "= renju\n\n");
+    const char *moves[] = {"play b h10", "play w a1", "play b h9", "play w a3", "play b f8",
+                           "play w a5", "play b g8", "play w a7", NULL};
+    for (int i = 0; moves[i]; i++)
+        GTP_EXPECT(t, moves[i], "=\n\n");
+    GTP_EXPECT(t, "play b h8", "? illegal move: h8: forbidden for black under renju: double three\n\n");
+    out = gt(t, "genmove b", NULL);
+    ck_assert_msg(out[0] == '=' && strncmp(out, "= h8", 4), "%s", out);
+    free(out);
+    gtp_free(t);
+    gz_config c3 = c;
+    c3.game.rows = c3.game.cols = c3.game.k = 3;
+    t = gtp_new(&c3, &bo, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    out = gt(t, "gridzero-rule renju", NULL);
+    ck_assert_msg(strstr(out, "? unacceptable rule") && strstr(out, "game.rule"), "%s", out);
+    free(out);
+    GTP_EXPECT(t, "gridzero-rule", "= freestyle\n\n");
+    gtp_free(t);
+
+    /* a model made under freestyle is refused under renju, by name */
+    nn_spec sp = {.planes = 5, .rows = 15, .cols = 15, .lattice = GAME_LATTICE_SQUARE, .players = 2,
+                  .actions = 225, .blocks = 1, .channels = 4, .head_channels = 2, .value_hidden = 4,
+                  .policy = NN_POLICY_CONV, .value = NN_VALUE_ZEROSUM, .rule = "freestyle"};
+    nn_params *np = nn_params_new(&sp, err, sizeof err);
+    ck_assert_msg(np != NULL, "%s", err);
+    nn_params_init_he(np, 1);
+    char path[] = "/tmp/gz_renju_model_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(nn_ckpt_save(path, np, NULL, NULL, 0, err, sizeof err) == 0, "%s", err);
+    nn_params_free(np);
+    char spec[128];
+    snprintf(spec, sizeof spec, "model:%s:8", path);
+    brain_opts mo = {.spec = spec};
+    s = pbrain_new(&c, &mo, false, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    PB_EXPECT(s, "START 15", "OK\n");
+    out = pb(s, "INFO rule 4", NULL);
+    ck_assert_msg(!strncmp(out, "ERROR INFO rule: ", 17) && strstr(out, "trained under rule freestyle") &&
+                      strstr(out, "rule renju"), "%s", out);
+    free(out);
+    out = pb(s, "BEGIN", NULL); /* the old rule and the model still play */
+    ck_assert_msg(read_xy(out, &x, &y), "%s", out);
+    free(out);
+    pbrain_free(s);
+    gz_config cr = c;
+    cfg_game_set_rule(&cr.game, CFG_RULE_RENJU);
+    ck_assert(pbrain_new(&cr, &mo, false, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "trained under rule freestyle"), "%s", err);
+    unlink(path);
 }
 END_TEST
 
@@ -832,8 +1054,10 @@ int main(void)
     tcase_add_test(tc, budget_rule);
     tcase_add_test(tc, pbrain_session);
     tcase_add_test(tc, pbrain_search_clock);
+    tcase_add_test(tc, pbrain_swap2);
     tcase_add_test(tc, gtp_session_gomoku);
     tcase_add_test(tc, gtp_session_search_and_sanling);
+    tcase_add_test(tc, protocols_renju);
     tcase_add_test(tc, through_the_binary);
     tcase_add_test(tc, self_match_over_pipes);
     tcase_add_test(tc, random_input_smoke);

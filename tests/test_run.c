@@ -120,8 +120,9 @@ START_TEST(time_budget_resumes)
     ck_assert_msg(c2 > c1, "the clock went from %g to %g s", c1, c2);
     /* the metrics carry the run's clock, so ratings can be drawn against time */
     ck_assert(last_event_number(rd, "elo", "run_seconds") > c1);
-    /* a budget already spent: nothing more is started */
-    const char *tiny_budget[] = {"--time", "0.5s", NULL};
+    /* a budget already spent: nothing more is started (0.01 s: two small generations can
+     * take less than half a second on a quiet machine) */
+    const char *tiny_budget[] = {"--time", "0.01s", NULL};
     rc = gz_run(rd, 4, NULL, tiny_budget, 0, out, sizeof out);
     ck_assert_msg(rc == 0 && strstr(out, "time budget") != NULL, "exit %d:\n%s", rc, out);
     ck_assert(!exists(pathf(path, sizeof path, rd, "data/gen_0003.h5")));
@@ -370,6 +371,72 @@ START_TEST(run_disk_full)
 }
 END_TEST
 
+/* A `selfplay --follow` worker adds a file to the generation whose training has not
+ * started, and the next training reads it (the train_data event counts it, the summary
+ * counts its games); a directory that is not a run, and a --set that would change the
+ * games, are refused. */
+START_TEST(follow_worker_files_used)
+{
+    char rd[300], out[16384], cmd[1200];
+    snprintf(rd, sizeof rd, "%s/follow", dir);
+    int rc = gz_run(rd, 1, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    const char *bin = getenv("GZ_BIN");
+    snprintf(cmd, sizeof cmd, "'%s' selfplay --follow '%s' --files 1 --games 4 --seed 9 "
+             "--set selfplay.threads=1 >'%s/follow.log' 2>&1", bin, rd, dir);
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+    /* exactly one follower file, of generation 2, played by the best model */
+    char dd[400], fp[700] = "";
+    snprintf(dd, sizeof dd, "%s/data", rd);
+    DIR *d = opendir(dd);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *de;
+    int nf = 0;
+    while ((de = readdir(d)))
+        if (!strncmp(de->d_name, "gen_0002.f", 10)) {
+            nf++;
+            snprintf(fp, sizeof fp, "%s/%s", dd, de->d_name);
+        }
+    closedir(d);
+    ck_assert_int_eq(nf, 1);
+    char err[512];
+    sp_file *f = sp_file_read(fp, NULL, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->meta.generation, 2);
+    ck_assert_str_eq(f->meta.model, "models/gen_0001.h5");
+    int64_t fpos = f->n;
+    int32_t top = 0;
+    for (int64_t i = 0; i < f->n; i++)
+        top = f->gameix[i] > top ? f->gameix[i] : top;
+    ck_assert_int_eq(top, 3);
+    ck_assert_int_eq(f->rows, 3);
+    sp_file_free(f);
+    /* the next training uses it */
+    rc = gz_run(rd, 2, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ck_assert_msg(strstr(out, "4 from --follow workers") != NULL, "%s", out);
+    double files = last_event_number(rd, "train_data", "follower_files");
+    double positions = last_event_number(rd, "train_data", "follower_positions");
+    double games = last_event_number(rd, "train_data", "follower_games");
+    double newpos = last_event_number(rd, "train_data", "new_positions");
+    double own = last_event_number(rd, "selfplay", "positions");
+    ck_assert_msg(files == 1 && positions == (double)fpos && games == 4,
+                  "train_data: %g follower files, %g positions (the file has %lld), %g games", files,
+                  positions, (long long)fpos, games);
+    ck_assert_msg(newpos == own + (double)fpos, "new positions %g, own %g + follower %lld", newpos, own,
+                  (long long)fpos);
+    /* bad input */
+    snprintf(cmd, sizeof cmd, "'%s' selfplay --follow '%s/nothing' >/dev/null 2>&1", bin, dir);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    snprintf(cmd, sizeof cmd, "'%s' selfplay --follow '%s' --set mcts.simulations=2 2>&1", bin, rd);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    ck_assert_int_eq(WEXITSTATUS(pclose(p)), 2);
+    ck_assert_msg(strstr(out, "mcts.simulations") != NULL, "%s", out);
+}
+END_TEST
+
 static Suite *run_suite(void)
 {
     Suite *s = suite_create("run");
@@ -389,6 +456,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, lock_two_runs);
     tcase_add_test(tc, lock_refusal_writes_nothing);
     tcase_add_test(tc, run_disk_full);
+    tcase_add_test(tc, follow_worker_files_used);
     suite_add_tcase(s, tc);
     return s;
 }

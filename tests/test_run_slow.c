@@ -13,7 +13,7 @@
 
 START_TEST(learns_tictactoe)
 {
-    char rd[300], out[16384], p[400];
+    char rd[300], out[16384];
     snprintf(rd, sizeof rd, "%s/tictactoe", dir);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -22,64 +22,7 @@ START_TEST(learns_tictactoe)
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
     fprintf(stderr, "learns_tictactoe: the default run took %.0f s\n", secs);
-    char *best = slurp_rel(rd, "best");
-    best[strcspn(best, "\n")] = 0;
-    char *ratings = slurp_rel(rd, "ratings.csv");
-    fprintf(stderr, "learns_tictactoe: best %s; ratings.csv:\n%s", best, ratings);
-
-    /* the acceptance match */
-    const char *bin = getenv("GZ_BIN");
-    ck_assert_ptr_nonnull(bin);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd,
-             "'%s' arena 'model:%s/%s:50' perfect --games 40 --set arena.opening_moves=1 --json "
-             "--results '%s/acceptance.jsonl' 2>/dev/null",
-             bin, rd, best, rd);
-    FILE *pp = popen(cmd, "r");
-    ck_assert_ptr_nonnull(pp);
-    char line[4096], last[4096] = "";
-    while (fgets(line, sizeof line, pp))
-        if (line[0] == '{')
-            snprintf(last, sizeof last, "%s", line);
-    ck_assert_int_eq(pclose(pp), 0);
-    fprintf(stderr, "learns_tictactoe: %s", last);
-    cJSON *o = cJSON_Parse(last);
-    ck_assert_msg(o != NULL, "no JSON summary from: %s", cmd);
-    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "games")), 40);
-    const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "players"), 0);
-    ck_assert_ptr_nonnull(m);
-    int losses = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "losses"));
-    int wins = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "wins"));
-    int draws = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "draws"));
-    ck_assert_int_eq(wins + draws + losses, 40);
-    if (losses > 0) {
-        /* keep the run for a look, and show the lost games */
-        snprintf(cmd, sizeof cmd,
-                 "rm -rf /tmp/gz_test_run_slow_kept && cp -r '%s' /tmp/gz_test_run_slow_kept && "
-                 "grep -v '\"result\": *\\[0, *0\\]' '%s/acceptance.jsonl' >&2",
-                 rd, rd);
-        fprintf(stderr, "learns_tictactoe: the run is kept in /tmp/gz_test_run_slow_kept; games "
-                "not drawn:\n");
-        fflush(stderr);
-        ck_assert_int_ge(system(cmd), 0);
-    }
-    ck_assert_msg(losses == 0, "%s lost %d of 40 games to perfect: %s", best, losses, last);
-    cJSON_Delete(o);
-
-    /* the ladder: the best model rated above the random-init gen_0000 */
-    double e0 = NAN, eb = NAN;
-    const char *slash = strrchr(best, '/');
-    char bname[64];
-    snprintf(bname, sizeof bname, "\n%.*s,", 8, slash ? slash + 1 : best);
-    const char *r0 = strstr(ratings, "\ngen_0000,"), *rb = strstr(ratings, bname);
-    ck_assert(r0 && rb);
-    e0 = atof(r0 + 10);
-    eb = atof(rb + strlen(bname));
-    ck_assert_msg(eb > e0, "best %s rated %.1f, not above gen_0000's %.1f", best, eb, e0);
-    ck_assert_int_eq(count_tmp(rd), 0);
-    ck_assert(exists(pathf(p, sizeof p, rd, "state.json")));
-    free(best);
-    free(ratings);
+    check_learned_tictactoe(rd, "learns_tictactoe");
 }
 END_TEST
 

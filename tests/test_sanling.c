@@ -153,12 +153,17 @@ START_TEST(frontier_is_dilation)
         int *owner = malloc(sizeof(int) * (size_t)hw);
         float *fp = malloc(sizeof(float) * (size_t)hw);
         uint8_t *mask = malloc((size_t)hw);
+        int8_t *cells = malloc((size_t)hw);
         for (int game_no = 0; game_no < 2; game_no++) {
             game_init(g, s, NULL);
             for (int ply = 0;; ply++) {
                 ck_assert_int_eq(g->ops->ply(g, s), ply);
                 ck_assert_int_eq(game_current_player(g, s), ply % cases[t].players);
                 read_board(g, s, owner, fp);
+                /* the cells op (what a board drawing shows) agrees with the encoding */
+                g->ops->cells(g, s, cells);
+                for (int a = 0; a < hw; a++)
+                    REQUIRE(cells[a] == owner[a], "cells: N=%d ply %d point %d", n, ply, a);
                 int nlegal = game_legal(g, s, mask), nfront = 0;
                 bool term = game_terminal(g, s);
                 for (int a = 0; a < hw; a++) {
@@ -191,6 +196,7 @@ START_TEST(frontier_is_dilation)
                 ck_assert_int_eq(game_play(g, s, a), 0);
             }
         }
+        free(cells);
         free(mask);
         free(fp);
         free(owner);

@@ -24,6 +24,7 @@
 #include "nn/spec.h"
 #include "selfplay/samples.h"
 #include "selfplay/selfplay.h"
+#include "engine/openings.h"
 #include "train/dataset.h"
 
 static char dir[256];
@@ -813,6 +814,99 @@ START_TEST(command_writes_valid_files)
 END_TEST
 
 /* Three players on the hex lattice (Sanling N=5, 9 moves): z rotates with the mover. */
+START_TEST(openings_swap2_and_book)
+{
+    /* Gomoku 9x9 with the rollout evaluator: swap2 openings (3 or 5 stones before the
+     * first searched move), then a book; the config's cross-key rules. */
+    gz_config c;
+    char err[512], path[300];
+    ck_assert_msg(cfg_parse(&c, "{\"seed\": 5, \"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, "
+                                "\"k\": 5}, \"mcts\": {\"simulations\": 16, \"batch\": 4}, "
+                                "\"selfplay\": {\"threads\": 1, \"parallel_games\": 3, "
+                                "\"resign_threshold\": -1, \"opening\": \"swap2\"}}", "test", err,
+                            sizeof err) == 0, "%s", err);
+    game *g = make_game(&c);
+    sp_opts o;
+    base_opts(&o, &c, 6);
+    mcts_params_pure(&o.search);
+    ck_assert(o.swap2);
+    snprintf(path, sizeof path, "%s/swap2.h5", dir);
+    sp_stats st;
+    ck_assert_msg(sp_run(g, &o, rollout_factory, g, path, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(st.games, 6);
+    sp_file *f = sp_file_read(path, NULL, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    int first[6] = {-1, -1, -1, -1, -1, -1};
+    for (int64_t i = 0; i < f->n; i++)
+        if (first[f->gameix[i]] < 0 || f->ply[i] < first[f->gameix[i]])
+            first[f->gameix[i]] = f->ply[i];
+    for (int k = 0; k < 6; k++) {
+        ck_assert_msg(first[k] == 3 || first[k] == 5, "game %d starts at ply %d", k, first[k]);
+        /* the opening's stones lie in the centre: the first sample shows 3 or 5 stones */
+        int64_t i = 0;
+        while (f->gameix[i] != k || f->ply[i] != first[k])
+            i++;
+        int stones = 0, hw = 81;
+        for (int a = 0; a < 2 * hw; a++)
+            stones += f->state[i * (int64_t)g->planes * hw + a] > 127;
+        ck_assert_int_eq(stones, first[k]);
+    }
+    sp_file_free(f);
+
+    /* a book: game i plays line (offset + i) mod 2 */
+    char book[300];
+    snprintf(book, sizeof book, "%s/book.txt", dir);
+    FILE *bf = fopen(book, "w");
+    ck_assert_ptr_nonnull(bf);
+    fputs("# two openings\ne5 d4 f6\n\n4,4 4,3\n", bf);
+    fclose(bf);
+    opening_book *b = openings_load(g, book, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_int_eq(openings_count(b), 2);
+    base_opts(&o, &c, 4);
+    mcts_params_pure(&o.search);
+    o.swap2 = false;
+    o.book = b;
+    snprintf(path, sizeof path, "%s/book.h5", dir);
+    ck_assert_msg(sp_run(g, &o, rollout_factory, g, path, &st, err, sizeof err) == 0, "%s", err);
+    f = sp_file_read(path, NULL, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    int lens[2] = {0, 0};
+    for (int k = 0; k < 4; k++) {
+        int lo = 1 << 30;
+        for (int64_t i = 0; i < f->n; i++)
+            if (f->gameix[i] == k && f->ply[i] < lo)
+                lo = f->ply[i];
+        ck_assert_msg(lo == 3 || lo == 2, "game %d starts at ply %d", k, lo);
+        lens[lo - 2]++;
+    }
+    ck_assert_int_eq(lens[0], 2); /* each line twice */
+    ck_assert_int_eq(lens[1], 2);
+    sp_file_free(f);
+    openings_free(b);
+
+    /* bad books and bad keys */
+    const char *bad[][2] = {{"e5 e5\n", "occupied"}, {"e5 z9\n", "outside the board"},
+                            {"# nothing\n\n", "no openings"}, {"a1 b1 a2 b2 a3 b3 a4 b4 a5\n", "ends the game"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        bf = fopen(book, "w");
+        fputs(bad[k][0], bf);
+        fclose(bf);
+        ck_assert(openings_load(g, book, err, sizeof err) == NULL);
+        ck_assert_msg(strstr(err, bad[k][1]) && strstr(err, book), "%s", err);
+    }
+    ck_assert(openings_load(g, "/nonexistent/book.txt", err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "/nonexistent/book.txt"), "%s", err);
+    ck_assert_int_eq(cfg_set(&c, "selfplay.openings=book.txt", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "selfplay.openings"), "%s", err);
+    gz_config sc;
+    ck_assert_int_eq(cfg_parse(&sc, "{\"game\": {\"name\": \"sanling\"}, \"selfplay\": {\"opening\": "
+                                    "\"swap2\"}}", "test", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "selfplay.opening"), "%s", err);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(sanling_three_players)
 {
     gz_config c;
@@ -865,6 +959,7 @@ static Suite *selfplay_suite(void)
     tcase_add_test(tc, failures_leave_nothing);
     tcase_add_test(tc, command_writes_valid_files);
     tcase_add_test(tc, sanling_three_players);
+    tcase_add_test(tc, openings_swap2_and_book);
     suite_add_tcase(s, tc);
     return s;
 }

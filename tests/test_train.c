@@ -11,7 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <hdf5.h>
+
+#include "nn/h5util.h"
 
 #include "engine/rng.h"
 #include "nn/infer.h"
@@ -645,6 +649,161 @@ START_TEST(resume_adam)
 }
 END_TEST
 
+/* Data-parallel training with threads standing in for ranks: a reducer that adds the
+ * ranks' buffers in rank order (so every rank gets bit-identical sums, as MPI's
+ * allreduce does), K trainers each computing their shard of the same batches. */
+typedef struct fake_world {
+    int ranks;
+    pthread_barrier_t bar;
+    double *slot[4]; /* per rank, MAXN doubles */
+} fake_world;
+typedef struct fake_rank {
+    fake_world *w;
+    int rank;
+    trainer *t;
+    const dataset *d;
+    int steps;
+    char err[256];
+    int rc;
+} fake_rank;
+#define FAKE_MAXN (1 << 20)
+
+static void fake_sum_f64(void *ctx, double *buf, size_t n)
+{
+    fake_rank *r = ctx;
+    ck_assert(n <= FAKE_MAXN);
+    memcpy(r->w->slot[r->rank], buf, sizeof(double) * n);
+    pthread_barrier_wait(&r->w->bar);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int k = 0; k < r->w->ranks; k++)
+            s += r->w->slot[k][i];
+        buf[i] = s;
+    }
+    pthread_barrier_wait(&r->w->bar);
+}
+
+static void fake_sum_f32(void *ctx, float *buf, size_t n)
+{
+    fake_rank *r = ctx;
+    ck_assert(n <= FAKE_MAXN);
+    for (size_t i = 0; i < n; i++)
+        r->w->slot[r->rank][i] = buf[i];
+    pthread_barrier_wait(&r->w->bar);
+    for (size_t i = 0; i < n; i++) {
+        float s = 0;
+        for (int k = 0; k < r->w->ranks; k++)
+            s += (float)r->w->slot[k][i];
+        buf[i] = s;
+    }
+    pthread_barrier_wait(&r->w->bar);
+}
+
+static void *fake_rank_main(void *arg)
+{
+    fake_rank *r = arg;
+    for (int k = 0; k < r->steps && r->rc == 0; k++)
+        r->rc = trainer_step(r->t, r->d, NULL, NULL, r->err, sizeof r->err);
+    return NULL;
+}
+
+/* The largest over the tensors of the layout (BN statistics included) of
+ * max |a - b| / max(max |a|, 0.01): relative to the tensor's scale, with a floor of 1% of
+ * a typical weight for a tensor that stays near zero by construction (the conv policy's
+ * output bias: the cross-entropy's gradient over the legal moves sums to 0, so it keeps
+ * ~1e-10 and the rounding of the sums is all there is to compare). */
+static double max_rel_diff(const nn_params *a, const nn_params *b, const char **worst)
+{
+    double worst_rel = 0;
+    for (int i = 0; i < a->layout.ntensors; i++) {
+        const nn_tensor *T = &a->layout.t[i];
+        double ma = 0, md = 0;
+        for (size_t j = 0; j < T->size; j++) {
+            double x = a->data[T->offset + j], y = b->data[T->offset + j];
+            ma = fmax(ma, fabs(x));
+            md = fmax(md, fabs(x - y));
+        }
+        double rel = md / fmax(ma, 1e-2);
+        if (getenv("GZ_TEST_VERBOSE"))
+            fprintf(stderr, "%-28s max %.3g diff %.3g rel %.3g\n", T->name, ma, md, rel);
+        if (rel > worst_rel) {
+            worst_rel = rel;
+            *worst = T->name;
+        }
+    }
+    return worst_rel;
+}
+
+START_TEST(data_parallel_equals_one_process)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(3, 3, 3);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/g.h5", tmpdir);
+    gen_random_games(g, path, 60, 71, 0);
+    dataset *d = dataset_new(g, 0.1, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+    nn_spec s = spec_for(g, 2, 8);
+    cfg_train tc = train_cfg("sgd", 15, 0.02, 1e-3);
+    const int steps = 10;
+    nn_params *p0 = nn_params_new(&s, err, sizeof err);
+    nn_params_init_he(p0, 71);
+    trainer *one = trainer_new(nn_params_clone(p0), &tc, steps, 9, err, sizeof err);
+    ck_assert_msg(one != NULL, "%s", err);
+    for (int k = 0; k < steps; k++)
+        ck_assert_msg(trainer_step(one, d, NULL, NULL, err, sizeof err) == 0, "%s", err);
+    for (int K = 2; K <= 3; K++) {
+        fake_world w = {.ranks = K};
+        pthread_barrier_init(&w.bar, NULL, (unsigned)K);
+        fake_rank rk[3];
+        pthread_t th[3];
+        for (int r = 0; r < K; r++) {
+            w.slot[r] = malloc(sizeof(double) * FAKE_MAXN);
+            rk[r] = (fake_rank){.w = &w, .rank = r, .d = d, .steps = steps};
+            rk[r].t = trainer_new(nn_params_clone(p0), &tc, steps, 9, err, sizeof err);
+            ck_assert_msg(rk[r].t != NULL, "%s", err);
+            train_reducer red = {fake_sum_f64, fake_sum_f32, &rk[r], r, K};
+            ck_assert_msg(trainer_set_reducer(rk[r].t, &red, err, sizeof err) == 0, "%s", err);
+        }
+        for (int r = 0; r < K; r++)
+            ck_assert_int_eq(pthread_create(&th[r], NULL, fake_rank_main, &rk[r]), 0);
+        for (int r = 0; r < K; r++)
+            pthread_join(th[r], NULL);
+        for (int r = 0; r < K; r++)
+            ck_assert_msg(rk[r].rc == 0, "rank %d: %s", r, rk[r].err);
+        const nn_params *a = trainer_params(one), *b = trainer_params(rk[0].t);
+        const char *worst = "";
+        double rel = max_rel_diff(a, b, &worst);
+        ck_assert_msg(rel < 1e-5, "%d ranks: %s differs from one process by %.3g (relative)", K,
+                      worst, rel);
+        /* and the ranks hold the very same weights */
+        for (int r = 1; r < K; r++)
+            ck_assert_msg(memcmp(b->data, trainer_params(rk[r].t)->data,
+                                 sizeof(float) * b->layout.count) == 0,
+                          "%d ranks: rank %d's weights differ from rank 0's", K, r);
+        /* the weights moved: the test compares training, not the initial weights */
+        const char *w0 = "";
+        ck_assert(max_rel_diff(p0, b, &w0) > 1e-3);
+        for (int r = 0; r < K; r++) {
+            trainer_free(rk[r].t);
+            free(w.slot[r]);
+        }
+        pthread_barrier_destroy(&w.bar);
+    }
+    /* a batch smaller than the ranks is refused by name */
+    trainer *small = trainer_new(nn_params_clone(p0), &tc, steps, 9, err, sizeof err);
+    train_reducer red = {fake_sum_f64, fake_sum_f32, NULL, 0, 16};
+    ck_assert_int_eq(trainer_set_reducer(small, &red, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "train.batch_size 15") != NULL, "%s", err);
+    trainer_free(small);
+    trainer_free(one);
+    nn_params_free(p0);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
 /* Hex nets: masked taps stay exactly zero through SGD and Adam steps (with weight
  * decay); a NaN input stops the step with a message naming it. */
 START_TEST(hex_mask_and_nan)
@@ -697,17 +856,17 @@ START_TEST(policy_weight_round_trip)
     const float weights[6] = {0, 1, 0.5f, 0, 2, 0};
     for (int i = 0; i < 6; i++) {
         planes[i] = 1;
-        ck_assert_msg(sp_writer_append_weighted(w, planes, pi, legal, z, weights[i], i, 0, err, sizeof err) == 0,
+        ck_assert_msg(sp_writer_append_weighted(w, planes, pi, legal, z, NULL, weights[i], i, 0, err, sizeof err) == 0,
                       "%s", err);
     }
-    ck_assert_int_eq(sp_writer_append_weighted(w, planes, pi, legal, z, -1, 9, 0, err, sizeof err), -1);
+    ck_assert_int_eq(sp_writer_append_weighted(w, planes, pi, legal, z, NULL, -1, 9, 0, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "policy weight") != NULL, "%s", err);
     sp_writer_abort(w);
     w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
     memset(planes, 0, sizeof(float) * (size_t)np);
     for (int i = 0; i < 6; i++) {
         planes[i] = 1; /* sample i is told by its i + 1 marker stones */
-        ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, weights[i], i, 0, err, sizeof err) == 0);
+        ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, NULL, weights[i], i, 0, err, sizeof err) == 0);
     }
     ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
     sp_expect ex = sp_expect_game(g);
@@ -759,6 +918,84 @@ START_TEST(policy_weight_round_trip)
     train_net_free(t);
     nn_params_free(p);
     dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
+/* The search value q: written per sample (format 3), refused out of [-1, 1], read back,
+ * and mixed into the value target by dataset_set_q_ratio: 0 serves the outcome, 1 the
+ * search value, 0.25 the blend; sp_writer_append (no q) stores q = z. */
+START_TEST(q_value_target)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(5, 5, 4);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/q.h5", tmpdir);
+    sp_writer *w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    int np = g->planes * 25;
+    float *planes = calloc((size_t)np, sizeof(float)), pi[25] = {0}, z[2] = {1, -1};
+    uint8_t legal[25];
+    memset(legal, 1, sizeof legal);
+    pi[4] = 1;
+    const float q[3][2] = {{0.5f, -0.5f}, {-0.2f, 0.2f}, {1.5f, -1.5f}};
+    ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, q[0], 1, 0, 0, err, sizeof err) == 0);
+    ck_assert(sp_writer_append_weighted(w, planes, pi, legal, z, q[1], 1, 1, 0, err, sizeof err) == 0);
+    ck_assert_int_eq(sp_writer_append_weighted(w, planes, pi, legal, z, q[2], 1, 2, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "q[0] = 1.5") != NULL, "%s", err);
+    ck_assert(sp_writer_append(w, planes, pi, legal, z, 3, 0, err, sizeof err) == 0);
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    sp_expect ex = sp_expect_game(g);
+    sp_file *f = sp_file_read(path, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->n, 3);
+    const float want_q[3][2] = {{0.5f, -0.5f}, {-0.2f, 0.2f}, {1, -1}};
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++) {
+            ck_assert_float_eq(f->q[i * 2 + k], want_q[f->gameix[i] == 3 ? 2 : f->gameix[i]][k]);
+            ck_assert_float_eq(f->z[i * 2 + k], z[k]);
+        }
+    ck_assert_int_eq(f->version, SP_VERSION);
+    sp_file_free(f);
+    /* the same file as version 2 (no q dataset): read with q = z */
+    char old[300];
+    snprintf(old, sizeof old, "%s/q2.h5", tmpdir);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cp %s %s", path, old);
+    ck_assert_int_eq(system(cmd), 0);
+    hid_t hf = H5Fopen(old, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(hf >= 0);
+    ck_assert(H5Ldelete(hf, "q", H5P_DEFAULT) >= 0);
+    ck_assert(H5Adelete(hf, "version") >= 0);
+    ck_assert_int_eq(nn_h5_attr_put_i64(hf, "version", 2), 0);
+    H5Fclose(hf);
+    f = sp_file_read(old, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->version, 2);
+    for (int i = 0; i < 6; i++)
+        ck_assert_float_eq(f->q[i], f->z[i]);
+    sp_file_free(f);
+    const double ratios[3] = {0, 1, 0.25};
+    float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
+    uint8_t dl[25];
+    for (int r = 0; r < 3; r++) {
+        dataset *d = dataset_new(g, 0, err, sizeof err);
+        dataset_set_q_ratio(d, ratios[r]);
+        ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(dataset_train_count(d), 3);
+        double sum0 = 0;
+        for (int i = 0; i < 3; i++) {
+            dataset_get(d, i, SYM_ID, x, dpi, dl, dz);
+            ck_assert_float_eq_tol(dz[0] + dz[1], 0, 1e-6);
+            sum0 += dz[0];
+        }
+        /* the samples' q[0] are 0.5, -0.2 and 1 (= z), their z[0] all 1 */
+        double want = (1 - ratios[r]) * 3 + ratios[r] * (0.5 - 0.2 + 1);
+        ck_assert_double_eq_tol(sum0, want, 1e-5);
+        dataset_free(d);
+    }
+    free(x), free(planes);
     game_free(g);
     rm_tmpdir();
 }
@@ -1022,9 +1259,11 @@ static Suite *train_suite(void)
     tcase_add_test(tl, augmentation_rect);
     tcase_add_test(tl, resume_sgd);
     tcase_add_test(tl, resume_adam);
+    tcase_add_test(tl, data_parallel_equals_one_process);
     tcase_add_test(tl, hex_mask_and_nan);
     tcase_add_test(tl, dataset_refuses_mismatch);
     tcase_add_test(tl, policy_weight_round_trip);
+    tcase_add_test(tl, q_value_target);
     tcase_add_test(tl, cli_train_end_to_end);
     tcase_add_test(tl, cli_train_refuses_bad_files);
     suite_add_tcase(s, tl);

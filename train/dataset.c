@@ -28,9 +28,11 @@ struct dataset {
     double val_fraction;
     size_t per_state, A, P;
     uint8_t *sym_u8;    /* (per_state) scratch: planes under a symmetry */
+    float q_ratio;
     /* mutated by add/window */
     split tr, va;
     int files;
+    int64_t games; /* per file read: its highest game index + 1 */
 };
 
 static void split_free(split *s)
@@ -111,6 +113,11 @@ static double game_hash01(int64_t gen, int32_t gameix)
     return (double)(x >> 11) / 9007199254740992.0;
 }
 
+void dataset_set_q_ratio(dataset *d, double ratio)
+{
+    d->q_ratio = (float)(ratio < 0 ? 0 : ratio > 1 ? 1 : ratio);
+}
+
 static int add_file(dataset *d, const char *path, char *err, size_t errlen)
 {
     sp_file *f = sp_file_read(path, &d->expect, err, errlen);
@@ -133,9 +140,16 @@ static int add_file(dataset *d, const char *path, char *err, size_t errlen)
             pk[a] = f->weight[i] * pf[a];
         s->wsum += f->weight[i];
         memcpy(s->legal + (size_t)k * d->A, f->legal + (size_t)i * d->A, d->A);
-        memcpy(s->z + (size_t)k * d->P, f->z + (size_t)i * d->P, sizeof(float) * d->P);
+        float *zk = s->z + (size_t)k * d->P;
+        const float *zf = f->z + (size_t)i * d->P, *qf = f->q + (size_t)i * d->P;
+        for (size_t p = 0; p < d->P; p++)
+            zk[p] = d->q_ratio > 0 ? (1 - d->q_ratio) * zf[p] + d->q_ratio * qf[p] : zf[p];
         s->gen[k] = f->meta.generation;
     }
+    int32_t top = -1;
+    for (int64_t i = 0; i < f->n; i++)
+        top = f->gameix[i] > top ? f->gameix[i] : top;
+    d->games += top + 1;
     d->files++;
     sp_file_free(f);
     return 0;
@@ -239,6 +253,8 @@ void dataset_apply_window(dataset *d, int window)
 
 int64_t dataset_train_count(const dataset *d) { return d->tr.n; }
 int64_t dataset_val_count(const dataset *d) { return d->va.n; }
+int64_t dataset_games(const dataset *d) { return d->games; }
+
 int dataset_files(const dataset *d) { return d->files; }
 
 int64_t dataset_newest_generation(const dataset *d)
@@ -307,17 +323,26 @@ void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uin
     get_one(d, &d->tr, i, s, x, pi, legal, z);
 }
 
-void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z)
+void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
+                         float *pi, uint8_t *legal, float *z)
 {
     for (int b = 0; b < n; b++) {
         int64_t i = (int64_t)(rng_uniform(r) * (double)d->tr.n);
         if (i >= d->tr.n)
             i = d->tr.n - 1;
         sym_id s = augment ? d->g->sym[rng_below(r, (uint32_t)d->g->nsym)] : SYM_ID;
-        get_one(d, &d->tr, i, s, x + (size_t)b * d->per_state, pi + (size_t)b * d->A,
-                legal + (size_t)b * d->A, z + (size_t)b * d->P);
+        if (b < lo || b >= hi)
+            continue;
+        size_t k = (size_t)(b - lo);
+        get_one(d, &d->tr, i, s, x + k * d->per_state, pi + k * d->A, legal + k * d->A,
+                z + k * d->P);
     }
+}
+
+void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
+                    uint8_t *legal, float *z)
+{
+    dataset_sample_part(d, r, n, 0, n, augment, x, pi, legal, z);
 }
 
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,

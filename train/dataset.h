@@ -35,6 +35,11 @@ typedef struct dataset dataset;
 dataset *dataset_new(const game *g, double validation_fraction, char *err, size_t errlen);
 void dataset_free(dataset *d); /* accepts NULL */
 
+/* The value target of the samples added from now on: (1 - ratio) x the game's outcome z
+ * + ratio x the search's root value q (samples.h; q = z in files before version 3).
+ * ratio in [0, 1]; 0 (the default) is the outcome alone. */
+void dataset_set_q_ratio(dataset *d, double ratio);
+
 /* Reads one sample file, or every *.h5 file of a directory (sorted by name; *.tmp and
  * other names skipped). Returns 0, or -1 with a message naming the file. */
 int dataset_add_path(dataset *d, const char *path, char *err, size_t errlen);
@@ -46,6 +51,9 @@ void dataset_apply_window(dataset *d, int window);
 int64_t dataset_train_count(const dataset *d);
 int64_t dataset_val_count(const dataset *d);
 int dataset_files(const dataset *d);
+/* Games read: per file, its highest game index + 1 (self-play numbers a file's games
+ * from 0). */
+int64_t dataset_games(const dataset *d);
 /* The newest generation among the held samples (-1 when empty). */
 int64_t dataset_newest_generation(const dataset *d);
 
@@ -55,6 +63,12 @@ int64_t dataset_newest_generation(const dataset *d);
  * z (n, players). Requires dataset_train_count > 0. */
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
                     uint8_t *legal, float *z);
+
+/* The same draws as dataset_sample(d, r, n, ...) (r advances by all n), but only
+ * samples [lo, hi) of the batch are written, to x, pi, legal, z from their start:
+ * data-parallel ranks draw the same batch and each fills its own shard. */
+void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
+                         float *pi, uint8_t *legal, float *z);
 
 /* Validation samples start .. start+n-1 (no augmentation), same outputs. */
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,

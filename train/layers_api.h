@@ -64,6 +64,31 @@ void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *ou
                         const R *gamma, const R *mean, const R *invstd, int C, int M,
                         int accumulate);
 
+/* Batch norm over a batch split across processes (synchronised batch norm: the
+ * statistics of the whole batch, as if one process held it), in two halves around the
+ * caller's sum over the processes:
+ * bn_partial_sums: s (C) and s2 (C) = this process's sums of (x - shift[c]) and of its
+ * square over its M columns (shift: the same on every process; the running mean keeps
+ * the one-pass variance accurate). bn_act_forward_sums: the training-mode forward of
+ * bn_act_forward_train from the sums over every process (Mg columns in all).
+ * bn_backward_partial_sums: sdy (C) = sum dy, sdyx (C) = sum dy * (x - mean) * invstd
+ * over this process's columns (dy = dout masked by the ReLU's out, out NULL: none), and
+ * dgamma += sdyx, dbeta += sdy from THIS process's part (the gradients are summed over
+ * the processes afterwards). bn_act_backward_sums: dinp (= or += as accumulate) from the
+ * sums over every process. With one process (Mg = M) these equal bn_act_forward_train
+ * and bn_act_backward up to rounding. */
+void F(bn_partial_sums)(double *s, double *s2, const R *in, const R *shift, int C, int M);
+void F(bn_act_forward_sums)(R *out, R *mean, R *invstd, const R *in, const R *shift,
+                            const double *s, const double *s2, double Mg, const R *gamma,
+                            const R *beta, R *run_mean, R *run_var, const R *skip, int relu,
+                            int C, int M, R eps);
+void F(bn_backward_partial_sums)(double *sdy, double *sdyx, R *dgamma, R *dbeta, const R *dout,
+                                 const R *out, const R *in, const R *mean, const R *invstd,
+                                 int C, int M);
+void F(bn_act_backward_sums)(R *dinp, const R *dout, const R *out, const R *in, const R *gamma,
+                             const R *mean, const R *invstd, const double *sdy,
+                             const double *sdyx, double Mg, int C, int M, int accumulate);
+
 /* out (n) = max(in, 0); out may alias in. */
 void F(relu_forward)(R *out, const R *in, size_t n);
 /* dinp += dout * (out > 0), out the forward's output; dinp may alias dout (then it is

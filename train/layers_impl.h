@@ -183,6 +183,66 @@ void F(conv1x1_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, cons
         GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, d.IC, M, d.OC, 1, w, d.IC, dout, M, 1, dinp, M);
 }
 
+/* Sum and sum of squares of (x[j] - k) over j < M, in double (SIMD partial sums per
+ * block of 1024, then double). */
+HOT static void F(bn_shifted_sums)(const R *x, int M, R k, double *s_out, double *s2_out)
+{
+    double s = 0, s2 = 0;
+    for (int j0 = 0; j0 < M; j0 += 1024) {
+        int j1 = M - j0 < 1024 ? M : j0 + 1024;
+        R a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
+        for (int j = j0; j < j1; j++) {
+            R e = x[j] - k;
+            a += e;
+            b += e * e;
+        }
+        s += a;
+        s2 += b;
+    }
+    *s_out = s;
+    *s2_out = s2;
+}
+
+/* One channel's normalisation from its statistics over Mg values: the shift k and the
+ * sums s, s2 of (x - k) and (x - k)^2. Saves mean/invstd, updates the running stats
+ * (when run_mean), and writes y = act(x * sc + sh + skip) over this process's M. */
+HOT static void F(bn_channel_apply)(R *y, R *mean, R *invstd, const R *x, double k, double s,
+                                    double s2, double Mg, R gamma, R beta, R *run_mean,
+                                    R *run_var, const R *sk, int relu, int M, R eps)
+{
+    double mu = k + s / Mg;
+    double v = s2 - s * s / Mg; /* sum of squared deviations */
+    if (v < 0)
+        v = 0;
+    double var = v / Mg;
+    double is = 1.0 / sqrt(var + eps);
+    *mean = (R)mu;
+    *invstd = (R)is;
+    if (run_mean) {
+        double unbiased = Mg > 1 ? v / (Mg - 1) : var;
+        *run_mean = (R)((1 - LAYERS_BN_MOMENTUM) * *run_mean + LAYERS_BN_MOMENTUM * mu);
+        *run_var = (R)((1 - LAYERS_BN_MOMENTUM) * *run_var + LAYERS_BN_MOMENTUM * unbiased);
+    }
+    R sc = (R)(gamma * is), sh = (R)(beta - gamma * is * mu);
+    if (sk && relu)
+        for (int j = 0; j < M; j++) {
+            R t = x[j] * sc + sh + sk[j];
+            y[j] = t > 0 ? t : 0;
+        }
+    else if (sk)
+        for (int j = 0; j < M; j++)
+            y[j] = x[j] * sc + sh + sk[j];
+    else if (relu)
+        for (int j = 0; j < M; j++) {
+            R t = x[j] * sc + sh;
+            y[j] = t > 0 ? t : 0;
+        }
+    else
+        for (int j = 0; j < M; j++)
+            y[j] = x[j] * sc + sh;
+}
+
 HOT void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
                              const R *beta, R *run_mean, R *run_var, const R *skip, int relu,
                              int C, int M, R eps)
@@ -191,53 +251,31 @@ HOT void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const 
         const R *x = in + (size_t)c * M;
         /* one pass: sum and sum of squares around a shift (the first element) in double,
          * which keeps E[x^2] - E[x]^2 accurate */
-        double k = x[0], s = 0, s2 = 0;
-        R kr = (R)k;
-        for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
-            int j1 = M - j0 < 1024 ? M : j0 + 1024;
-            R a = 0, b = 0;
-#pragma omp simd reduction(+ : a, b)
-            for (int j = j0; j < j1; j++) {
-                R e = x[j] - kr;
-                a += e;
-                b += e * e;
-            }
-            s += a;
-            s2 += b;
-        }
-        double mu = k + s / M;
-        double v = s2 - s * s / M; /* sum of squared deviations */
-        if (v < 0)
-            v = 0;
-        double var = v / M;
-        double is = 1.0 / sqrt(var + eps);
-        mean[c] = (R)mu;
-        invstd[c] = (R)is;
-        if (run_mean) {
-            double unbiased = M > 1 ? v / (M - 1) : var;
-            run_mean[c] = (R)((1 - LAYERS_BN_MOMENTUM) * run_mean[c] + LAYERS_BN_MOMENTUM * mu);
-            run_var[c] = (R)((1 - LAYERS_BN_MOMENTUM) * run_var[c] + LAYERS_BN_MOMENTUM * unbiased);
-        }
-        R sc = (R)(gamma[c] * is), sh = (R)(beta[c] - gamma[c] * is * mu);
-        R *y = out + (size_t)c * M;
-        const R *sk = skip ? skip + (size_t)c * M : NULL;
-        if (sk && relu)
-            for (int j = 0; j < M; j++) {
-                R t = x[j] * sc + sh + sk[j];
-                y[j] = t > 0 ? t : 0;
-            }
-        else if (sk)
-            for (int j = 0; j < M; j++)
-                y[j] = x[j] * sc + sh + sk[j];
-        else if (relu)
-            for (int j = 0; j < M; j++) {
-                R t = x[j] * sc + sh;
-                y[j] = t > 0 ? t : 0;
-            }
-        else
-            for (int j = 0; j < M; j++)
-                y[j] = x[j] * sc + sh;
+        double s, s2;
+        F(bn_shifted_sums)(x, M, x[0], &s, &s2);
+        F(bn_channel_apply)(out + (size_t)c * M, mean + c, invstd + c, x, x[0], s, s2, M,
+                            gamma[c], beta[c], run_mean ? run_mean + c : NULL,
+                            run_mean ? run_var + c : NULL, skip ? skip + (size_t)c * M : NULL,
+                            relu, M, eps);
     }
+}
+
+void F(bn_partial_sums)(double *s, double *s2, const R *in, const R *shift, int C, int M)
+{
+    for (int c = 0; c < C; c++)
+        F(bn_shifted_sums)(in + (size_t)c * M, M, shift[c], s + c, s2 + c);
+}
+
+void F(bn_act_forward_sums)(R *out, R *mean, R *invstd, const R *in, const R *shift,
+                            const double *s, const double *s2, double Mg, const R *gamma,
+                            const R *beta, R *run_mean, R *run_var, const R *skip, int relu,
+                            int C, int M, R eps)
+{
+    for (int c = 0; c < C; c++)
+        F(bn_channel_apply)(out + (size_t)c * M, mean + c, invstd + c, in + (size_t)c * M,
+                            shift[c], s[c], s2[c], Mg, gamma[c], beta[c],
+                            run_mean ? run_mean + c : NULL, run_mean ? run_var + c : NULL,
+                            skip ? skip + (size_t)c * M : NULL, relu, M, eps);
 }
 
 HOT void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
@@ -269,60 +307,102 @@ void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *bet
     F(bn_act_forward_eval)(out, in, gamma, beta, run_mean, run_var, NULL, 0, C, M, eps);
 }
 
+/* One channel's sums for the backward: sum dy and sum dy * (x - mu) over M, with
+ * dy = dout masked by the ReLU's output o (o NULL: no ReLU). */
+HOT static void F(bn_grad_sums)(const R *restrict x, const R *restrict dy, const R *restrict o,
+                                R mu, int M, double *sdy_out, double *sdyx_out)
+{
+    double sdy = 0, sdyx = 0;
+    for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
+        int j1 = M - j0 < 1024 ? M : j0 + 1024;
+        R a = 0, b = 0;
+        if (o) {
+#pragma omp simd reduction(+ : a, b)
+            for (int j = j0; j < j1; j++) {
+                R g = o[j] > 0 ? dy[j] : 0;
+                a += g;
+                b += g * (x[j] - mu);
+            }
+        } else {
+#pragma omp simd reduction(+ : a, b)
+            for (int j = j0; j < j1; j++) {
+                a += dy[j];
+                b += dy[j] * (x[j] - mu);
+            }
+        }
+        sdy += a;
+        sdyx += b;
+    }
+    *sdy_out = sdy;
+    *sdyx_out = sdyx;
+}
+
+/* One channel's input gradient from the sums over Mg values (sdyx already times is):
+ * dx = gamma * is * (dy - mean(dy) - xhat * mean(dy * xhat)). */
+HOT static void F(bn_channel_dx)(R *restrict dx, const R *restrict dy, const R *restrict o,
+                                 const R *restrict x, R gamma, R mu, R is, double sdy,
+                                 double sdyx, double Mg, int accumulate, int M)
+{
+    R k = gamma * is;
+    R a = -k * (R)(sdy / Mg) + k * mu * is * (R)(sdyx / Mg), b = -k * is * (R)(sdyx / Mg);
+    /* dx = k dy + a + b x; dx never aliases dout, out or in */
+    if (o && accumulate)
+        for (int j = 0; j < M; j++)
+            dx[j] += k * (o[j] > 0 ? dy[j] : 0) + a + b * x[j];
+    else if (o)
+        for (int j = 0; j < M; j++)
+            dx[j] = k * (o[j] > 0 ? dy[j] : 0) + a + b * x[j];
+    else if (accumulate)
+        for (int j = 0; j < M; j++)
+            dx[j] += k * dy[j] + a + b * x[j];
+    else
+        for (int j = 0; j < M; j++)
+            dx[j] = k * dy[j] + a + b * x[j];
+}
+
 HOT void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *out, const R *in,
                         const R *gamma, const R *mean, const R *invstd, int C, int M,
                         int accumulate)
 {
     for (int c = 0; c < C; c++) {
-        const R *restrict x = in + (size_t)c * M, *restrict dy = dout + (size_t)c * M;
-        const R *restrict o = out ? out + (size_t)c * M : NULL;
-        R mu = mean[c], is = invstd[c];
-        double sdy = 0, sdyx = 0; /* sum dy, sum dy * (x - mu) */
-        for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
-            int j1 = M - j0 < 1024 ? M : j0 + 1024;
-            R a = 0, b = 0;
-            if (o) {
-#pragma omp simd reduction(+ : a, b)
-                for (int j = j0; j < j1; j++) {
-                    R g = o[j] > 0 ? dy[j] : 0;
-                    a += g;
-                    b += g * (x[j] - mu);
-                }
-            } else {
-#pragma omp simd reduction(+ : a, b)
-                for (int j = j0; j < j1; j++) {
-                    a += dy[j];
-                    b += dy[j] * (x[j] - mu);
-                }
-            }
-            sdy += a;
-            sdyx += b;
-        }
-        sdyx *= is;
+        const R *x = in + (size_t)c * M, *dy = dout + (size_t)c * M;
+        const R *o = out ? out + (size_t)c * M : NULL;
+        double sdy, sdyx; /* sum dy, sum dy * (x - mu) */
+        F(bn_grad_sums)(x, dy, o, mean[c], M, &sdy, &sdyx);
+        sdyx *= invstd[c];
         if (dgamma)
             dgamma[c] += (R)sdyx;
         if (dbeta)
             dbeta[c] += (R)sdy;
-        if (!dinp)
-            continue;
-        /* dx = gamma * is * (dy - mean(dy) - xhat * mean(dy * xhat)) */
-        R k = gamma[c] * is;
-        R a = -k * (R)(sdy / M) + k * mu * is * (R)(sdyx / M), b = -k * is * (R)(sdyx / M);
-        R *restrict dx = dinp + (size_t)c * M; /* never aliases dout, out or in */
-        /* dx = k dy + a + b x */
-        if (o && accumulate)
-            for (int j = 0; j < M; j++)
-                dx[j] += k * (o[j] > 0 ? dy[j] : 0) + a + b * x[j];
-        else if (o)
-            for (int j = 0; j < M; j++)
-                dx[j] = k * (o[j] > 0 ? dy[j] : 0) + a + b * x[j];
-        else if (accumulate)
-            for (int j = 0; j < M; j++)
-                dx[j] += k * dy[j] + a + b * x[j];
-        else
-            for (int j = 0; j < M; j++)
-                dx[j] = k * dy[j] + a + b * x[j];
+        if (dinp)
+            F(bn_channel_dx)(dinp + (size_t)c * M, dy, o, x, gamma[c], mean[c], invstd[c], sdy,
+                             sdyx, M, accumulate, M);
     }
+}
+
+void F(bn_backward_partial_sums)(double *sdy, double *sdyx, R *dgamma, R *dbeta, const R *dout,
+                                 const R *out, const R *in, const R *mean, const R *invstd,
+                                 int C, int M)
+{
+    for (int c = 0; c < C; c++) {
+        F(bn_grad_sums)(in + (size_t)c * M, dout + (size_t)c * M, out ? out + (size_t)c * M : NULL,
+                        mean[c], M, sdy + c, sdyx + c);
+        sdyx[c] *= invstd[c];
+        if (dgamma)
+            dgamma[c] += (R)sdyx[c];
+        if (dbeta)
+            dbeta[c] += (R)sdy[c];
+    }
+}
+
+void F(bn_act_backward_sums)(R *dinp, const R *dout, const R *out, const R *in, const R *gamma,
+                             const R *mean, const R *invstd, const double *sdy,
+                             const double *sdyx, double Mg, int C, int M, int accumulate)
+{
+    for (int c = 0; c < C; c++)
+        F(bn_channel_dx)(dinp + (size_t)c * M, dout + (size_t)c * M,
+                         out ? out + (size_t)c * M : NULL, in + (size_t)c * M, gamma[c], mean[c],
+                         invstd[c], sdy[c], sdyx[c], Mg, accumulate, M);
 }
 
 void F(batchnorm_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *in,

@@ -46,6 +46,20 @@ typedef struct train_losses {
     double value_acc; /* fraction of z != 0 entries whose sign v agrees with (0.5 if none) */
 } train_losses;
 
+/* Data-parallel training: several processes ("ranks") each hold a shard of one
+ * mini-batch and run the same forward and backward on it. This module says what must
+ * be summed over them and calls the reducer; the communication is the caller's
+ * (DESIGN.md §1: loop/ does it). sum_f64 adds n doubles over every rank, in place,
+ * leaving the same result on each; every rank calls it at the same points in the same
+ * order (from the thread that called forward/backward). A failure inside it must end
+ * the job (there is no error path in the middle of a layer). */
+typedef struct train_reducer {
+    void (*sum_f64)(void *ctx, double *buf, size_t n);
+    void (*sum_f32)(void *ctx, float *buf, size_t n);
+    void *ctx;
+    int rank, ranks; /* this process's rank and how many share the batch */
+} train_reducer;
+
 /* A context for layout L (copied) and batches up to max_batch. Returns it (free with
  * train_net_free) or NULL with a message (out of memory). */
 train_net *train_net_new(const nn_layout *L, int max_batch, char *err, size_t errlen);
@@ -67,6 +81,16 @@ void train_net_forward(train_net *t, float *params, int n, const float *input, c
 void train_net_backward(train_net *t, const float *params, float *grads, double value_weight,
                         double weight_decay);
 
+/* Makes the training-mode forward and the backward data-parallel over r (copied;
+ * NULL or one rank: off): batch norm uses the statistics of the whole batch across the
+ * ranks (synchronised batch norm: one sum of its partial sums per BN layer in the
+ * forward and one in the backward), and the backward's gradient is this rank's part of
+ * the gradient of the WHOLE batch's mean loss (the policy and value terms scaled by
+ * 1/(samples of all ranks); the L2 term on rank 0 only), so the sum of the ranks'
+ * gradients is the gradient of the whole batch. The losses the forward reports stay
+ * this shard's means. Eval-mode forwards never communicate. */
+void train_net_set_reducer(train_net *t, const train_reducer *r);
+
 /* Outputs of the last forward (borrowed, valid until the next forward):
  * probabilities (n, A) (0 on illegal moves), logits (n, A), values (n, players) tanh. */
 const float *train_net_probs(const train_net *t);
@@ -86,6 +110,7 @@ void train_net_forward_f64(train_net_f64 *t, double *params, int n, const double
                            double value_weight, double weight_decay, train_losses *losses);
 void train_net_backward_f64(train_net_f64 *t, const double *params, double *grads,
                             double value_weight, double weight_decay);
+void train_net_set_reducer_f64(train_net_f64 *t, const train_reducer *r);
 const double *train_net_probs_f64(const train_net_f64 *t);
 const double *train_net_values_f64(const train_net_f64 *t);
 const double *train_net_logits_f64(const train_net_f64 *t);

@@ -39,6 +39,13 @@ struct TN {
     const R *j_input;
     train_mode j_mode;
     R *j_grads;
+    /* data-parallel (train_net_set_reducer): the reducer, whether the running forward /
+     * backward sums over the ranks, the whole batch's samples, and the BN sums the
+     * threads fill and the reducer adds up (2 x maxc doubles) */
+    train_reducer red;
+    int sync;
+    double nglobal;
+    double *red_buf;
 };
 
 static R *F(blk_buf)(const TN *t, int k, int which)
@@ -57,6 +64,7 @@ void F(train_net_free)(TN *t)
                       &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(*bufs[i]);
+    free(t->red_buf);
     train_pool_free(t->pool);
     free(t);
 }
@@ -136,6 +144,8 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->dh1 = F(alloc_f)(N * t->V, &ok);
     t->dpooled = F(alloc_f)(N * Hc, &ok);
     t->scratch = F(alloc_f)(t->conv_scratch_n * (size_t)t->nth, &ok);
+    t->red_buf = calloc(2 * (size_t)t->maxc, sizeof(double));
+    ok &= t->red_buf != NULL;
     if (ok) {
         t->pool = train_pool_new(t->nth);
         ok = t->pool != NULL;
@@ -146,6 +156,26 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
         return NULL;
     }
     return t;
+}
+
+void F(train_net_set_reducer)(TN *t, const train_reducer *r)
+{
+    memset(&t->red, 0, sizeof t->red);
+    if (r && r->ranks > 1)
+        t->red = *r;
+}
+
+/* Inside a trunk job (pooled) or on the caller's thread: every thread has written its
+ * channels' partial sums into red_buf (n doubles in use); thread 0 sums them over the
+ * ranks while the others wait. */
+static void F(sync_sums)(TN *t, int tid, int pooled, size_t n)
+{
+    if (pooled)
+        train_pool_barrier(t->pool);
+    if (tid == 0)
+        t->red.sum_f64(t->red.ctx, t->red_buf, n);
+    if (pooled)
+        train_pool_barrier(t->pool);
 }
 
 const R *F(train_net_probs)(const TN *t) { return t->probs; }
@@ -190,14 +220,30 @@ static void F(mask_taps)(const nn_layout *L, R *flat)
 /* BN layer `slot`, channels [c0, c1) of (C, M) arrays: training or eval mode; out may
  * alias in. Channels are independent, so threads may run disjoint ranges at once. */
 static void F(bn_fwd)(TN *t, R *params, nn_bn_ix b, int slot, R *out, const R *in,
-                   const R *skip, int relu, int c0, int c1, int M, train_mode mode)
+                   const R *skip, int relu, int c0, int c1, int M, train_mode mode, int tid,
+                   int pooled, int C)
 {
-    if (c1 <= c0)
-        return;
     size_t o = (size_t)c0 * M;
     R *gam = F(W)(t, params, b.gamma) + c0, *bet = F(W)(t, params, b.beta) + c0;
     R *rm = F(W)(t, params, b.mean) + c0, *rv = F(W)(t, params, b.var) + c0;
     const R *sk = skip ? skip + o : NULL;
+    if (mode == TRAIN_MODE_TRAIN && t->sync) {
+        /* the whole batch's statistics: this rank's sums around the running mean (the
+         * same shift on every rank), summed over the ranks, then the normalisation;
+         * every thread reaches the sum even with no channels of its own */
+        double *s = t->red_buf, *s2 = t->red_buf + C;
+        if (c1 > c0)
+            F(bn_partial_sums)(s + c0, s2 + c0, in + o, rm, c1 - c0, M);
+        F(sync_sums)(t, tid, pooled, 2 * (size_t)C);
+        if (c1 > c0)
+            F(bn_act_forward_sums)(out + o, t->bn_mean + (size_t)slot * t->maxc + c0,
+                                   t->bn_invstd + (size_t)slot * t->maxc + c0, in + o, rm, s + c0,
+                                   s2 + c0, t->nglobal * t->HW, gam, bet, rm, rv, sk, relu,
+                                   c1 - c0, M, NN_BN_EPS);
+        return;
+    }
+    if (c1 <= c0)
+        return;
     if (mode == TRAIN_MODE_TRAIN)
         F(bn_act_forward_train)(out + o, t->bn_mean + (size_t)slot * t->maxc + c0,
                                 t->bn_invstd + (size_t)slot * t->maxc + c0, in + o, gam, bet, rm,
@@ -209,11 +255,30 @@ static void F(bn_fwd)(TN *t, R *params, nn_bn_ix b, int slot, R *out, const R *i
 /* BN backward of channels [c0, c1); relu_out (the ReLU's output after this BN, or NULL)
  * masks dout; dinp is overwritten. */
 static void F(bn_bwd)(TN *t, const R *params, R *grads, nn_bn_ix b, int slot,
-                   R *dinp, const R *dout, const R *relu_out, const R *in, int c0, int c1, int M)
+                   R *dinp, const R *dout, const R *relu_out, const R *in, int c0, int c1, int M,
+                   int tid, int pooled, int C)
 {
+    size_t o = (size_t)c0 * M;
+    if (t->sync) {
+        /* dgamma, dbeta from this rank's part (the gradients are summed later); the
+         * input gradient from the sums over the whole batch */
+        double *sdy = t->red_buf, *sdyx = t->red_buf + C;
+        const R *mean = t->bn_mean + (size_t)slot * t->maxc + c0;
+        const R *invstd = t->bn_invstd + (size_t)slot * t->maxc + c0;
+        if (c1 > c0)
+            F(bn_backward_partial_sums)(sdy + c0, sdyx + c0, grads + t->L.t[b.gamma].offset + c0,
+                                        grads + t->L.t[b.beta].offset + c0, dout + o,
+                                        relu_out ? relu_out + o : NULL, in + o, mean, invstd,
+                                        c1 - c0, M);
+        F(sync_sums)(t, tid, pooled, 2 * (size_t)C);
+        if (c1 > c0)
+            F(bn_act_backward_sums)(dinp + o, dout + o, relu_out ? relu_out + o : NULL, in + o,
+                                    params + t->L.t[b.gamma].offset + c0, mean, invstd, sdy + c0,
+                                    sdyx + c0, t->nglobal * t->HW, c1 - c0, M, 0);
+        return;
+    }
     if (c1 <= c0)
         return;
-    size_t o = (size_t)c0 * M;
     F(bn_act_backward)(dinp + o, grads + t->L.t[b.gamma].offset + c0,
                        grads + t->L.t[b.beta].offset + c0, dout + o, relu_out ? relu_out + o : NULL,
                        in + o, params + t->L.t[b.gamma].offset + c0,
@@ -249,7 +314,7 @@ static void F(trunk_forward_job)(void *arg, int tid, int nth)
     conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
     F(conv3x3_forward_part)(t->stem_c, t->x0, F(W)(t, params, L->stem_conv), ds, scr, tid, nth);
     train_pool_barrier(t->pool);
-    F(bn_fwd)(t, params, L->stem_bn, 0, t->stem_a, t->stem_c, NULL, 1, c0, c1, M, mode);
+    F(bn_fwd)(t, params, L->stem_bn, 0, t->stem_a, t->stem_c, NULL, 1, c0, c1, M, mode, tid, 1, C);
     train_pool_barrier(t->pool);
     const R *x = t->stem_a;
     for (int k = 0; k < t->blocks; k++) {
@@ -258,11 +323,12 @@ static void F(trunk_forward_job)(void *arg, int tid, int nth)
         R *out = F(blk_buf)(t, k, 3);
         F(conv3x3_forward_part)(c1b, x, F(W)(t, params, B->conv1), db, scr, tid, nth);
         train_pool_barrier(t->pool);
-        F(bn_fwd)(t, params, B->bn1, 1 + 2 * k, a1, c1b, NULL, 1, c0, c1, M, mode);
+        F(bn_fwd)(t, params, B->bn1, 1 + 2 * k, a1, c1b, NULL, 1, c0, c1, M, mode, tid, 1, C);
         train_pool_barrier(t->pool);
         F(conv3x3_forward_part)(c2, a1, F(W)(t, params, B->conv2), db, scr, tid, nth);
         train_pool_barrier(t->pool);
-        F(bn_fwd)(t, params, B->bn2, 2 + 2 * k, out, c2, t->residual ? x : NULL, 1, c0, c1, M, mode);
+        F(bn_fwd)(t, params, B->bn2, 2 + 2 * k, out, c2, t->residual ? x : NULL, 1, c0, c1, M, mode,
+                 tid, 1, C);
         train_pool_barrier(t->pool);
         x = out;
     }
@@ -323,13 +389,17 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     t->j_params = params;
     t->j_input = input;
     t->j_mode = mode;
+    t->sync = t->red.ranks > 1 && mode == TRAIN_MODE_TRAIN;
+    t->nglobal = n;
+    if (t->sync)
+        t->red.sum_f64(t->red.ctx, &t->nglobal, 1);
     train_pool_run(t->pool, F(trunk_forward_job), t);
     const R *x = F(trunk_out)(t);
     int slot_p = 1 + 2 * t->blocks, slot_v = slot_p + 1;
     /* policy head */
     conv_dims dh = {n, C, Hc, t->rows, t->cols, 0};
     F(conv1x1_forward)(t->p_c, x, F(W)(t, params, L->pol_conv), NULL, dh);
-    F(bn_fwd)(t, params, L->pol_bn, slot_p, t->p_a, t->p_c, NULL, 1, 0, Hc, M, mode);
+    F(bn_fwd)(t, params, L->pol_bn, slot_p, t->p_a, t->p_c, NULL, 1, 0, Hc, M, mode, 0, 0, Hc);
     if (!t->dense_policy) {
         conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
         F(conv1x1_forward)(t->logits, t->p_a, F(W)(t, params, L->pol_out_w), F(W)(t, params, L->pol_out_b), d1);
@@ -340,7 +410,7 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     }
     /* value head */
     F(conv1x1_forward)(t->v_c, x, F(W)(t, params, L->val_conv), NULL, dh);
-    F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, NULL, 1, 0, Hc, M, mode);
+    F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, NULL, 1, 0, Hc, M, mode, 0, 0, Hc);
     F(avgpool_forward)(t->pooled, t->v_a, n, Hc, HW);
     F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, Hc, t->V);
     F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
@@ -403,12 +473,12 @@ static void F(trunk_backward_job)(void *arg, int tid, int nth)
         R *out = F(blk_buf)(t, k, 3);
         /* in place: the skip needs it too */
         F(relu_backward)(t->g + co, t->g + co, out + co, cn);
-        F(bn_bwd)(t, P, grads, B->bn2, 2 + 2 * k, t->t1, t->g, NULL, c2, c0, c1, M);
+        F(bn_bwd)(t, P, grads, B->bn2, 2 + 2 * k, t->t1, t->g, NULL, c2, c0, c1, M, tid, 1, C);
         train_pool_barrier(t->pool);
         F(conv3x3_backward_part)(t->t2, G(B->conv2), t->t1, a1, F(W)(t, P, B->conv2), db, scr, 0,
                                  tid, nth);
         train_pool_barrier(t->pool);
-        F(bn_bwd)(t, P, grads, B->bn1, 1 + 2 * k, t->t1, t->t2, a1, c1b, c0, c1, M);
+        F(bn_bwd)(t, P, grads, B->bn1, 1 + 2 * k, t->t1, t->t2, a1, c1b, c0, c1, M, tid, 1, C);
         train_pool_barrier(t->pool);
         /* the block input's gradient: the skip's (already in g) + conv1's; no skip: conv1's */
         F(conv3x3_backward_part)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, scr,
@@ -416,7 +486,7 @@ static void F(trunk_backward_job)(void *arg, int tid, int nth)
         train_pool_barrier(t->pool);
     }
     /* stem */
-    F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_a, t->stem_c, c0, c1, M);
+    F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_a, t->stem_c, c0, c1, M, tid, 1, C);
     train_pool_barrier(t->pool);
     conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
     F(conv3x3_backward_part)(NULL, G(L->stem_conv), t->t1, t->x0, F(W)(t, P, L->stem_conv), ds, scr,
@@ -441,7 +511,8 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
 
     /* policy head */
     F(zero)(t->dlogits, (size_t)n * t->A);
-    F(policy_ce_backward)(t->dlogits, t->probs, t->pi, t->legal, n, t->A, (R)1 / (R)n);
+    /* the mean over the whole batch (every rank's samples when data-parallel) */
+    F(policy_ce_backward)(t->dlogits, t->probs, t->pi, t->legal, n, t->A, (R)(1.0 / t->nglobal));
     F(zero)(t->gh1, hm);
     if (!t->dense_policy) {
         conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
@@ -453,13 +524,14 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
                        F(W)(t, P, L->pol_out_w), n, Hc * HW, t->A);
         F(cnhw_to_nchw_backward)(t->gh1, t->dpflat, n, Hc, HW);
     }
-    F(bn_bwd)(t, P, grads, L->pol_bn, slot_p, t->gh2, t->gh1, t->p_a, t->p_c, 0, Hc, M);
+    F(bn_bwd)(t, P, grads, L->pol_bn, slot_p, t->gh2, t->gh1, t->p_a, t->p_c, 0, Hc, M, 0, 0, Hc);
     F(conv1x1_backward)(t->g, G(L->pol_conv), NULL, t->gh2, x, F(W)(t, P, L->pol_conv), dh);
 
     /* value head */
     size_t np = (size_t)n * t->P;
     F(zero)(t->dv, np);
-    F(value_mse_backward)(t->dv, t->v, t->z, n, t->P, (R)(value_weight * F(value_loss_scale)(t)));
+    F(value_mse_backward)(t->dv, t->v, t->z, n, t->P,
+                          (R)(value_weight * F(value_loss_scale)(t) * n / t->nglobal));
     F(value_finish_backward)(t, n);
     R *dpre = t->dlogits; /* free again: reuse for d(pre-tanh) (n, P) <= (n, A) */
     F(zero)(dpre, np);
@@ -476,7 +548,7 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
                    F(W)(t, P, L->val_fc1_w), n, Hc, t->V);
     F(zero)(t->gh1, hm);
     F(avgpool_backward)(t->gh1, t->dpooled, n, Hc, HW);
-    F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_a, t->v_c, 0, Hc, M);
+    F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_a, t->v_c, 0, Hc, M, 0, 0, Hc);
     F(conv1x1_backward)(t->g, G(L->val_conv), NULL, t->gh2, x, F(W)(t, P, L->val_conv), dh);
 
     /* trunk, last block first; t->g holds d(block output) */
@@ -484,8 +556,8 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
     t->j_grads = grads;
     train_pool_run(t->pool, F(trunk_backward_job), t);
 
-    /* L2 */
-    if (weight_decay > 0)
+    /* L2: once over the ranks (their weights are the same) */
+    if (weight_decay > 0 && (!t->sync || t->red.rank == 0))
         for (int i = 0; i < L->ntensors; i++) {
             if (!nn_tensor_decays(L->t[i].kind))
                 continue;

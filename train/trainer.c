@@ -18,6 +18,9 @@ struct trainer {
     float *grads;
     float *x, *pi, *z;
     uint8_t *legal;
+    /* data-parallel (trainer_set_reducer): ranks > 1, and this rank's shard [lo, hi) */
+    train_reducer red;
+    int lo, hi;
 };
 
 void trainer_free(trainer *t)
@@ -52,6 +55,8 @@ trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uin
         return NULL;
     }
     size_t hw = (size_t)s->rows * s->cols;
+    t->lo = 0;
+    t->hi = t->B;
     t->grads = calloc(L->count, sizeof(float));
     t->x = malloc(sizeof(float) * (size_t)t->B * s->planes * hw);
     t->pi = malloc(sizeof(float) * (size_t)t->B * s->actions);
@@ -63,6 +68,27 @@ trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uin
         return NULL;
     }
     return t;
+}
+
+int trainer_set_reducer(trainer *t, const train_reducer *r, char *err, size_t errlen)
+{
+    memset(&t->red, 0, sizeof t->red);
+    t->lo = 0;
+    t->hi = t->B;
+    if (!r || r->ranks <= 1) {
+        train_net_set_reducer(t->net, NULL);
+        return 0;
+    }
+    if (t->B < r->ranks || r->rank < 0 || r->rank >= r->ranks) {
+        snprintf(err, errlen, "train.batch_size %d is smaller than the %d ranks sharing it: "
+                 "every rank needs at least one sample of each batch", t->B, r->ranks);
+        return -1;
+    }
+    t->red = *r;
+    t->lo = (int)((long long)t->B * r->rank / r->ranks);
+    t->hi = (int)((long long)t->B * (r->rank + 1) / r->ranks);
+    train_net_set_reducer(t->net, r);
+    return 0;
 }
 
 nn_params *trainer_params(trainer *t) { return t->p; }
@@ -77,12 +103,26 @@ int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const
     train_net_forward(t->net, t->p->data, n, x, pi, legal, z, TRAIN_MODE_TRAIN, vw,
                       t->tc.weight_decay, &l);
     int64_t step = t->opt.step;
+    if (t->red.ranks > 1) {
+        /* data-parallel: the gradient and the losses of the whole batch, summed over the
+         * ranks before any check, so every rank decides the same */
+        train_net_backward(t->net, t->p->data, t->grads, vw, optim_grad_weight_decay(&t->opt));
+        t->red.sum_f32(t->red.ctx, t->grads, t->p->layout.count);
+        double sums[5] = {l.policy * n, l.value * n, l.entropy * n, l.value_acc * n, n};
+        t->red.sum_f64(t->red.ctx, sums, 5);
+        l.policy = sums[0] / sums[4];
+        l.value = sums[1] / sums[4];
+        l.entropy = sums[2] / sums[4];
+        l.value_acc = sums[3] / sums[4];
+        l.total = l.policy + vw * l.value + l.l2;
+    }
     if (!isfinite(l.total)) {
         snprintf(err, errlen, "step %lld: the loss is %g (policy %g, value %g): stopping",
                  (long long)step + 1, l.total, l.policy, l.value);
         return -1;
     }
-    train_net_backward(t->net, t->p->data, t->grads, vw, optim_grad_weight_decay(&t->opt));
+    if (t->red.ranks <= 1)
+        train_net_backward(t->net, t->p->data, t->grads, vw, optim_grad_weight_decay(&t->opt));
     double s = 0;
     for (size_t i = 0; i < t->p->layout.count; i++)
         s += t->grads[i];
@@ -101,8 +141,9 @@ int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const
 int trainer_step(trainer *t, const dataset *d, train_losses *losses, double *lr, char *err,
                  size_t errlen)
 {
-    dataset_sample(d, &t->r, t->B, 1, t->x, t->pi, t->legal, t->z);
-    return trainer_step_batch(t, t->B, t->x, t->pi, t->legal, t->z, losses, lr, err, errlen);
+    dataset_sample_part(d, &t->r, t->B, t->lo, t->hi, 1, t->x, t->pi, t->legal, t->z);
+    return trainer_step_batch(t, t->hi - t->lo, t->x, t->pi, t->legal, t->z, losses, lr, err,
+                              errlen);
 }
 
 int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, train_losses *losses)

@@ -62,6 +62,17 @@ int trainer_resume(trainer *t, const char *path, char *err, size_t errlen);
  * message (an unreadable file). */
 int trainer_continue(trainer *t, const char *path, int64_t global_step, char *err, size_t errlen);
 
+/* Data-parallel training over r's ranks (net_train.h; r copied; NULL or one rank:
+ * off). Every rank makes the same trainer (same weights, config and seed) and calls
+ * trainer_step with the same dataset: each draws the same batch and computes samples
+ * [B*rank/ranks, B*(rank+1)/ranks) of it, and the gradients, the batch-norm statistics
+ * and the losses are summed over the ranks, so every rank takes the same step and the
+ * weights stay the same on all of them (up to the order of floating-point sums, the
+ * weights equal a one-process run's). trainer_step_batch's n is then this rank's
+ * shard. trainer_validate stays local (any rank may call it alone). Returns 0, or -1
+ * with a message when the batch has fewer samples than there are ranks. */
+int trainer_set_reducer(trainer *t, const train_reducer *r, char *err, size_t errlen);
+
 nn_params *trainer_params(trainer *t);   /* borrowed */
 const optim *trainer_optim(const trainer *t);
 int64_t trainer_step_count(const trainer *t); /* steps of this optimizer run */

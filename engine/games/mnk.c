@@ -1,17 +1,23 @@
 /* mnk.c — every "k in a row on an m x n board" game: tic-tac-toe (3,3,3), Gomoku
  * (15,15,5) and any board from 3 to 25 a side (DESIGN.md §2.1).
  *
- * Player 0 is black (moves first, 'X'), player 1 white ('O'). Freestyle by default
- * (k or more in a row wins); with `exact` only exactly k wins and an overline does not
- * (standard Gomoku). A full board without a win is a draw. The win check looks only at
- * the four lines through the last stone.
+ * Player 0 is black (moves first, 'X'), player 1 white ('O'). The rule (game.rule,
+ * renju.h): freestyle by default (k or more in a row wins); exact (only exactly k wins,
+ * standard Gomoku); renju (k = 5: black's forbidden points are illegal, so legal()
+ * leaves them out and play() refuses them, as Gomocup does; black wins only with
+ * exactly five, white with five or more); caro (k = 5: exactly five, not blocked by
+ * the opponent at both ends). A full board without a win is a draw; so is a renju
+ * position where black is to move and every empty point is forbidden for him (the game
+ * cannot go on: no rule book settles it, and it never happens in real games). The win
+ * check looks only at the four lines through the last stone.
  *
  * Notation: "h8" as Gomoku players write it (column letter a.. from the left, 'i'
  * included; row number counted from the bottom), and Gomocup's "x,y" (0-based column,
  * row from the top). Actions are r * cols + c with r = 0 the top row.
  *
  * Planes (player-to-move view): own stones, opponent stones, last move, ones (on-board),
- * side to move (all ones when black is to move).
+ * side to move (all ones when black is to move); under renju a sixth plane: black's
+ * forbidden points (whoever is to move: white plays towards them too).
  */
 #include <assert.h>
 #include <ctype.h>
@@ -21,22 +27,25 @@
 #include "../config.h"
 #include "../game.h"
 #include "../symmetry.h"
+#include "renju.h"
 #include "threat.h"
 
-enum { MNK_PLANES = 5 };
+enum { MNK_PLANES = 5, MNK_RENJU_PLANES = 6 };
 
 typedef struct mnk_state {
     uint64_t stones_hash; /* Zobrist of the stones only */
     int16_t ply;
     int16_t last;         /* last action, -1 at the start */
     int8_t winner;        /* -1 none yet, 0 or 1 the winner */
-    uint8_t pad[3];
+    uint8_t stalled;      /* renju: black to move and every empty point forbidden (draw) */
+    uint8_t pad[2];
     uint8_t board[];      /* rows*cols: 0 empty, 1 black, 2 white */
 } mnk_state;
 
 typedef struct mnk_data {
     int k;
-    bool exact;
+    cfg_rule rule;
+    int rows, cols;                    /* for the threat solver's forbidden-point hook */
     uint64_t side_key;                 /* white to move */
     uint64_t stone_key[2][GAME_MAX_CELLS];
     uint64_t last_key[GAME_MAX_CELLS];
@@ -57,13 +66,26 @@ static int mnk_create(game *g, const cfg_game *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "key game.k: expected 3..%d", longest);
         return -1;
     }
+    cfg_rule rule = cfg_game_rule(cfg);
+    if (strcmp(cfg->rule, cfg_rule_name(rule))) {
+        snprintf(err, errlen, "key game.rule: expected freestyle, exact, renju or caro, got \"%s\"",
+                 cfg->rule);
+        return -1;
+    }
+    if ((rule == CFG_RULE_RENJU || rule == CFG_RULE_CARO) && cfg->k != 5) {
+        snprintf(err, errlen, "key game.rule: %s is a rule of five in a row (game.k = 5), but "
+                 "game.k is %d", cfg->rule, cfg->k);
+        return -1;
+    }
     mnk_data *d = calloc(1, sizeof *d);
     if (!d) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     d->k = cfg->k;
-    d->exact = cfg->exact;
+    d->rule = rule;
+    d->rows = cfg->rows;
+    d->cols = cfg->cols;
     rng r;
     rng_seed(&r, 0x6d6e6b5a4f425249ULL ^ (uint64_t)(cfg->rows * 131 + cfg->cols));
     d->side_key = rng_next(&r);
@@ -78,7 +100,9 @@ static int mnk_create(game *g, const cfg_game *cfg, char *err, size_t errlen)
     g->cols = cfg->cols;
     g->lattice = GAME_LATTICE_SQUARE;
     g->actions = cfg->rows * cfg->cols;
-    g->planes = MNK_PLANES;
+    g->planes = rule == CFG_RULE_RENJU ? MNK_RENJU_PLANES : MNK_PLANES;
+    snprintf(g->rule, sizeof g->rule, "%s", cfg_rule_name(rule));
+    g->costly_legal = rule == CFG_RULE_RENJU;
     g->state_size = (sizeof(mnk_state) + (size_t)g->actions + 7) & ~(size_t)7;
     g->max_game_length = g->actions;
     sym_set_square_group(g);
@@ -109,7 +133,14 @@ static int mnk_current_player(const game *g, const game_state *s)
 static bool mnk_terminal(const game *g, const game_state *gs)
 {
     const mnk_state *s = CST(gs);
-    return s->winner >= 0 || s->ply >= g->actions;
+    return s->winner >= 0 || s->ply >= g->actions || s->stalled;
+}
+
+/* Renju: black (to move) may not play a forbidden point. */
+static inline bool black_forbidden(const game *g, const mnk_state *s, int a)
+{
+    return DATA(g)->rule == CFG_RULE_RENJU && !(s->ply & 1) &&
+           renju_forbidden(s->board, g->rows, g->cols, a, 1);
 }
 
 static int mnk_legal(const game *g, const game_state *gs, uint8_t *mask)
@@ -120,6 +151,14 @@ static int mnk_legal(const game *g, const game_state *gs, uint8_t *mask)
         return 0;
     }
     int n = 0;
+    if (DATA(g)->rule == CFG_RULE_RENJU && !(s->ply & 1)) {
+        renju_forbidden_mask(s->board, g->rows, g->cols, 1, mask); /* 1 = forbidden */
+        for (int i = 0; i < g->actions; i++) {
+            mask[i] = s->board[i] == 0 && !mask[i];
+            n += mask[i];
+        }
+        return n;
+    }
     for (int i = 0; i < g->actions; i++) {
         mask[i] = s->board[i] == 0;
         n += mask[i];
@@ -127,35 +166,11 @@ static int mnk_legal(const game *g, const game_state *gs, uint8_t *mask)
     return n;
 }
 
-/* Length of the line of `color` through (r, c) along (dr, dc), counting (r, c) as that
- * colour whatever it holds. */
-static int line_length(const game *g, const uint8_t *board, int r, int c, int dr, int dc, int color)
-{
-    int n = 1;
-    for (int rr = r + dr, cc = c + dc; rr >= 0 && rr < g->rows && cc >= 0 && cc < g->cols &&
-                                       board[rr * g->cols + cc] == color;
-         rr += dr, cc += dc)
-        n++;
-    for (int rr = r - dr, cc = c - dc; rr >= 0 && rr < g->rows && cc >= 0 && cc < g->cols &&
-                                       board[rr * g->cols + cc] == color;
-         rr -= dr, cc -= dc)
-        n++;
-    return n;
-}
-
-static const int dirs[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
-
-/* Would a stone of `color` at action a make a winning line? */
+/* Would a stone of `color` at action a make a winning line under the game's rule? */
 static bool makes_win(const game *g, const uint8_t *board, int a, int color)
 {
     const mnk_data *d = DATA(g);
-    int r = a / g->cols, c = a % g->cols;
-    for (int i = 0; i < 4; i++) {
-        int n = line_length(g, board, r, c, dirs[i][0], dirs[i][1], color);
-        if (d->exact ? n == d->k : n >= d->k)
-            return true;
-    }
-    return false;
+    return renju_wins(board, g->rows, g->cols, d->k, d->rule, a, color, 1);
 }
 
 static int mnk_play(const game *g, game_state *gs, int a)
@@ -164,12 +179,23 @@ static int mnk_play(const game *g, game_state *gs, int a)
     if (a < 0 || a >= g->actions || mnk_terminal(g, gs) || s->board[a])
         return -1;
     int p = s->ply & 1;
+    bool win = makes_win(g, s->board, a, p + 1);
+    if (!win && black_forbidden(g, s, a)) /* a five is never forbidden */
+        return -1;
     s->board[a] = (uint8_t)(p + 1);
     s->stones_hash ^= DATA(g)->stone_key[p][a];
     s->last = (int16_t)a;
     s->ply++;
-    if (makes_win(g, s->board, a, p + 1))
+    if (win) {
         s->winner = (int8_t)p;
+    } else if (p == 1 && DATA(g)->rule == CFG_RULE_RENJU && s->ply < g->actions) {
+        /* black to move: he needs one allowed point (almost always the first empty one
+         * looked at, so this costs about one check) */
+        bool any = false;
+        for (int i = 0; i < g->actions && !any; i++)
+            any = !s->board[i] && !renju_forbidden(s->board, g->rows, g->cols, i, 1);
+        s->stalled = !any;
+    }
     return 0;
 }
 
@@ -185,13 +211,20 @@ static void mnk_result(const game *g, const game_state *gs, float *z)
     }
 }
 
+static void mnk_cells(const game *g, const game_state *gs, int8_t *cells)
+{
+    const mnk_state *s = CST(gs);
+    for (int i = 0; i < g->actions; i++)
+        cells[i] = (int8_t)(s->board[i] ? s->board[i] - 1 : GAME_CELL_EMPTY);
+}
+
 static void mnk_encode(const game *g, const game_state *gs, float *planes)
 {
     const mnk_state *s = CST(gs);
     int hw = g->actions;
     uint8_t own = (uint8_t)((s->ply & 1) + 1), opp = (uint8_t)(3 - own);
     float black = (s->ply & 1) ? 0.0f : 1.0f;
-    memset(planes, 0, sizeof(float) * (size_t)(MNK_PLANES * hw));
+    memset(planes, 0, sizeof(float) * (size_t)g->planes * (size_t)hw);
     for (int i = 0; i < hw; i++) {
         planes[i] = s->board[i] == own;
         planes[hw + i] = s->board[i] == opp;
@@ -200,6 +233,12 @@ static void mnk_encode(const game *g, const game_state *gs, float *planes)
     }
     if (s->last >= 0)
         planes[2 * hw + s->last] = 1.0f;
+    if (DATA(g)->rule == CFG_RULE_RENJU && !mnk_terminal(g, gs)) {
+        uint8_t forbidden[GAME_MAX_CELLS];
+        renju_forbidden_mask(s->board, g->rows, g->cols, 1, forbidden);
+        for (int i = 0; i < hw; i++)
+            planes[5 * hw + i] = forbidden[i];
+    }
 }
 
 static uint64_t mnk_hash(const game *g, const game_state *gs)
@@ -263,6 +302,8 @@ static int mnk_parse_move(const game *g, const char *str, int *action, char *err
 static void mnk_render(const game *g, const game_state *gs, FILE *f)
 {
     const mnk_state *s = CST(gs);
+    /* renju, black to move: his forbidden points are drawn '#' */
+    bool renju_black = DATA(g)->rule == CFG_RULE_RENJU && !(s->ply & 1) && !mnk_terminal(g, gs);
     fprintf(f, "   ");
     for (int c = 0; c < g->cols; c++)
         fprintf(f, " %c", 'a' + c);
@@ -272,6 +313,8 @@ static void mnk_render(const game *g, const game_state *gs, FILE *f)
         for (int c = 0; c < g->cols; c++) {
             int a = r * g->cols + c;
             char ch = s->board[a] == 1 ? 'X' : s->board[a] == 2 ? 'O' : '.';
+            if (ch == '.' && renju_black && renju_forbidden(s->board, g->rows, g->cols, a, 1))
+                ch = '#';
             fprintf(f, "%c%c", a == s->last ? '(' : (a - 1 == s->last && c > 0) ? ')' : ' ', ch);
         }
         fprintf(f, "%c%d\n", (r * g->cols + g->cols - 1 == s->last) ? ')' : ' ', g->rows - r);
@@ -282,10 +325,11 @@ static void mnk_render(const game *g, const game_state *gs, FILE *f)
     fprintf(f, "\n");
     if (s->winner >= 0)
         fprintf(f, "%s wins\n", s->winner == 0 ? "X (black)" : "O (white)");
-    else if (s->ply >= g->actions)
-        fprintf(f, "draw\n");
+    else if (s->ply >= g->actions || s->stalled)
+        fprintf(f, "draw%s\n", s->stalled ? " (black has only forbidden points)" : "");
     else
-        fprintf(f, "%s to move\n", (s->ply & 1) ? "O (white)" : "X (black)");
+        fprintf(f, "%s to move%s\n", (s->ply & 1) ? "O (white)" : "X (black)",
+                renju_black ? " (# = forbidden for black)" : "");
 }
 
 static int mnk_winning_move(const game *g, const game_state *gs)
@@ -303,16 +347,50 @@ static int mnk_winning_move(const game *g, const game_state *gs)
     return -1;
 }
 
+static const char *mnk_why_illegal(const game *g, const game_state *gs, int a, char *buf,
+                                   size_t len)
+{
+    const mnk_state *s = CST(gs);
+    if (a < 0 || a >= g->actions)
+        snprintf(buf, len, "action %d is off the board", a);
+    else if (mnk_terminal(g, gs))
+        snprintf(buf, len, "the game is over");
+    else if (s->board[a])
+        snprintf(buf, len, "the point is occupied");
+    else if (DATA(g)->rule == CFG_RULE_RENJU && !(s->ply & 1)) {
+        renju_verdict v = renju_check(s->board, g->rows, g->cols, a, 1);
+        if (!renju_verdict_forbidden(v))
+            return NULL;
+        snprintf(buf, len, "forbidden for black under renju: %s", renju_verdict_name(v));
+    } else
+        return NULL;
+    return buf;
+}
+
 static int mnk_ply(const game *g, const game_state *s)
 {
     (void)g;
     return CST(s)->ply;
 }
 
+/* The threat solver's forbidden-point hook under renju (ctx: the game's mnk_data). */
+static bool mnk_threat_forbidden(void *ctx, const uint8_t *board, int cell, int color)
+{
+    const mnk_data *d = ctx;
+    return color == 1 && renju_forbidden(board, d->rows, d->cols, cell, 1);
+}
+
 static void *mnk_threat_new(const game *g, int tt_log2, char *err, size_t errlen)
 {
     const mnk_data *d = DATA(g);
-    return threat_new(g->rows, g->cols, d->k, d->exact, tt_log2, err, errlen);
+    threat_solver *t = threat_new(g->rows, g->cols, d->k,
+                                  d->rule == CFG_RULE_EXACT || d->rule == CFG_RULE_CARO, tt_log2,
+                                  err, errlen);
+    if (t && d->rule == CFG_RULE_RENJU)
+        threat_set_forbidden(t, mnk_threat_forbidden, g->data);
+    if (t && d->rule == CFG_RULE_CARO)
+        threat_set_caro(t, true);
+    return t;
 }
 
 static void mnk_threat_free(void *ws)
@@ -362,6 +440,8 @@ const game_ops mnk_ops = {
     .format_move = mnk_format_move,
     .winning_move = mnk_winning_move,
     .ply = mnk_ply,
+    .cells = mnk_cells,
+    .why_illegal = mnk_why_illegal,
     .threat_new = mnk_threat_new,
     .threat_free = mnk_threat_free,
     .threat_win = mnk_threat_win,

@@ -371,6 +371,17 @@ static int sl_parse_move(const game *g, const char *str, int *action, char *err,
     return 0;
 }
 
+static void sl_cells(const game *g, const game_state *gs, int8_t *cells)
+{
+    const sl_state *s = CST(gs);
+    for (int a = 0; a < g->actions; a++) {
+        int v = s->cell[a];
+        cells[a] = (int8_t)(v == SL_NEUTRAL ? GAME_CELL_NEUTRAL
+                            : v >= SL_STONE0 && v < SL_FRONTIER ? v - SL_STONE0
+                                                                 : GAME_CELL_EMPTY);
+    }
+}
+
 static char cell_char(int v)
 {
     if (v == SL_NEUTRAL)
@@ -518,4 +529,5 @@ const game_ops sanling_ops = {
     .format_move = sl_format_move,
     .winning_move = NULL,
     .ply = sl_ply,
+    .cells = sl_cells,
 };

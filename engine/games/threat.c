@@ -55,6 +55,7 @@ struct threat_solver {
     /* immutable after threat_new */
     int rows, cols, n, k;
     bool exact;
+    bool caro;        /* threat_set_caro */
     int nw, nwords;
     int16_t *wcell;   /* [nw][k] cells of each window */
     int16_t *wend;    /* [nw][2] the cell before / after the window, -1 off the board */
@@ -235,6 +236,12 @@ void threat_set_forbidden(threat_solver *t, threat_forbidden_fn fn, void *ctx)
     memset(t->tt, 0, (size_t)(t->tt_mask + 1) * sizeof *t->tt);
 }
 
+void threat_set_caro(threat_solver *t, bool caro)
+{
+    t->caro = caro;
+    memset(t->tt, 0, (size_t)(t->tt_mask + 1) * sizeof *t->tt);
+}
+
 void threat_set_naive(threat_solver *t, bool naive)
 {
     t->naive = naive;
@@ -305,13 +312,16 @@ static inline bool is_forbidden(const threat_solver *t, int cell, int color)
     return t->forbidden && t->forbidden(t->fctx, t->board, cell, color);
 }
 
-/* Under exact: would filling window w with color make an overline? */
+/* Would filling window w with color make no win: under exact an overline, under caro
+ * also a line whose two neighbours hold the opponent's stones? */
 static inline bool overline_end(const threat_solver *t, int w, int color)
 {
     if (!t->exact)
         return false;
     int b = t->wend[2 * w], a = t->wend[2 * w + 1];
-    return (b >= 0 && t->board[b] == color) || (a >= 0 && t->board[a] == color);
+    if ((b >= 0 && t->board[b] == color) || (a >= 0 && t->board[a] == color))
+        return true;
+    return t->caro && b >= 0 && a >= 0 && t->board[b] == 3 - color && t->board[a] == 3 - color;
 }
 
 #define FOR_EACH_WINDOW(t, color, cls, w)                                                     \

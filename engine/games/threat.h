@@ -15,9 +15,11 @@
  * bitsets of "one short of k", "two short" and "three short" windows per colour, so
  * move generation looks only at the windows that matter. Freestyle (k or more wins)
  * and exact (only exactly k: a completion point that would make an overline is no
- * completion point) are both handled. A rule layer (renju, later) can mark points
- * forbidden for a colour through threat_set_forbidden: a forbidden point is then no
- * attack, no defence and no completion point for that colour.
+ * completion point) are both handled, and caro (exact, and a five blocked at both ends
+ * by the opponent is no win: threat_set_caro). Renju marks black's forbidden points
+ * through threat_set_forbidden (mnk.c's hook, renju.h's check, with exact off so that
+ * white's overlines win): a forbidden point is then no attack, no defence and no
+ * completion point for that colour, and black's overline points are forbidden.
  *
  * Colours are the board values: 1 (black, player 0 of mnk) and 2 (white). The board
  * is rows*cols cells, r * cols + c, 0 = empty.
@@ -52,7 +54,7 @@ typedef enum {
 /* "error", "none", "win", "unknown". */
 const char *threat_status_to_string(threat_status s);
 
-/* Is `cell` forbidden for `color` on `board`? (renju, later). ctx is the caller's. */
+/* Is `cell` forbidden for `color` on `board`? (renju). ctx is the caller's. */
 typedef bool (*threat_forbidden_fn)(void *ctx, const uint8_t *board, int cell, int color);
 
 /* A solver for a rows x cols board (each 1..64) and lines of k (4..15; tic-tac-toe's
@@ -92,6 +94,11 @@ threat_status threat_solve(threat_solver *t, const uint8_t *board, int attacker,
  * -1 on bad input (message in err). *found is set to whether the opponent has a VCF. */
 int threat_defences(threat_solver *t, const uint8_t *board, int defender, long budget,
                     uint8_t *mask, bool *found, char *err, size_t errlen);
+
+/* Caro (Gomocup's rule 8, with exact and k = 5): a line of k whose two neighbour cells
+ * both hold the opponent's stones is no win, so its empty cell is no completion point.
+ * Clears the table. */
+void threat_set_caro(threat_solver *t, bool caro);
 
 /* For tests and ablations only: with naive on, VCT ignores the defender's counter-fours
  * (the replies are only the points that spoil the threat), which is UNSOUND: such a

@@ -18,6 +18,13 @@
  * It reads the board through game_encode (own stones plane 0, opponent's plane 1), so
  * it needs no access to the m,n,k state layout; it refuses any game but mnk.
  *
+ * Rules (game.rule, engine/games/renju.h): wins are judged by the rule (renju_wins), so
+ * under exact and caro an overline is no win, under caro neither is a five blocked at
+ * both ends, and under renju black wins only with exactly five (his overline scores
+ * nothing) while white's overline wins. Under renju black never plays a forbidden point:
+ * they are no candidates (nor forced blocks) for black at any node, and the threat
+ * solver gets the same forbidden-point hook as the game's.
+ *
  * The same engine with the threat solver (engine/games/threat.h) is the kind "threat"
  * ("threat:1s", "threat:D"; "threat" is 1 s a move). At the root: a proven VCF, then a
  * proven VCT, is played at once; when the opponent threatens a VCF, only the moves
@@ -35,6 +42,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../games/renju.h"
 #include "../games/threat.h"
 #include "../player.h"
 
@@ -50,17 +58,19 @@ enum { TH_ROOT_NODES = 400000, TH_LEAF_NODES = 40, TH_VCT_DEPTH = 6, TH_KILLER_B
 typedef struct ab_ctx {
     /* immutable after create */
     int rows, cols, n, k;
-    bool exact;
+    cfg_rule rule;
     int depth;        /* fixed depth, or the deepest iteration with a time limit */
     double seconds;   /* 0 = fixed depth */
     /* mutated by a search */
     float *planes;    /* (planes, rows, cols) scratch for game_encode */
     uint8_t board[GAME_MAX_CELLS]; /* 0 empty, 1 the root's mover, 2 the opponent */
+    int black;        /* the board value of black's stones (1 or 2) at this root */
     uint8_t near[GAME_MAX_CELLS];  /* stones within AB_RADIUS */
     int stones;
     long nodes;
     bool aborted;
     double deadline;  /* monotonic seconds */
+    player_ctl *ctl;  /* the caller's controls (borrowed, may be NULL) */
     /* the threat kind (threat == false: plain alphabeta, none of these is used) */
     bool threat;
     threat_solver *ts;              /* owned */
@@ -112,12 +122,26 @@ static inline int at(const ab_ctx *c, int r, int col)
     return c->board[r * c->cols + col];
 }
 
-/* The value of a run of `len` stones with `open` empty ends (0..2) and `space` points
- * (run + empties or own stones either side) in which it could still grow. */
-static int pattern_value(const ab_ctx *c, int len, int open, int space)
+/* Under renju: is cell forbidden for color (only black has forbidden points)? */
+static inline bool ab_forbidden(const ab_ctx *c, int cell, int color)
 {
-    if (len >= c->k)
-        return (len == c->k || !c->exact) ? AB_WIN / 10 : 0;
+    return c->rule == CFG_RULE_RENJU && color == c->black &&
+           renju_forbidden(c->board, c->rows, c->cols, cell, c->black);
+}
+
+/* The value of a run of `len` stones of color with `open` empty ends (0..2) and `space`
+ * points (run + empties or own stones either side) in which it could still grow. */
+static int pattern_value(const ab_ctx *c, int color, int len, int open, int space)
+{
+    if (len >= c->k) {
+        bool overline_wins = c->rule == CFG_RULE_FREESTYLE ||
+                             (c->rule == CFG_RULE_RENJU && color != c->black);
+        if (len > c->k && !overline_wins)
+            return 0;
+        /* caro: a five shut at both ends (the edge counts here: a heuristic only; the
+         * win itself is judged by renju_wins) */
+        return c->rule == CFG_RULE_CARO && open == 0 ? 0 : AB_WIN / 10;
+    }
     if (space < c->k)
         return 0; /* dead: can never make k here */
     static const int table[5][3] = {
@@ -163,17 +187,10 @@ static void line_scan(const ab_ctx *c, int r, int col, int i, int color, int *le
     *space = room + n - 1;
 }
 
-/* Would a stone of color at cell make a winning line? */
+/* Would a stone of color at cell make a winning line under the rule? */
 static bool ab_makes_win(const ab_ctx *c, int cell, int color)
 {
-    int r = cell / c->cols, col = cell % c->cols;
-    for (int i = 0; i < 4; i++) {
-        int len, open, space;
-        line_scan(c, r, col, i, color, &len, &open, &space);
-        if (len == c->k || (len > c->k && !c->exact))
-            return true;
-    }
-    return false;
+    return renju_wins(c->board, c->rows, c->cols, c->k, c->rule, cell, color, c->black);
 }
 
 /* The pattern value a stone of color at cell would make along its four lines. */
@@ -183,7 +200,7 @@ static int ab_point_value(const ab_ctx *c, int cell, int color)
     for (int i = 0; i < 4; i++) {
         int len, open, space;
         line_scan(c, r, col, i, color, &len, &open, &space);
-        v += pattern_value(c, len, open, space);
+        v += pattern_value(c, color, len, open, space);
     }
     return v;
 }
@@ -220,7 +237,7 @@ static void ab_patterns(const ab_ctx *c, long score[3])
                         cc += s * dirs[i][1];
                     }
                 }
-                score[color] += pattern_value(c, len, open, room);
+                score[color] += pattern_value(c, color, len, open, room);
             }
         }
 }
@@ -266,10 +283,13 @@ static int ab_candidates(const ab_ctx *c, int me, ab_move *out, int *win)
     for (int cell = 0; cell < c->n; cell++) {
         if (c->board[cell] || !c->near[cell])
             continue;
+        /* a five is never forbidden, so an allowed point is looked for only after it */
         if (ab_makes_win(c, cell, me)) {
             *win = cell;
             return 0;
         }
+        if (ab_forbidden(c, cell, me))
+            continue;
         if (ab_makes_win(c, cell, 3 - me)) {
             /* Forced block: keep only such points (at the front). */
             out[nblock].cell = cell;
@@ -334,8 +354,12 @@ static bool ab_leaf_vcf(ab_ctx *c, int me)
 static int ab_negamax(ab_ctx *c, int depth, int alpha, int beta, int me, int ply)
 {
     c->nodes++;
-    if (c->seconds > 0 && (c->nodes & 1023) == 0 && now_seconds() > c->deadline)
-        c->aborted = true;
+    if ((c->nodes & 1023) == 0) {
+        if ((c->seconds > 0 && now_seconds() > c->deadline) || player_ctl_expired(c->ctl))
+            c->aborted = true;
+        if (c->ctl)
+            atomic_store_explicit(&c->ctl->progress, c->nodes, memory_order_relaxed);
+    }
     if (c->aborted)
         return 0;
     if (c->stones >= c->n)
@@ -444,6 +468,13 @@ static int ab_threat_root(ab_ctx *c, ab_move *moves, int *n, player_info *info)
     return k == 1 ? moves[0].cell : -1;
 }
 
+/* The threat solver's forbidden-point hook under renju (ctx: the ab_ctx). */
+static bool ab_threat_forbidden(void *ctx, const uint8_t *board, int cell, int color)
+{
+    const ab_ctx *c = ctx;
+    return color == c->black && renju_forbidden(board, c->rows, c->cols, cell, c->black);
+}
+
 static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, char *err,
                      size_t errlen)
 {
@@ -455,6 +486,10 @@ static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, 
         return -1;
     }
     game_encode(g, s, c->planes);
+    int black = game_current_player(g, s) == 0 ? 1 : 2;
+    if (c->ts && c->rule == CFG_RULE_RENJU && black != c->black)
+        threat_set_forbidden(c->ts, ab_threat_forbidden, c); /* clears its table too */
+    c->black = black;
     memset(c->board, 0, sizeof c->board);
     memset(c->near, 0, sizeof c->near);
     c->stones = 0;
@@ -467,6 +502,7 @@ static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, 
     c->nodes = 0;
     c->aborted = false;
     c->deadline = now_seconds() + c->seconds;
+    c->ctl = p->ctl;
 
     ab_move moves[AB_MAX_CELLS];
     int win;
@@ -482,10 +518,12 @@ static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, 
         return a;
     }
     if (n == 0) {
-        /* No stone near any empty point cannot happen with stones on the board; take
-         * the first empty point to stay legal. */
+        /* Every point near the stones is forbidden (renju) or none is near: take the
+         * first legal point. */
+        uint8_t *mask = c->defend; /* scratch: the threat kind refills it later */
+        game_legal(g, s, mask);
         for (int i = 0; i < c->n; i++)
-            if (!c->board[i])
+            if (mask[i])
                 return i;
         snprintf(err, errlen, "no legal move");
         return -1;
@@ -533,7 +571,7 @@ static int ab_choose(player *p, const game_state *s, rng *r, player_info *info, 
             scores[i] = moves[i].order;
         if (best >= AB_WIN - AB_MAX_DEPTH || best <= -AB_WIN + AB_MAX_DEPTH)
             break; /* a forced result: deeper search cannot change it */
-        if (c->seconds > 0 && now_seconds() > c->deadline)
+        if ((c->seconds > 0 && now_seconds() > c->deadline) || player_ctl_expired(c->ctl))
             break;
     }
     if (info) {
@@ -589,12 +627,17 @@ static int ab_make(player *p, const char *kind, const char *arg, const game *g,
             return -1;
         }
     }
+    /* the game's rule, not cfg's: a protocol may have made the game for another rule */
+    int rule_id = cfg_rule_parse(g->rule);
+    cfg_rule rule = rule_id < 0 ? CFG_RULE_FREESTYLE : (cfg_rule)rule_id;
     threat_solver *ts = NULL;
     if (threat) {
         /* 2^20 entries (16 MB): proven results carry over from move to move */
-        ts = threat_new(g->rows, g->cols, cfg->game.k, cfg->game.exact, 20, err, errlen);
+        ts = threat_new(g->rows, g->cols, cfg->game.k,
+                        rule == CFG_RULE_EXACT || rule == CFG_RULE_CARO, 20, err, errlen);
         if (!ts)
             return -1;
+        threat_set_caro(ts, rule == CFG_RULE_CARO);
     }
     ab_ctx *c = calloc(1, sizeof *c);
     float *planes = malloc(sizeof(float) * (size_t)g->planes * (size_t)g->actions);
@@ -609,7 +652,10 @@ static int ab_make(player *p, const char *kind, const char *arg, const game *g,
     c->cols = g->cols;
     c->n = g->rows * g->cols;
     c->k = cfg->game.k;
-    c->exact = cfg->game.exact;
+    c->rule = rule;
+    c->black = 1;
+    if (ts && c->rule == CFG_RULE_RENJU)
+        threat_set_forbidden(ts, ab_threat_forbidden, c);
     c->depth = depth;
     c->seconds = seconds;
     c->planes = planes;

@@ -17,6 +17,7 @@
 
 typedef struct mcts_player {
     mcts *t;                 /* owned */
+    mcts_batch *batch;       /* owned: leaves of one step (capacity params.batch) */
     evaluator *e;            /* owned */
     float *pi;               /* (actions) scratch */
     mcts_child_info *kids;   /* (actions) scratch for info */
@@ -42,9 +43,21 @@ static int mp_choose(player *p, const game_state *s, rng *r, player_info *info, 
     }
     if (memcmp(mcts_root_state(m->t), s, g->state_size) != 0)
         mcts_set_root_near(m->t, s);
+    /* mcts_search, step by step, so that p->ctl can stop it (after at least one step:
+     * the root is then expanded and mcts_finish picks a legal move). */
     mcts_result res;
-    if (mcts_search(m->t, m->e, m->pi, &res, err, errlen) < 0)
-        return -1;
+    int before = mcts_root_visits(m->t);
+    mcts_begin(m->t);
+    while (!mcts_done(m->t)) {
+        if (mcts_step_many(&m->t, 1, m->batch, m->e, err, errlen) < 0)
+            return -1;
+        if (p->ctl)
+            atomic_store_explicit(&p->ctl->progress, (long)(mcts_root_visits(m->t) - before),
+                                  memory_order_relaxed);
+        if (player_ctl_expired(p->ctl))
+            break;
+    }
+    mcts_finish(m->t, m->pi, &res);
     if (info) {
         info->simulations = res.stats.simulations;
         info->has_value = 1;
@@ -81,6 +94,7 @@ static void mp_destroy(player *p)
     mcts_player *m = p->ctx;
     if (m) {
         mcts_free(m->t);
+        mcts_batch_free(m->batch);
         evaluator_free(m->e);
         free(m->pi);
         free(m->kids);
@@ -112,6 +126,11 @@ player *player_mcts_new_params(const game *g, const mcts_params *mp, evaluator *
     m->t = mcts_new(g, mp, seed, err, errlen);
     if (!m->t)
         goto fail;
+    m->batch = mcts_batch_new(g, mp->batch > 0 ? mp->batch : 1);
+    if (!m->batch) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     p->choose = mp_choose;
     p->notify_move = mp_notify;
     return p;

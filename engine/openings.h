@@ -1,0 +1,47 @@
+/* openings.h — opening books: files of move lists that games start from (self-play's
+ * selfplay.openings, `gridzero arena --openings`).
+ *
+ * A book file is text, one opening a line: the moves from the empty board in the
+ * game's own notation ("h8 i9 h10", or Gomocup's "7,7 8,8 7,9" for m,n,k), separated by
+ * blanks, played by the players in turn (black first). Blank lines and lines starting
+ * with '#' are skipped. Every opening is checked when the book is loaded: each move
+ * legal under the game's rule (renju: no forbidden point for black) and the game not
+ * over after it; a bad line is an error naming the file, the line and the move. An
+ * empty book is an error. Balanced openings (neither side far ahead) keep self-play
+ * from being all first-player wins; the book does not check balance.
+ *
+ * This module knows games, not players or networks. A loaded book is immutable: it may
+ * be shared by threads.
+ */
+#ifndef GZ_OPENINGS_H
+#define GZ_OPENINGS_H
+
+#include <stddef.h>
+
+#include "game.h"
+#include "rng.h"
+
+typedef struct opening_book opening_book;
+
+/* Reads and checks the book at path for game g. Returns it (free with openings_free) or
+ * NULL with a message ("FILE:LINE: move 3 \"h8\": the point is occupied"). */
+opening_book *openings_load(const game *g, const char *path, char *err, size_t errlen);
+void openings_free(opening_book *o); /* accepts NULL */
+
+/* Openings in the book (>= 1). */
+int openings_count(const opening_book *o);
+
+/* The moves (actions) of opening i (0 <= i < count), borrowed: valid until
+ * openings_free. *n receives how many. */
+const int *openings_moves(const opening_book *o, int i, int *n);
+
+/* A uniformly random legal point of s within the centred side x side square of the
+ * board (the whole board when it is smaller), or -1 when there is none: where swap2
+ * openings put their stones. */
+int openings_central_point(const game *g, const game_state *s, int side, rng *r);
+
+/* Plays opening i on s (a start position of the book's game). Returns 0; -1 only if s
+ * was not the start position (a move is then refused). */
+int openings_play(const opening_book *o, int i, const game *g, game_state *s);
+
+#endif

@@ -1,0 +1,257 @@
+/* rundata.c — a run directory's sample files (see rundata.h). */
+#include "rundata.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "selfplay/selfplay.h"
+
+static bool exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+void rd_single_path(char *out, const char *dir, int gen)
+{
+    snprintf(out, RD_PATH, "%s/data/gen_%04d.h5", dir, gen);
+}
+
+void rd_shard_path(char *out, const char *dir, int gen, int shard)
+{
+    snprintf(out, RD_PATH, "%s/data/gen_%04d.r%d.h5", dir, gen, shard);
+}
+
+void rd_plan_path(char *out, const char *dir, int gen)
+{
+    snprintf(out, RD_PATH, "%s/data/gen_%04d.plan.json", dir, gen);
+}
+
+void rd_follower_path(char *out, const char *dir, int gen, const char *tag)
+{
+    char t[128];
+    size_t n = 0;
+    for (const char *c = tag; *c && n < sizeof t - 1; c++)
+        t[n++] = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')
+                     ? *c : '-';
+    t[n] = 0;
+    snprintf(out, RD_PATH, "%s/data/gen_%04d.f%s.h5", dir, gen, n ? t : "-");
+}
+
+int rd_plan_games(const rd_plan *p, int shard)
+{
+    long long G = p->games, K = p->shards;
+    return (int)(G * (shard + 1) / K - G * shard / K);
+}
+
+int rd_plan_read(const char *dir, int gen, rd_plan *p, char *err, size_t errlen)
+{
+    char path[RD_PATH], text[512];
+    rd_plan_path(path, dir, gen);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    cJSON *o = cJSON_Parse(text);
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "shards");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "games");
+    int ok = cJSON_IsNumber(k) && cJSON_IsNumber(g) && k->valuedouble >= 1 &&
+             k->valuedouble <= 1000000 && g->valuedouble >= 0 && g->valuedouble <= 1e9 &&
+             k->valuedouble == (int)k->valuedouble && g->valuedouble == (int)g->valuedouble;
+    if (ok) {
+        p->shards = k->valueint;
+        p->games = g->valueint;
+    }
+    cJSON_Delete(o);
+    if (!ok) {
+        snprintf(err, errlen, "%s: not a self-play plan (expected {\"shards\": K >= 1, \"games\": "
+                 "G >= 0}); it was changed by hand: restore it or remove the generation's data "
+                 "files", path);
+        return -1;
+    }
+    return 1;
+}
+
+int rd_write_atomic(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[RD_PATH + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+        return -1;
+    }
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) < 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int rd_plan_write(const char *dir, int gen, const rd_plan *p, char *err, size_t errlen)
+{
+    char path[RD_PATH], text[128];
+    rd_plan_path(path, dir, gen);
+    snprintf(text, sizeof text, "{\"shards\": %d, \"games\": %d}\n", p->shards, p->games);
+    return rd_write_atomic(path, text, err, errlen);
+}
+
+bool rd_selfplay_done(const char *dir, int gen)
+{
+    char path[RD_PATH], why[256];
+    rd_single_path(path, dir, gen);
+    if (exists(path))
+        return true;
+    rd_plan p;
+    if (rd_plan_read(dir, gen, &p, why, sizeof why) != 1)
+        return false;
+    for (int s = 0; s < p.shards; s++) {
+        rd_shard_path(path, dir, gen, s);
+        if (!exists(path))
+            return false;
+    }
+    return true;
+}
+
+static int push(rd_files *f, const char *path, bool follower)
+{
+    char **np = realloc(f->path, sizeof *np * (size_t)(f->n + 1));
+    if (!np)
+        return -1;
+    f->path = np;
+    bool *nf = realloc(f->follower, sizeof *nf * (size_t)(f->n + 1));
+    if (!nf)
+        return -1;
+    f->follower = nf;
+    if (!(f->path[f->n] = strdup(path)))
+        return -1;
+    f->follower[f->n++] = follower;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void rd_files_free(rd_files *f)
+{
+    for (int i = 0; i < f->n; i++)
+        free(f->path[i]);
+    free(f->path);
+    free(f->follower);
+    memset(f, 0, sizeof *f);
+}
+
+int rd_list(const char *dir, int gen, rd_files *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    char path[RD_PATH];
+    int oom = 0;
+    rd_single_path(path, dir, gen);
+    if (exists(path))
+        oom |= push(out, path, false);
+    rd_plan p;
+    int pr = rd_plan_read(dir, gen, &p, err, errlen);
+    if (pr < 0) {
+        rd_files_free(out);
+        return -1;
+    }
+    for (int s = 0; pr == 1 && s < p.shards && !oom; s++) {
+        rd_shard_path(path, dir, gen, s);
+        if (exists(path))
+            oom |= push(out, path, false);
+    }
+    /* followers: gen_NNNN.f*.h5 */
+    char ddir[RD_PATH], prefix[64];
+    snprintf(ddir, sizeof ddir, "%s/data", dir);
+    snprintf(prefix, sizeof prefix, "gen_%04d.f", gen);
+    DIR *d = opendir(ddir);
+    if (!d) {
+        snprintf(err, errlen, "%s: cannot list: %s", ddir, strerror(errno));
+        rd_files_free(out);
+        return -1;
+    }
+    char **names = NULL;
+    int nn = 0;
+    size_t pl = strlen(prefix);
+    struct dirent *de;
+    while (!oom && (de = readdir(d))) {
+        size_t L = strlen(de->d_name);
+        if (L <= pl + 3 || strncmp(de->d_name, prefix, pl) != 0 || strcmp(de->d_name + L - 3, ".h5"))
+            continue;
+        char **nb = realloc(names, sizeof *nb * (size_t)(nn + 1));
+        if (!nb || !(nb[nn] = strdup(de->d_name))) {
+            names = nb ? nb : names;
+            oom = 1;
+            break;
+        }
+        names = nb;
+        nn++;
+    }
+    closedir(d);
+    if (nn > 1)
+        qsort(names, (size_t)nn, sizeof *names, cmp_str);
+    for (int i = 0; i < nn; i++) {
+        if (!oom) {
+            snprintf(path, sizeof path, "%s/%s", ddir, names[i]);
+            oom |= push(out, path, true);
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (oom) {
+        snprintf(err, errlen, "out of memory listing generation %d's sample files", gen);
+        rd_files_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+double rd_resign_threshold(const char *dir, int gen, int window, double target, int min_records)
+{
+    sp_resign_check *all = NULL;
+    int n = 0;
+    for (int k = gen - window; k < gen; k++) {
+        rd_files fl;
+        char why[512];
+        if (k < 1 || rd_list(dir, k, &fl, why, sizeof why) < 0)
+            continue;
+        for (int i = 0; i < fl.n; i++) {
+            sp_resign_check *c;
+            int m;
+            if (sp_read_resign_checks(fl.path[i], &c, &m, why, sizeof why) < 0 || m == 0)
+                continue;
+            sp_resign_check *grown = realloc(all, sizeof *all * (size_t)(n + m));
+            if (grown) {
+                all = grown;
+                memcpy(all + n, c, sizeof *c * (size_t)m);
+                n += m;
+            }
+            free(c);
+        }
+        rd_files_free(&fl);
+    }
+    double t = sp_resign_calibrate(all, n, target, min_records, 0.0);
+    free(all);
+    return t;
+}

@@ -1,0 +1,77 @@
+/* rundata.h — a run directory's self-play sample files: their names, the plan that
+ * splits a generation's games between ranks, and the list the trainer reads.
+ *
+ * Generation i's self-play data (NNNN = i, at least four digits) are either
+ *   data/gen_NNNN.h5                 the whole generation in one file (a run of one
+ *                                    process: the layout of every run before MPI), or
+ *   data/gen_NNNN.plan.json          {"shards": K, "games": G}: written by the first run
+ *   data/gen_NNNN.rS.h5              of K > 1 ranks that started the generation, and
+ *                                    shard S (0 <= S < K) of its G games: games
+ *                                    G*(S+1)/K - G*S/K. A shard's games and seeds depend
+ *                                    on the run seed, i and S only, so after a restart
+ *                                    with any number of ranks a missing shard is played
+ *                                    by whichever rank gets it and makes the same file;
+ * plus at any time
+ *   data/gen_NNNN.fTAG.h5            files of `gridzero selfplay --follow` workers (TAG:
+ *                                    letters, digits and '-': host, pid, count).
+ * The self-play stage of generation i is done when gen_NNNN.h5 exists or every shard of
+ * its plan does; followers' files never hold it up. Every file appears atomically
+ * (written as NAME.tmp, then renamed), so a listed file is complete.
+ */
+#ifndef GZ_LOOP_RUNDATA_H
+#define GZ_LOOP_RUNDATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RD_PATH 1024
+
+/* Paths under the run directory dir (out: RD_PATH chars). */
+void rd_single_path(char *out, const char *dir, int gen);
+void rd_shard_path(char *out, const char *dir, int gen, int shard);
+void rd_plan_path(char *out, const char *dir, int gen);
+/* tag: anything; characters other than letters, digits and '-' become '-'. */
+void rd_follower_path(char *out, const char *dir, int gen, const char *tag);
+
+typedef struct rd_plan {
+    int shards; /* K >= 1 */
+    int games;  /* G >= 0 in all */
+} rd_plan;
+
+/* The games of shard s (G*(s+1)/K - G*s/K). */
+int rd_plan_games(const rd_plan *p, int shard);
+/* Reads generation gen's plan. Returns 1 when read, 0 when there is none, -1 with a
+ * message naming the file when it is unreadable or not a plan. */
+int rd_plan_read(const char *dir, int gen, rd_plan *p, char *err, size_t errlen);
+/* Writes text to path atomically: path.tmp, fsync, rename (a reader sees the old file
+ * or the whole new one). Returns 0, or -1 with a message naming the file (path.tmp is
+ * then removed). */
+int rd_write_atomic(const char *path, const char *text, char *err, size_t errlen);
+/* Writes the plan atomically. Returns 0 or -1 with a message. */
+int rd_plan_write(const char *dir, int gen, const rd_plan *p, char *err, size_t errlen);
+
+/* Whether generation gen's self-play stage is done (see top). */
+bool rd_selfplay_done(const char *dir, int gen);
+
+/* The complete sample files of a generation. */
+typedef struct rd_files {
+    int n;
+    char **path;    /* (n) malloc'd paths */
+    bool *follower; /* (n) whether from a --follow worker */
+} rd_files;
+
+/* Generation gen's files: gen_NNNN.h5, the shards of its plan in shard order (missing
+ * ones left out), then the followers' files sorted by name: an order that depends only
+ * on which files exist. Returns 0 (out filled; free with rd_files_free), or -1 with a
+ * message (an unreadable data directory or plan, out of memory). */
+int rd_list(const char *dir, int gen, rd_files *out, char *err, size_t errlen);
+void rd_files_free(rd_files *f); /* accepts an emptied or zeroed one */
+
+/* The resignation threshold for generation gen's self-play (selfplay.h: calibration):
+ * from the records of the no-resign games in every sample file of the `window`
+ * generations before gen (read from the files, so a resumed run and a --follow worker
+ * compute the same); -1 until min_records were measured. A damaged file contributes
+ * nothing. */
+double rd_resign_threshold(const char *dir, int gen, int window, double target, int min_records);
+
+#endif

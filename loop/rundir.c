@@ -1,0 +1,102 @@
+/* rundir.c — reading a run directory (see rundir.h). */
+#include "rundir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/arena.h"
+#include "engine/game.h"
+
+char *rundir_read_text(const char *path, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = 0;
+    if (len_out)
+        *len_out = buf ? len : 0;
+    return buf;
+}
+
+cJSON *rundir_read_json(const char *dir, const char *name)
+{
+    char path[RUNDIR_PATH_LEN];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = rundir_read_text(path, NULL);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return o;
+}
+
+int rundir_best_score(const char *dir, int gen, int best_gen, double *score)
+{
+    char path[RUNDIR_PATH_LEN], cname[32], bname[32];
+    snprintf(path, sizeof path, "%s/arena/gen_%04d.jsonl", dir, gen);
+    snprintf(cname, sizeof cname, "gen_%04d", gen);
+    snprintf(bname, sizeof bname, "gen_%04d", best_gen);
+    *score = 0;
+    char *text = rundir_read_text(path, NULL);
+    if (!text)
+        return 0;
+    int games = 0;
+    double sum = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "players");
+        const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "result");
+        int n = cJSON_GetArraySize(pl), cseat = -1, others_best = 1;
+        for (int k = 0; k < n; k++) {
+            const cJSON *nm = cJSON_GetArrayItem(pl, k);
+            if (!cJSON_IsString(nm))
+                others_best = 0;
+            else if (!strcmp(nm->valuestring, cname))
+                cseat = k;
+            else if (strcmp(nm->valuestring, bname))
+                others_best = 0;
+        }
+        if (cseat >= 0 && others_best && n <= GAME_MAX_PLAYERS && cJSON_GetArraySize(res) == n) {
+            float z[GAME_MAX_PLAYERS];
+            for (int k = 0; k < n; k++)
+                z[k] = (float)cJSON_GetNumberValue(cJSON_GetArrayItem(res, k));
+            int cls = arena_outcome_class(n, z, cseat);
+            sum += cls > 0 ? 1.0 : cls == 0 ? 0.5 : 0.0;
+            games++;
+        }
+        cJSON_Delete(o);
+    }
+    free(text);
+    *score = games ? sum / games : 0;
+    return games;
+}
+
+bool rundir_promotes(const char *dir, double gate, int gen, int best_gen, double *score,
+                     int *games)
+{
+    double s = 0;
+    int n = rundir_best_score(dir, gen, best_gen, &s);
+    if (score)
+        *score = s;
+    if (games)
+        *games = n;
+    return gate <= 0 || (n > 0 && s >= gate);
+}

@@ -1,0 +1,39 @@
+/* rundir.h — reading a run directory (the layout `gridzero run` writes, README "The
+ * generation loop"): its text and JSON files, and the promotion decisions its arena
+ * files imply. The first piece of loop/ (DESIGN.md §1): shared by `gridzero run`, which
+ * replays promotions on resume, and `gridzero serve`, which shows a run live.
+ *
+ * Everything here reads only finished files: the run writes each stage's file under a
+ * temporary name and renames it when complete, and these functions never open a .tmp.
+ * No locks are taken (readers never block the run). Thread-safe (no shared state).
+ * This module must not know about networks or the HTTP server.
+ */
+#ifndef GZ_LOOP_RUNDIR_H
+#define GZ_LOOP_RUNDIR_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#define RUNDIR_PATH_LEN 1024
+
+/* A whole text file, NUL-terminated (malloc'd: free with free()); NULL when it cannot
+ * be read. *len (may be NULL) gets its length in bytes. */
+char *rundir_read_text(const char *path, size_t *len);
+
+/* DIR/name parsed as JSON (free with cJSON_Delete); NULL when missing or not JSON. */
+cJSON *rundir_read_json(const char *dir, const char *name);
+
+/* The candidate's score against the best model in DIR/arena/gen_<gen>.jsonl: the games
+ * whose players are exactly gen_<gen> and gen_<best_gen>. Returns the games counted
+ * (0 when the file is missing: the arena stage is not finished) and *score in [0, 1]
+ * (wins + draws / 2, per game). */
+int rundir_best_score(const char *dir, int gen, int best_gen, double *score);
+
+/* The promote stage's decision for generation gen (>= 1) given the best model before
+ * it: promoted when gate <= 0 (always, AlphaZero's way) or when its score against the
+ * best reaches gate. *score and *games (may be NULL) get what rundir_best_score read. */
+bool rundir_promotes(const char *dir, double gate, int gen, int best_gen, double *score,
+                     int *games);
+
+#endif
