@@ -438,6 +438,9 @@ START_TEST(refusals)
     expect_error(&r, 400, "expected a JSON object");
     r = post(port, "/api/new", "{} trailing");
     expect_error(&r, 400, "not JSON");
+    /* a game with random events cannot be replayed from its moves */
+    r = post(port, "/api/new", "{\"game\": {\"name\": \"2048\", \"rows\": 3, \"cols\": 3}}");
+    expect_error(&r, 400, "random events");
     r = post(port, "/api/new", "{\"opponnent\": \"random\"}");
     expect_error(&r, 400, "unknown field \"opponnent\"");
     char *big = malloc(8192);
@@ -509,6 +512,21 @@ START_TEST(refusals)
     expect_error(&r, 400, "one of the two");
     r = request(port, "GET", "/api/run", NULL, NULL, NULL);
     expect_error(&r, 404, "--run");
+}
+END_TEST
+
+/* A server whose own config is a game with random events is refused at the start. */
+START_TEST(refuses_chance_config)
+{
+    web_opts o;
+    web_opts_default(&o);
+    cfg_defaults(&o.cfg, "2048");
+    o.port = 0;
+    o.quiet = true;
+    char err[512] = "";
+    web_server *w = web_start(&o, err, sizeof err);
+    ck_assert_ptr_null(w);
+    ck_assert_msg(strstr(err, "game 2048 has random events"), "%s", err);
 }
 END_TEST
 
@@ -843,6 +861,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, transcript_tictactoe);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, refuses_chance_config);
     tcase_add_test(tc, sanling_board);
     tcase_add_test(tc, limits_and_cancel);
     tcase_add_test(tc, run_dashboard);

@@ -286,6 +286,14 @@ web_server *web_start(const web_opts *o, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    {
+        /* the config's game must be one serve plays, said now, not at the first request */
+        game *g = game_new(&s->o.cfg.game, err, errlen);
+        int ok = g && web_game_supported(g, err, errlen) == 0;
+        game_free(g);
+        if (!ok)
+            goto fail;
+    }
     if (s->o.model) {
         /* the model must load for the config's game now, not at the first request */
         game *g = game_new(&s->o.cfg.game, err, errlen);

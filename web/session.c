@@ -56,6 +56,16 @@ static void session_free(web_session *ss)
     free(ss);
 }
 
+int web_game_supported(const game *g, char *err, size_t errlen)
+{
+    if (g->max_chance > 0) {
+        snprintf(err, errlen, "game %s has random events, which serve does not replay (play it "
+                 "with gridzero play or gridzero arena)", g->name);
+        return -1;
+    }
+    return 0;
+}
+
 web_session *web_session_new(web_server *s, const gz_config *cfg, char spec[][PLAYER_NAME_LEN],
                              int *status, char *err, size_t errlen)
 {
@@ -70,7 +80,7 @@ web_session *web_session_new(web_server *s, const gz_config *cfg, char spec[][PL
     ss->srv = s;
     ss->cfg = *cfg;
     ss->g = game_new(&cfg->game, err, errlen);
-    if (!ss->g) {
+    if (!ss->g || web_game_supported(ss->g, err, errlen) < 0) {
         *status = 400;
         goto fail;
     }

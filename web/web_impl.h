@@ -140,6 +140,11 @@ struct web_server {
 web_reply web_api(web_server *s, const char *method, const char *path, const char *body);
 
 /* session.c */
+/* Whether serve plays game g: 0, or -1 with a message. A session is its moves replayed
+ * from the start, so games with chance events (2048) are refused: play them with
+ * `gridzero play`. */
+int web_game_supported(const game *g, char *err, size_t errlen);
+
 /* Makes a session for game config cfg with players spec[g->players] ("human" or a
  * resolved spec: model paths already made server-side). Adds it to the table (dropping
  * the least recently used idle session when full). Returns it with one reference held
