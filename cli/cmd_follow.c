@@ -50,7 +50,7 @@ static void follow_usage(FILE *f)
             "started (state.json's generation + 1). The run's trainer uses every file present when\n"
             "a training starts; a file that comes later is used by the next trainings while its\n"
             "generation is in train.window. The config is the run's (config.json); --set may\n"
-            "change only selfplay.threads, net.threads and net.cache.\n\n"
+            "change only selfplay.threads, net.threads, net.cache and net.max_batch.\n\n"
             "  --games N     games per file (default selfplay.games)\n"
             "  --files N     stop after N files (default: run until Ctrl-C)\n"
             "  --seed S      reproducible seeds (default: from the host, pid and clock)\n"
@@ -155,13 +155,13 @@ int cmd_selfplay_follow(int argc, char **argv)
         goto done;
     }
     for (int i = 0; i < nsets; i++) {
-        const char *speed[] = {"selfplay.threads=", "net.threads=", "net.cache=", NULL};
+        const char *speed[] = {"selfplay.threads=", "net.threads=", "net.cache=", "net.max_batch=", NULL};
         bool ok = false;
         for (int k = 0; speed[k]; k++)
             ok |= !strncmp(sets[i], speed[k], strlen(speed[k]));
         if (!ok) {
             cli_error("selfplay --follow: --set %s: a worker plays the run's config; only "
-                      "selfplay.threads, net.threads and net.cache may change", sets[i]);
+                      "selfplay.threads, net.threads, net.cache and net.max_batch may change", sets[i]);
             goto done;
         }
     }

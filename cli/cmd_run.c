@@ -1537,6 +1537,7 @@ static char *config_identity(const gz_config *c)
     x.selfplay.threads = 0;
     x.net.threads = 0;
     x.net.cache = 0;
+    x.net.max_batch = 0;
     return cfg_to_json(&x);
 }
 
@@ -1566,7 +1567,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
             char *theirs = config_identity(&old);
             if (strcmp(mine, theirs) != 0) {
                 snprintf(err, errlen, "%s was made with a different config (only loop.generations, "
-                         "selfplay.threads, net.threads and net.cache may change when continuing a run): use another -o RUN_DIR, or the same config",
+                         "selfplay.threads, net.threads, net.cache and net.max_batch may change when continuing a run): use another -o RUN_DIR, or the same config",
                          r->dir);
                 rc = -2;
             }

@@ -117,6 +117,9 @@ static const cfg_field fields[] = {
      "inference threads; 0 = the machine's cores"},
     {"net.cache", T_INT, OFF(net.cache), 0, 1 << 24, 65536, NULL, NULL, NULL,
      "position-cache entries of the network evaluator; 0 = off"},
+    {"net.max_batch", T_INT, OFF(net.max_batch), 0, 512, 0, NULL, NULL, NULL,
+     "largest batch of one forward pass (a worker's gather is cut into chunks of it); 0 = the "
+     "whole gather (parallel_games * mcts.batch, at most 512)"},
 
     {"selfplay.games", T_INT, OFF(selfplay.games), 1, 10000000, 200, NULL, NULL, NULL,
      "games per generation"},

@@ -70,6 +70,7 @@ typedef struct cfg_net {
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" */
     int threads;       /* inference threads; 0 = the machine's cores */
     int cache;         /* position-cache entries; 0 = no cache */
+    int max_batch;     /* largest batch one forward pass gets; 0 = all a worker gathers */
 } cfg_net;
 
 typedef struct cfg_selfplay {

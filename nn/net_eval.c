@@ -299,6 +299,8 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
     o->threads = c->net.threads;
     /* a self-play worker gathers up to parallel_games * batch leaves per call */
     long mb = (long)c->mcts.batch * c->selfplay.parallel_games;
+    if (c->net.max_batch > 0 && c->net.max_batch < mb)
+        mb = c->net.max_batch;
     o->max_batch = mb < NN_MAX_BATCH ? (int)mb : NN_MAX_BATCH;
     o->first_batch = c->mcts.batch < o->max_batch ? c->mcts.batch : o->max_batch;
     o->symmetry = NET_SYM_RANDOM;

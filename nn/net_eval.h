@@ -48,7 +48,7 @@ typedef struct net_eval_opts {
 } net_eval_opts;
 
 /* Options from the config: net.precision, net.threads, net.cache; max_batch =
- * mcts.batch * selfplay.parallel_games (at most NN_MAX_BATCH), first_batch = mcts.batch;
+ * mcts.batch * selfplay.parallel_games, capped by net.max_batch when set (at most NN_MAX_BATCH), first_batch = mcts.batch;
  * random symmetry on, seed derived from the config's seed. Returns 0 or -1 (bad
  * precision word). */
 int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, size_t errlen);

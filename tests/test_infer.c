@@ -721,6 +721,29 @@ START_TEST(evaluator_symmetries)
 }
 END_TEST
 
+START_TEST(evaluator_max_batch_from_config)
+{
+    gz_config c;
+    char err[256];
+    cfg_defaults(&c, "mnk");
+    ck_assert(cfg_set(&c, "selfplay.parallel_games=100", err, sizeof err) == 0);
+    ck_assert(cfg_set(&c, "mcts.batch=4", err, sizeof err) == 0);
+    net_eval_opts o;
+    ck_assert(net_eval_opts_from_config(&o, &c, err, sizeof err) == 0);
+    ck_assert_int_eq(o.max_batch, 400); /* net.max_batch 0: the whole gather */
+    ck_assert(cfg_set(&c, "net.max_batch=64", err, sizeof err) == 0);
+    ck_assert(net_eval_opts_from_config(&o, &c, err, sizeof err) == 0);
+    ck_assert_int_eq(o.max_batch, 64);
+    ck_assert_int_eq(o.first_batch, 4);
+    ck_assert(cfg_set(&c, "net.max_batch=2", err, sizeof err) == 0); /* below mcts.batch */
+    ck_assert(net_eval_opts_from_config(&o, &c, err, sizeof err) == 0);
+    ck_assert_int_eq(o.max_batch, 2);
+    ck_assert_int_eq(o.first_batch, 2);
+    ck_assert(cfg_set(&c, "net.max_batch=600", err, sizeof err) != 0);
+    ck_assert_msg(strstr(err, "net.max_batch") != NULL, "%s", err);
+}
+END_TEST
+
 START_TEST(evaluator_cache_and_chunks)
 {
     game g = toy_game();
@@ -882,6 +905,7 @@ static Suite *infer_suite(void)
     tcase_set_timeout(ev, 120);
     tcase_add_test(ev, evaluator_matches_reference_and_rotates_values);
     tcase_add_test(ev, evaluator_symmetries);
+    tcase_add_test(ev, evaluator_max_batch_from_config);
     tcase_add_test(ev, evaluator_cache_and_chunks);
     tcase_add_test(ev, evaluators_on_threads_share_a_cache);
     suite_add_tcase(s, ev);
