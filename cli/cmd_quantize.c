@@ -34,86 +34,6 @@ static void usage(FILE *f)
             100 * NN_INT8_MIN_TOP1, 100 * NN_INT8_TIE, NN_INT8_MAX_MEAN_DVALUE);
 }
 
-/* FNV-1a of a position's planes and legal mask. */
-static uint64_t pos_hash(const float *x, size_t nx, const uint8_t *legal, size_t nl)
-{
-    uint64_t h = 1469598103934665603ULL;
-    const unsigned char *b = (const unsigned char *)x;
-    for (size_t i = 0; i < nx * sizeof(float); i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    for (size_t i = 0; i < nl; i++)
-        h = (h ^ legal[i]) * 1099511628211ULL;
-    return h;
-}
-
-typedef struct keyed {
-    uint64_t h;
-    int64_t i;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->h != y->h)
-        return x->h < y->h ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
-/* The distinct positions of a split (the training split: val == 0), in file order:
- * every game starts from the same few positions, and a gate measured on 300 copies of
- * the empty board measures one position. Fills *idx (malloc'd) and returns their number,
- * or -1 when out of memory. */
-static int64_t distinct(const dataset *d, int val, int64_t count, const game *g, int64_t **idx)
-{
-    size_t per = (size_t)g->planes * (size_t)g->rows * (size_t)g->cols;
-    keyed *k = malloc(sizeof *k * (size_t)(count ? count : 1));
-    float *x = malloc(sizeof(float) * per), *pi = malloc(sizeof(float) * (size_t)g->actions);
-    float *z = malloc(sizeof(float) * (size_t)g->players);
-    uint8_t *legal = malloc((size_t)g->actions);
-    *idx = malloc(sizeof **idx * (size_t)(count ? count : 1));
-    int64_t m = -1;
-    if (!k || !x || !pi || !z || !legal || !*idx)
-        goto out;
-    for (int64_t i = 0; i < count; i++) {
-        if (val)
-            dataset_val_batch(d, i, 1, x, pi, legal, z);
-        else
-            dataset_get(d, i, SYM_ID, x, pi, legal, z);
-        k[i].h = pos_hash(x, per, legal, (size_t)g->actions);
-        k[i].i = i;
-    }
-    qsort(k, (size_t)count, sizeof *k, cmp_keyed);
-    m = 0;
-    for (int64_t i = 0; i < count; i++)
-        if (i == 0 || k[i].h != k[i - 1].h)
-            (*idx)[m++] = k[i].i;
-    /* back to file order, so that "evenly spread" spreads over games */
-    for (int64_t i = 0; i < m; i++)
-        k[i] = (keyed){(uint64_t)(*idx)[i], 0};
-    qsort(k, (size_t)m, sizeof *k, cmp_keyed);
-    for (int64_t i = 0; i < m; i++)
-        (*idx)[i] = (int64_t)k[i].h;
-out:
-    free(k), free(x), free(pi), free(z), free(legal);
-    return m;
-}
-
-/* Fills x/legal with n of the m positions idx (spread evenly) of a split. */
-static void take(const dataset *d, int val, const int64_t *idx, int64_t m, int n, const game *g,
-                 float *x, uint8_t *legal, float *pi, float *z)
-{
-    size_t per = (size_t)g->planes * (size_t)g->rows * (size_t)g->cols;
-    for (int i = 0; i < n; i++) {
-        int64_t k = idx[(int64_t)((double)i * (double)m / n)];
-        float *xi = x + per * (size_t)i;
-        uint8_t *li = legal + (size_t)g->actions * (size_t)i;
-        if (val)
-            dataset_val_batch(d, k, 1, xi, pi, li, z);
-        else
-            dataset_get(d, k, SYM_ID, xi, pi, li, z);
-    }
-}
-
 int cmd_quantize(int argc, char **argv)
 {
     const char *cfg_path = NULL, *model = NULL, *out = NULL;
@@ -124,7 +44,7 @@ int cmd_quantize(int argc, char **argv)
     game *g = NULL;
     dataset *d = NULL;
     nn_params *p = NULL;
-    float *xc = NULL, *xh = NULL, *pi = NULL, *z = NULL;
+    float *xc = NULL, *xh = NULL;
     uint8_t *lc = NULL, *lh = NULL;
     int64_t *itrain = NULL, *ival = NULL;
     for (int i = 1; i < argc; i++) {
@@ -205,8 +125,8 @@ int cmd_quantize(int argc, char **argv)
             cli_error("%s", err);
             goto out;
         }
-    int64_t ntrain = distinct(d, 0, dataset_train_count(d), g, &itrain);
-    int64_t nval = distinct(d, 1, dataset_val_count(d), g, &ival);
+    int64_t ntrain = dataset_distinct(d, 0, &itrain);
+    int64_t nval = dataset_distinct(d, 1, &ival);
     if (ntrain < 0 || nval < 0) {
         cli_error("quantize: out of memory");
         rc = EXIT_FAIL;
@@ -224,15 +144,17 @@ int cmd_quantize(int argc, char **argv)
     xh = malloc(sizeof(float) * per * (size_t)nh);
     lc = malloc((size_t)g->actions * (size_t)nc);
     lh = malloc((size_t)g->actions * (size_t)nh);
-    pi = malloc(sizeof(float) * (size_t)g->actions);
-    z = malloc(sizeof(float) * (size_t)g->players);
-    if (!xc || !xh || !lc || !lh || !pi || !z) {
+    if (!xc || !xh || !lc || !lh) {
         cli_error("quantize: out of memory for %d + %d positions", nc, nh);
         rc = EXIT_FAIL;
         goto out;
     }
-    take(d, 0, itrain, ntrain, nc, g, xc, lc, pi, z);
-    take(d, 1, ival, nval, nh, g, xh, lh, pi, z);
+    if (dataset_take(d, 0, itrain, ntrain, nc, xc, lc) < 0 ||
+        dataset_take(d, 1, ival, nval, nh, xh, lh) < 0) {
+        cli_error("quantize: out of memory");
+        rc = EXIT_FAIL;
+        goto out;
+    }
     rc = EXIT_FAIL;
     double t0 = cli_now();
     if (nn_calibrate(p, g->rows, g->cols, nc, xc, threads, err, sizeof err) < 0) {
@@ -295,7 +217,7 @@ int cmd_quantize(int argc, char **argv)
     }
     rc = write ? EXIT_OK : EXIT_FAIL;
 out:
-    free(xc), free(xh), free(lc), free(lh), free(pi), free(z), free(itrain), free(ival);
+    free(xc), free(xh), free(lc), free(lh), free(itrain), free(ival);
     nn_params_free(p);
     dataset_free(d);
     game_free(g);

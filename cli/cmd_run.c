@@ -44,8 +44,10 @@
 #include "loop/rundir.h"
 #include "loop/rundata.h"
 #include "nn/checkpoint.h"
+#include "nn/infer.h"
 #include "nn/net_eval.h"
 #include "nn/params.h"
+#include "nn/quant.h"
 #include "selfplay/samples.h"
 #include "selfplay/selfplay.h"
 #include "train/dataset.h"
@@ -578,6 +580,98 @@ static uint64_t params_hash(const nn_params *p)
  * lists) and the same trainer; with several ranks each computes its share of every
  * batch and the gradients are summed (train/trainer.h). Rank 0 logs, validates and
  * writes the checkpoint. */
+/* train.calibrate: an int8 calibration of the new weights p (nn/quant.h) on up to 2048
+ * distinct positions of the window's training split, its accuracy gates measured on up
+ * to 2048 of the held-out games' positions; kept in p->calib (saved with the model, so
+ * net.precision auto runs it in int8) only when both gates pass. Never fails the stage:
+ * int8 is a speed-up, and a model without a calibration runs in bf16 or fp32. */
+static void calibrate_model(run_ctx *r, int gen, const dataset *d, nn_params *p)
+{
+    const char *mode = r->c.train.calibrate;
+    if (!strcmp(mode, "never"))
+        return;
+    free(p->calib); /* the parent's calibration, if any, belongs to other weights */
+    p->calib = NULL;
+    bool aut = !strcmp(mode, "auto");
+    const char *skip = NULL;
+    if (!nn_cpu_has_vnni())
+        skip = "no VNNI on this CPU (int8 cannot run)";
+    else if (aut && strcmp(r->c.net.precision, "auto") != 0)
+        skip = "net.precision is not auto";
+    else if (aut && !nn_int8_preferred(&p->layout.spec))
+        skip = "int8 is no faster than bf16 here for this net (AMX, fewer than 64 channels)";
+    if (skip && aut)
+        return; /* auto: nothing to do on this machine, every generation alike */
+    cJSON *m = event("calibration", gen);
+    int64_t *itr = NULL, *iva = NULL, ntr = 0, nva = 0;
+    float *xc = NULL, *xh = NULL;
+    uint8_t *lc = NULL, *lh = NULL;
+    char why[512] = "";
+    double t0 = cli_now();
+    if (skip) {
+        snprintf(why, sizeof why, "%s", skip);
+        goto out;
+    }
+    ntr = dataset_distinct(d, 0, &itr);
+    nva = dataset_distinct(d, 1, &iva);
+    if (ntr < 0 || nva < 0) {
+        snprintf(why, sizeof why, "out of memory");
+        goto out;
+    }
+    if (ntr == 0 || nva == 0) {
+        snprintf(why, sizeof why, "no held-out positions to measure the gates on "
+                 "(train.validation_fraction %g)", r->c.train.validation_fraction);
+        goto out;
+    }
+    const game *g = r->g;
+    int nc = ntr < 2048 ? (int)ntr : 2048, nh = nva < 2048 ? (int)nva : 2048;
+    size_t per = (size_t)g->planes * (size_t)g->rows * (size_t)g->cols;
+    xc = malloc(sizeof(float) * per * (size_t)nc), xh = malloc(sizeof(float) * per * (size_t)nh);
+    lc = malloc((size_t)g->actions * (size_t)nc), lh = malloc((size_t)g->actions * (size_t)nh);
+    if (!xc || !xh || !lc || !lh || dataset_take(d, 0, itr, ntr, nc, xc, lc) < 0 ||
+        dataset_take(d, 1, iva, nva, nh, xh, lh) < 0) {
+        snprintf(why, sizeof why, "out of memory");
+        goto out;
+    }
+    nn_int8_gates gt;
+    if (nn_calibrate(p, g->rows, g->cols, nc, xc, r->c.net.threads, why, sizeof why) < 0 ||
+        nn_int8_measure(p, g, g->rows, g->cols, nh, xh, lh, r->c.net.threads, &gt, why,
+                        sizeof why) < 0) {
+        free(p->calib);
+        p->calib = NULL;
+        goto out;
+    }
+    p->calib->heldout = gt.positions;
+    p->calib->top1 = (float)gt.top1;
+    p->calib->top1_strict = (float)gt.top1_strict;
+    p->calib->mean_dvalue = (float)gt.mean_dvalue;
+    cJSON_AddNumberToObject(m, "positions", nc);
+    cJSON_AddNumberToObject(m, "heldout", gt.positions);
+    cJSON_AddNumberToObject(m, "top1", gt.top1);
+    cJSON_AddNumberToObject(m, "top1_strict", gt.top1_strict);
+    cJSON_AddNumberToObject(m, "mean_dvalue", gt.mean_dvalue);
+    cJSON_AddBoolToObject(m, "pass", gt.pass);
+    fprintf(stderr, "gen %d calibrate: int8 against fp32 on %d held-out positions: top-1 %.2f%% "
+            "(strict %.2f%%), mean |dvalue| %.4f: %s%s (%.1f s)\n", gen, gt.positions,
+            100 * gt.top1, 100 * gt.top1_strict, gt.mean_dvalue,
+            gt.pass ? "kept; net.precision auto runs the model in " : "a gate failed, not kept",
+            gt.pass ? nn_precision_name(nn_precision_resolve(NN_PREC_AUTO, p)) : "",
+            cli_now() - t0);
+    if (!gt.pass) {
+        free(p->calib);
+        p->calib = NULL;
+    }
+out:
+    cJSON_AddBoolToObject(m, "calibrated", p->calib != NULL);
+    if (why[0]) {
+        cJSON_AddStringToObject(m, "skipped", why);
+        fprintf(stderr, "gen %d calibrate: no int8 calibration: %s\n", gen, why);
+    }
+    cJSON_AddNumberToObject(m, "seconds", cli_now() - t0);
+    metric(r, m);
+    free(itr), free(iva), free(xc), free(xh), free(lc), free(lh);
+}
+
 static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], from[PATH_LEN], parent[PATH_LEN];
@@ -772,6 +866,7 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         } else {
             cJSON_Delete(m);
         }
+        calibrate_model(r, gen, d, trainer_params(t));
         nn_ckpt_meta meta = {.generation = gen, .step = pm.step + steps};
         snprintf(meta.parent, sizeof meta.parent, "%s", parent);
         rc = trainer_save(t, out, &meta, err, errlen);

@@ -195,6 +195,10 @@ static const cfg_field fields[] = {
      "scope run: length of the step/cosine schedule in global steps; 0 = constant"},
     {"train.lr_floor", T_FLOAT, OFF(train.lr_floor), 0, 1, 0, NULL, NULL, NULL,
      "the schedule never goes below lr x this"},
+    {"train.calibrate", T_STR, OFF(train.calibrate), 0, 0, 0, "auto", "auto|always|never", NULL,
+     "run: calibrate each new model for int8 on its training window and keep the calibration "
+     "when the accuracy gates pass; auto: where net.precision auto would run it in int8 "
+     "(VNNI; with AMX, trunks of 64 channels or more)"},
 
     {"arena.games", T_INT, OFF(arena.games), 0, 1000000, 40, NULL, NULL, NULL,
      "games per arena match"},

@@ -113,6 +113,7 @@ typedef struct cfg_train {
     char schedule_scope[CFG_STR_LEN]; /* "run" | "generation" (gridzero run) */
     int run_steps;        /* scope run: the schedule's length in global steps; 0 = open */
     double lr_floor;      /* lr never falls below lr * lr_floor */
+    char calibrate[CFG_STR_LEN]; /* "auto" | "always" | "never": int8 calibration (run) */
 } cfg_train;
 
 typedef struct cfg_arena {

@@ -70,6 +70,10 @@ const char *nn_precision_name(nn_precision p);
 /* Whether int8 can run for weights p on this CPU: 0, or -1 with the reason (no VNNI;
  * no calibration: run `gridzero quantize`; a calibration measured on other weights). */
 int nn_int8_check(const nn_params *p, char *err, size_t errlen);
+/* Whether int8 is the faster precision here for a net of this spec (README, "int8": on
+ * AMX only for trunks of 64 channels or more; on AVX512-VNNI always; never without VNNI),
+ * calibration aside. */
+int nn_int8_preferred(const nn_spec *s);
 /* The precision a context for p gets when `want` is asked for. NN_PREC_AUTO: int8 when
  * nn_int8_check passes and int8 was measured faster here (README, "int8": on AMX only
  * for trunks of 64 channels or more; on AVX512-VNNI always), else bf16 where the CPU

@@ -149,6 +149,82 @@ START_TEST(reuse_sets_steps)
 }
 END_TEST
 
+/* train.calibrate: `always` measures an int8 calibration of each new model on its
+ * window and keeps it only when the gates pass (or says why it could not: no VNNI);
+ * `never` leaves the models uncalibrated and logs nothing. */
+static char *last_event_json(const char *rd, const char *ev)
+{
+    char *text = slurp_rel(rd, "metrics.jsonl"), *found = NULL;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "event");
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, ev)) {
+            free(found);
+            found = strdup(line);
+        }
+        cJSON_Delete(o);
+    }
+    free(text);
+    return found;
+}
+
+static void model_info(const char *rd, const char *rel, char *out, size_t len)
+{
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "'%s' info '%s/%s' 2>&1", getenv("GZ_BIN"), rd, rel);
+    FILE *pp = popen(cmd, "r");
+    ck_assert_ptr_nonnull(pp);
+    size_t n = fread(out, 1, len - 1, pp);
+    out[n] = 0;
+    ck_assert_int_eq(pclose(pp), 0);
+}
+
+START_TEST(calibrate_in_the_loop)
+{
+    char rd[300], out[16384], info[8192];
+    snprintf(rd, sizeof rd, "%s/calib", dir);
+    const char *always[] = {"--set", "train.calibrate=always", "--set",
+                            "train.validation_fraction=0.25", NULL};
+    int rc = gz_run(rd, 1, NULL, always, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ck_assert_int_eq(count_events(rd, "calibration"), 1);
+    char *ev = last_event_json(rd, "calibration");
+    ck_assert_ptr_nonnull(ev);
+    cJSON *o = cJSON_Parse(ev);
+    const cJSON *cal = cJSON_GetObjectItemCaseSensitive(o, "calibrated");
+    const cJSON *skipped = cJSON_GetObjectItemCaseSensitive(o, "skipped");
+    ck_assert(cJSON_IsBool(cal));
+    model_info(rd, "models/gen_0001.h5", info, sizeof info);
+    if (skipped) { /* the only reason with a validation split: this CPU cannot run int8 */
+        ck_assert_msg(strstr(skipped->valuestring, "VNNI") != NULL, "%s", ev);
+        ck_assert(cJSON_IsFalse(cal));
+    } else {
+        const cJSON *pass = cJSON_GetObjectItemCaseSensitive(o, "pass");
+        double top1 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "top1"));
+        double dv = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "mean_dvalue"));
+        ck_assert_msg(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "heldout")) > 0,
+                      "%s", ev);
+        ck_assert_msg(top1 >= 0 && top1 <= 1 && dv >= 0, "%s", ev);
+        ck_assert(cJSON_IsBool(pass));
+        ck_assert_msg(cJSON_IsTrue(cal) == cJSON_IsTrue(pass), "%s", ev);
+        ck_assert_msg(cJSON_IsTrue(pass) == (top1 >= 0.98 && dv <= 0.02), "%s", ev);
+        ck_assert_msg(cJSON_IsTrue(cal) ? strstr(info, "gates on") != NULL
+                                        : strstr(info, "not calibrated") != NULL,
+                      "%s\n%s", ev, info);
+    }
+    cJSON_Delete(o);
+    free(ev);
+    /* never: no event, no calibration */
+    snprintf(rd, sizeof rd, "%s/nocalib", dir);
+    const char *never[] = {"--set", "train.calibrate=never", NULL};
+    rc = gz_run(rd, 1, NULL, never, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ck_assert_int_eq(count_events(rd, "calibration"), 0);
+    model_info(rd, "models/gen_0001.h5", info, sizeof info);
+    ck_assert_msg(strstr(info, "not calibrated") != NULL, "%s", info);
+}
+END_TEST
+
 START_TEST(other_config_refused)
 {
     char rd[300], out[16384], p[400];
@@ -450,6 +526,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, other_config_refused);
     tcase_add_test(tc, time_budget_resumes);
     tcase_add_test(tc, reuse_sets_steps);
+    tcase_add_test(tc, calibrate_in_the_loop);
     tcase_add_test(tc, extend_finished_run);
     tcase_add_test(tc, corrupt_sample_file);
     tcase_add_test(tc, deep_run_dir);

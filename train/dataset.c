@@ -352,3 +352,73 @@ void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *
         get_one(d, &d->va, start + b, SYM_ID, x + (size_t)b * d->per_state, pi + (size_t)b * d->A,
                 legal + (size_t)b * d->A, z + (size_t)b * d->P);
 }
+
+/* FNV-1a of a held sample's planes and legal mask (its compact bytes). */
+static uint64_t sample_hash(const dataset *d, const split *s, int64_t i)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const uint8_t *st = s->state + (size_t)i * d->per_state, *lg = s->legal + (size_t)i * d->A;
+    for (size_t j = 0; j < d->per_state; j++)
+        h = (h ^ st[j]) * 1099511628211ULL;
+    for (size_t j = 0; j < d->A; j++)
+        h = (h ^ lg[j]) * 1099511628211ULL;
+    return h;
+}
+
+typedef struct keyed {
+    uint64_t h;
+    int64_t i;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->h != y->h)
+        return x->h < y->h ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+int64_t dataset_distinct(const dataset *d, int val, int64_t **idx)
+{
+    const split *s = val ? &d->va : &d->tr;
+    size_t n = (size_t)(s->n > 0 ? s->n : 1);
+    keyed *k = malloc(sizeof *k * n);
+    *idx = malloc(sizeof **idx * n);
+    if (!k || !*idx) {
+        free(k), free(*idx);
+        *idx = NULL;
+        return -1;
+    }
+    for (int64_t i = 0; i < s->n; i++)
+        k[i] = (keyed){sample_hash(d, s, i), i};
+    qsort(k, (size_t)s->n, sizeof *k, cmp_keyed);
+    int64_t m = 0;
+    for (int64_t i = 0; i < s->n; i++)
+        if (i == 0 || k[i].h != k[i - 1].h)
+            (*idx)[m++] = k[i].i; /* the first of equal hashes: cmp_keyed orders by index */
+    /* back to file order, so that "spread evenly" spreads over the games */
+    for (int64_t i = 0; i < m; i++)
+        k[i] = (keyed){(uint64_t)(*idx)[i], 0};
+    qsort(k, (size_t)m, sizeof *k, cmp_keyed);
+    for (int64_t i = 0; i < m; i++)
+        (*idx)[i] = (int64_t)k[i].h;
+    free(k);
+    return m;
+}
+
+int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n, float *x,
+                 uint8_t *legal)
+{
+    const split *s = val ? &d->va : &d->tr;
+    float *pi = malloc(sizeof(float) * d->A), *z = malloc(sizeof(float) * d->P);
+    if (!pi || !z) {
+        free(pi), free(z);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        int64_t k = idx[(int64_t)((double)i * (double)m / n)];
+        get_one(d, s, k, SYM_ID, x + d->per_state * (size_t)i, pi, legal + d->A * (size_t)i, z);
+    }
+    free(pi), free(z);
+    return 0;
+}

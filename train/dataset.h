@@ -74,6 +74,19 @@ void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int au
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
                        float *z);
 
+/* The distinct positions of a split (val 0: training, 1: validation), in file order:
+ * the first sample of each distinct (planes, legal mask); every game starts from the
+ * same few positions, and a measure taken on 300 copies of the empty board measures one
+ * position. Sets *idx (malloc'd, free it) to their indices in the split and returns
+ * their number, or -1 when out of memory (*idx NULL). */
+int64_t dataset_distinct(const dataset *d, int val, int64_t **idx);
+
+/* Writes n positions spread evenly over the m indices idx of a split (from
+ * dataset_distinct) to x (n, planes, rows, cols) and legal (n, A), no symmetry. Returns 0,
+ * or -1 when out of memory. */
+int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n, float *x,
+                 uint8_t *legal);
+
 /* Training sample i under symmetry s (tests). */
 void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal,
                  float *z);
