@@ -576,10 +576,6 @@ static uint64_t params_hash(const nn_params *p)
     return h;
 }
 
-/* Training of generation gen. Every rank loads the same window (the files rank 0
- * lists) and the same trainer; with several ranks each computes its share of every
- * batch and the gradients are summed (train/trainer.h). Rank 0 logs, validates and
- * writes the checkpoint. */
 /* train.calibrate: an int8 calibration of the new weights p (nn/quant.h) on up to 2048
  * distinct positions of the window's training split, its accuracy gates measured on up
  * to 2048 of the held-out games' positions; kept in p->calib (saved with the model, so
@@ -672,6 +668,10 @@ out:
     free(itr), free(iva), free(xc), free(xh), free(lc), free(lh);
 }
 
+/* Training of generation gen. Every rank loads the same window (the files rank 0
+ * lists) and the same trainer; with several ranks each computes its share of every
+ * batch and the gradients are summed (train/trainer.h). Rank 0 logs, validates and
+ * writes the checkpoint. */
 static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], from[PATH_LEN], parent[PATH_LEN];
