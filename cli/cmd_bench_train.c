@@ -1,6 +1,10 @@
 /* gridzero bench train: samples/s of a full training step (forward in training mode,
  * losses, backward, SGD step) at several batch sizes, on synthetic batches. */
 #include <stdlib.h>
+#include <time.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include <string.h>
 
 #include "commands.h"
@@ -25,14 +29,94 @@ static void usage(FILE *f)
             "-c CONFIG: the config's game and net. Prints the median over R repeats (default 3)\n"
             "of at least S seconds (default 1) each, after a warm-up step: samples/s, ms per\n"
             "step, GFLOP/s (3x the forward FLOPs), and samples per CPU-second (all threads'\n"
-            "CPU time: on a shared machine the figure that load changes least); --json prints\n"
-            "one JSON object. Threads: OPENBLAS_NUM_THREADS (default: every core).\n"
+            "CPU time: on a shared machine the figure that load changes least). It first measures\n"
+            "one core's fp32 FMA peak (FMA chains on the widest vectors, the best of 10 x 20 ms\n"
+            "of CPU time; a busy machine makes it read low) and gives each GFLOP/s as a share\n"
+            "of that peak times the threads (and ranks); --json prints one JSON object\n"
+            "(fma_peak_gflops, threads, and peak_share per batch). Threads:\n"
+            "OPENBLAS_NUM_THREADS (default: every core).\n"
             "--mpi (mpirun -np K gridzero bench train --mpi ...): data-parallel steps over the K\n"
             "ranks (each computes B/K samples of every batch of B; gradients, batch-norm\n"
             "statistics and losses summed with MPI_Allreduce); samples/s counts whole batches,\n"
             "and allreduce_ms is the time per step spent in the sums (waiting for the slowest\n"
             "rank included); gradient_sum_ms times one sum of the gradients with every rank\n"
             "ready (the communication alone). Rank 0 prints.\n");
+}
+
+/* The single-core fp32 FMA peak, measured: 12 independent chains of fused multiply-adds
+ * (enough to hide the FMA latency on two ports) on the widest vectors the CPU has, timed
+ * in this thread's CPU time, the best of 10 chunks of about 20 ms. GFLOP/s, 2 flops per
+ * lane per FMA; 0 where no FMA path exists. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FMA_CHAINS(V, FMA, SET1, ADD, RED)                                                        \
+    V a0 = SET1(1.0f), a1 = SET1(1.1f), a2 = SET1(1.2f), a3 = SET1(1.3f), a4 = SET1(1.4f),       \
+      a5 = SET1(1.5f), a6 = SET1(1.6f), a7 = SET1(1.7f), a8 = SET1(1.8f), a9 = SET1(1.9f),       \
+      a10 = SET1(2.0f), a11 = SET1(2.1f), m = SET1(0.999999f), c = SET1(1e-7f);                  \
+    for (long i = 0; i < iters; i++) {                                                            \
+        a0 = FMA(a0, m, c), a1 = FMA(a1, m, c), a2 = FMA(a2, m, c), a3 = FMA(a3, m, c);           \
+        a4 = FMA(a4, m, c), a5 = FMA(a5, m, c), a6 = FMA(a6, m, c), a7 = FMA(a7, m, c);           \
+        a8 = FMA(a8, m, c), a9 = FMA(a9, m, c), a10 = FMA(a10, m, c), a11 = FMA(a11, m, c);       \
+    }                                                                                             \
+    V s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7)));                      \
+    s = ADD(s, ADD(ADD(a8, a9), ADD(a10, a11)));                                                  \
+    return RED(s)
+
+__attribute__((target("avx512f"))) static float fma_run512(long iters)
+{
+    FMA_CHAINS(__m512, _mm512_fmadd_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_reduce_add_ps);
+}
+
+static float red256(__m256 v)
+{
+    float f[8];
+    memcpy(f, &v, sizeof f);
+    return f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7];
+}
+
+__attribute__((target("avx2,fma"))) static float fma_run256(long iters)
+{
+    FMA_CHAINS(__m256, _mm256_fmadd_ps, _mm256_set1_ps, _mm256_add_ps, red256);
+}
+#undef FMA_CHAINS
+#endif
+
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double fma_peak_gflops(int *lanes)
+{
+    *lanes = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    int w = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("fma") ? 8 : 0;
+    if (!w)
+        return 0;
+    *lanes = w;
+    /* chunks of about 20 ms, the best of 10: a core shared with another process (SMT, a
+     * frequency drop) shows in some chunks, and the peak is what the core can do */
+    double best = 0;
+    volatile float sink = 0;
+    long iters = 1 << 14;
+    for (int k = 0; k < 10; k++) {
+        double t0 = thread_cpu_now();
+        sink += w == 16 ? fma_run512(iters) : fma_run256(iters);
+        double dt = thread_cpu_now() - t0;
+        double g = dt > 0 ? 12.0 * 2.0 * w * (double)iters / dt / 1e9 : 0;
+        best = g > best ? g : best;
+        if (dt < 0.02 && iters < (1L << 40)) { /* still calibrating the chunk's length */
+            iters *= 2;
+            k = -1;
+        }
+    }
+    (void)sink;
+    return best;
+#else
+    return 0;
+#endif
 }
 
 static nn_spec net_preset(int b)
@@ -151,17 +235,27 @@ int cmd_bench_train(int argc, char **argv)
     tc.value_weight = 1.0;
     double flops = 3 * nn_spec_flops(&s, s.rows, s.cols);
     size_t hw = (size_t)s.rows * s.cols;
+    /* the share of the peak: every thread of every rank at one core's measured peak */
+    int nthreads = blas_threads(), lanes;
+    nthreads = nthreads < 1 ? 1 : nthreads;
+    double peak = fma_peak_gflops(&lanes), peak_all = peak * nthreads * K;
     if (json)
         printf("{\"net\":\"%s\",\"planes\":%d,\"rows\":%d,\"cols\":%d,\"lattice\":\"%s\",\"blocks\":%d,"
-               "\"channels\":%d,\"players\":%d,\"flops_per_sample\":%.0f,\"blas_core\":\"%s\",\"batches\":[",
+               "\"channels\":%d,\"players\":%d,\"flops_per_sample\":%.0f,\"blas_core\":\"%s\","
+               "\"threads\":%d,\"fma_peak_gflops\":%.1f,\"batches\":[",
                label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
-               s.players, flops, blas_core_name());
-    else
+               s.players, flops, blas_core_name(), nthreads, peak);
+    else {
         printf("bench train: net %s (%d planes, %dx%d %s, %d blocks x %d channels, %d players), "
                "SGD, median of %d x %.1f s, OpenBLAS %s kernels%s\n",
                label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
                s.players, repeats, min_s, blas_core_name(),
                K > 1 ? ", data-parallel over MPI ranks" : "");
+        if (peak > 0)
+            printf("fp32 FMA peak of one core, measured (%d-lane FMAs, best of 10 x 20 ms of CPU): %.1f GFLOP/s; "
+                   "%d thread%s%s: %.1f GFLOP/s\n", lanes, peak, nthreads, nthreads > 1 ? "s" : "",
+                   K > 1 ? " a rank" : "", peak_all);
+    }
     for (int bi = 0; bi < nb; bi++) {
         int B = batches[bi];
         tc.batch_size = B;
@@ -264,15 +358,15 @@ int cmd_bench_train(int argc, char **argv)
         free(gbuf);
         if (json)
             printf("%s{\"batch\":%d,\"samples_per_s\":%.1f,\"min\":%.1f,\"max\":%.1f,\"ms_per_step\":%.2f,"
-                   "\"gflops\":%.1f,\"samples_per_cpu_s\":%.1f,\"ranks\":%d,\"allreduce_ms\":%.3f,"
-                   "\"gradient_sum_ms\":%.3f}",
+                   "\"gflops\":%.1f,\"peak_share\":%.4f,\"samples_per_cpu_s\":%.1f,\"ranks\":%d,"
+                   "\"allreduce_ms\":%.3f,\"gradient_sum_ms\":%.3f}",
                    bi ? "," : "", B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9,
-                   cmed, K, rmed, wmed);
+                   peak_all > 0 ? med * flops / 1e9 / peak_all : 0, cmed, K, rmed, wmed);
         else
-            printf("batch %4d: %8.1f samples/s (min %.1f, max %.1f), %.1f ms/step, ~%.1f GFLOP/s; "
-                   "%.1f samples per CPU-second%s",
-                   B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9, cmed,
-                   K > 1 ? "" : "\n");
+            printf("batch %4d: %8.1f samples/s (min %.1f, max %.1f), %.1f ms/step, ~%.1f GFLOP/s "
+                   "(%.0f%% of the peak); %.1f samples per CPU-second%s",
+                   B, med, rates[0], rates[repeats - 1], 1e3 * B / med, med * flops / 1e9,
+                   peak_all > 0 ? 100 * med * flops / 1e9 / peak_all : 0, cmed, K > 1 ? "" : "\n");
         if (!json && K > 1)
             printf("; %d ranks, %.2f ms/step in allreduce; the %.2f MB gradient sum alone %.2f ms\n",
                    K, rmed, 4e-6 * (double)nparams, wmed);

@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 const char *blas_core_name(void) { return openblas_get_corename(); }
+int blas_threads(void) { return openblas_get_num_threads(); }
 
 void blas_tune_reexec(char **argv)
 {

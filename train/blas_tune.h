@@ -22,4 +22,8 @@ void blas_tune_reexec(char **argv);
 /* OpenBLAS's core name ("SkylakeX", "Haswell", ...), for benchmark reports. Borrowed. */
 const char *blas_core_name(void);
 
+/* OpenBLAS's thread count (OPENBLAS_NUM_THREADS); read it before the first trainer, which
+ * sets OpenBLAS to one thread per call and runs that many of its own (net_train.c). */
+int blas_threads(void);
+
 #endif
