@@ -157,20 +157,12 @@ int cmd_quantize(int argc, char **argv)
     }
     rc = EXIT_FAIL;
     double t0 = cli_now();
-    if (nn_calibrate(p, g->rows, g->cols, nc, xc, threads, err, sizeof err) < 0) {
-        cli_error("quantize: %s", err);
-        goto out;
-    }
     nn_int8_gates gt;
-    if (nn_int8_measure(p, g, g->rows, g->cols, nh, xh, lh, threads, &gt, err, sizeof err) < 0) {
+    if (nn_int8_calibrate_gated(p, g, nc, xc, nh, xh, lh, threads, &gt, err, sizeof err) < 0) {
         cli_error("quantize: %s", err);
         goto out;
     }
     double dt = cli_now() - t0;
-    p->calib->heldout = gt.positions;
-    p->calib->top1 = (float)gt.top1;
-    p->calib->top1_strict = (float)gt.top1_strict;
-    p->calib->mean_dvalue = (float)gt.mean_dvalue;
     bool top1_ok = gt.top1 >= NN_INT8_MIN_TOP1, dv_ok = gt.mean_dvalue <= NN_INT8_MAX_MEAN_DVALUE;
     bool write = gt.pass || force;
     if (write && nn_ckpt_save_calibrated(model, out, p->calib, err, sizeof err) < 0) {

@@ -630,17 +630,9 @@ static void calibrate_model(run_ctx *r, int gen, const dataset *d, nn_params *p)
         goto out;
     }
     nn_int8_gates gt;
-    if (nn_calibrate(p, g->rows, g->cols, nc, xc, r->c.net.threads, why, sizeof why) < 0 ||
-        nn_int8_measure(p, g, g->rows, g->cols, nh, xh, lh, r->c.net.threads, &gt, why,
-                        sizeof why) < 0) {
-        free(p->calib);
-        p->calib = NULL;
+    if (nn_int8_calibrate_gated(p, g, nc, xc, nh, xh, lh, r->c.net.threads, &gt, why,
+                                sizeof why) < 0)
         goto out;
-    }
-    p->calib->heldout = gt.positions;
-    p->calib->top1 = (float)gt.top1;
-    p->calib->top1_strict = (float)gt.top1_strict;
-    p->calib->mean_dvalue = (float)gt.mean_dvalue;
     cJSON_AddNumberToObject(m, "positions", nc);
     cJSON_AddNumberToObject(m, "heldout", gt.positions);
     cJSON_AddNumberToObject(m, "top1", gt.top1);

@@ -163,3 +163,20 @@ out:
     free(pa), free(pb), free(va), free(vb), free(xs), free(ls), free(pm);
     return rc;
 }
+
+int nn_int8_calibrate_gated(nn_params *p, const game *g, int nc, const float *xc, int nh,
+                            const float *xh, const uint8_t *lh, int threads, nn_int8_gates *gt,
+                            char *err, size_t errlen)
+{
+    if (nn_calibrate(p, g->rows, g->cols, nc, xc, threads, err, errlen) < 0 ||
+        nn_int8_measure(p, g, g->rows, g->cols, nh, xh, lh, threads, gt, err, errlen) < 0) {
+        free(p->calib);
+        p->calib = NULL;
+        return -1;
+    }
+    p->calib->heldout = gt->positions;
+    p->calib->top1 = (float)gt->top1;
+    p->calib->top1_strict = (float)gt->top1_strict;
+    p->calib->mean_dvalue = (float)gt->mean_dvalue;
+    return 0;
+}

@@ -57,4 +57,11 @@ int nn_int8_measure(const nn_params *p, const game *g, int rows, int cols, int n
                     const float *input, const uint8_t *legal, int threads, nn_int8_gates *gt,
                     char *err, size_t errlen);
 
+/* nn_calibrate on the nc positions xc, then nn_int8_measure on the nh held-out positions
+ * xh/lh (gates into *gt and into p->calib: heldout, top1, top1_strict, mean_dvalue).
+ * Whether to keep the calibration (gt->pass) is the caller's. Returns 0, or -1 with a
+ * message and p->calib NULL. */
+int nn_int8_calibrate_gated(nn_params *p, const game *g, int nc, const float *xc, int nh,
+                            const float *xh, const uint8_t *lh, int threads, nn_int8_gates *gt,
+                            char *err, size_t errlen);
 #endif
