@@ -13,7 +13,8 @@ static void arena_usage(FILE *f)
 {
     fprintf(f,
             "usage: gridzero arena [-c CONFIG] [--set KEY=VALUE]... PLAYER PLAYER [PLAYER]\n"
-            "                      [--games N] [--results FILE] [--json] [--seed S] [--openings FILE]\n"
+            "                      [--pset N:KEY=VALUE]... [--games N] [--results FILE] [--json]\n"
+            "                      [--seed S] [--openings FILE]\n"
             "                      [--sprt ELO0,ELO1 [--alpha A] [--beta B]]\n\n"
             "Plays a match between the players (as many as the game has seats), rotating seats\n"
             "(all six orders for three players) and starting every game with arena.opening_moves\n"
@@ -26,6 +27,10 @@ static void arena_usage(FILE *f)
             "\"sd\",\"median\",\"min\",\"max\",\"seconds_per_move\",\"max_tile\",\"reached\":{\"2048\":0.5,...}}]}.\n\n"
             "  -c, --config FILE  the config (default: the built-in tic-tac-toe)\n"
             "  --set KEY=VALUE    override a config key (e.g. --set arena.opening_moves=4)\n"
+            "  --pset N:KEY=VALUE override a key for player N only (1 = the first named), on\n"
+            "                     top of --set: e.g. the same model with and without the VCF\n"
+            "                     checks (--pset 1:mcts.vcf_leaf=200); not game.* keys. The\n"
+            "                     player's name then ends with its overrides in braces\n"
             "  --games N          games to play (default arena.games)\n"
             "  --results FILE     append every game to FILE, one JSON object per line\n"
             "                     (players in seat order, result per seat, moves, seed)\n"
@@ -246,6 +251,99 @@ out:
     return rc;
 }
 
+/* Splits "N:KEY=VALUE" (--pset) into the player number (1-based) and the assignment.
+ * Returns the assignment, or NULL when the text is not of that form. */
+static const char *pset_split(const char *text, int *n)
+{
+    const char *colon = strchr(text, ':');
+    if (!colon || colon == text)
+        return NULL;
+    char num[16];
+    size_t len = (size_t)(colon - text);
+    if (len >= sizeof num)
+        return NULL;
+    memcpy(num, text, len);
+    num[len] = 0;
+    if (cli_parse_int(num, 1, ARENA_MAX_SOLO, n) < 0 || !strchr(colon + 1, '='))
+        return NULL;
+    return colon + 1;
+}
+
+/* Each player's config: c with its --pset overrides (checked as --set's are; game.*
+ * keys refused, the players must play one game). *out gets nspecs configs (caller
+ * frees). Returns 0, or -1 after the message. */
+static int player_configs(const gz_config *c, char **psets, int npsets, int nspecs,
+                          gz_config **out)
+{
+    gz_config *pc = malloc(sizeof *pc * (size_t)nspecs);
+    char **mine = malloc(sizeof(char *) * (size_t)(npsets + 1));
+    if (!pc || !mine) {
+        free(pc);
+        free(mine);
+        cli_error("arena: out of memory");
+        return -1;
+    }
+    *out = pc;
+    for (int k = 0; k < npsets; k++) {
+        int n;
+        const char *as = pset_split(psets[k], &n);
+        if (!as) {
+            cli_error("arena: --pset \"%s\": expected N:KEY=VALUE with N a player number "
+                      "(1 to %d)", psets[k], nspecs);
+            free(mine);
+            return -1;
+        }
+        if (n > nspecs) {
+            cli_error("arena: --pset \"%s\": there are %d players", psets[k], nspecs);
+            free(mine);
+            return -1;
+        }
+        if (!strncmp(as, "game.", 5)) {
+            cli_error("arena: --pset \"%s\": game keys apply to every player (use --set)",
+                      psets[k]);
+            free(mine);
+            return -1;
+        }
+    }
+    for (int i = 0; i < nspecs; i++) {
+        pc[i] = *c;
+        int m = 0, n;
+        for (int k = 0; k < npsets; k++)
+            if (pset_split(psets[k], &n) && n == i + 1)
+                mine[m++] = (char *)pset_split(psets[k], &n);
+        char err[512];
+        if (cfg_set_all(&pc[i], mine, m, err, sizeof err) < 0) {
+            cli_error("arena: --pset for player %d: %s", i + 1, err);
+            free(mine);
+            return -1;
+        }
+    }
+    free(mine);
+    return 0;
+}
+
+/* Player i's name gets its --pset overrides: "model:a.h5:400 {mcts.vcf_leaf=200}" (cut
+ * to the name's length), so that two players of one spec stay apart in the tables. */
+static void name_overrides(player *p, char **psets, int npsets, int i)
+{
+    size_t len = strlen(p->name);
+    bool any = false;
+    for (int k = 0; k < npsets; k++) {
+        int n;
+        const char *as = pset_split(psets[k], &n);
+        if (!as || n != i + 1)
+            continue;
+        if (len + 1 >= sizeof p->name)
+            break;
+        len += (size_t)snprintf(p->name + len, sizeof p->name - len, "%s%s", any ? "," : " {", as);
+        any = true;
+    }
+    if (any && len + 1 < sizeof p->name) {
+        p->name[len] = '}';
+        p->name[len + 1] = 0;
+    }
+}
+
 int cmd_arena(int argc, char **argv)
 {
     const char *cfg_path = NULL, *results = NULL;
@@ -257,9 +355,14 @@ int cmd_arena(int argc, char **argv)
     opening_book *book = NULL;
     elo_sprt sprt = {0, 0, 0.05, 0.05};
     char **sets = malloc(sizeof(char *) * (size_t)argc);
-    if (!sets)
+    char **psets = malloc(sizeof(char *) * (size_t)argc); /* "N:KEY=VALUE", checked below */
+    gz_config *pcfg = NULL;                                /* each player's config */
+    if (!sets || !psets) {
+        free(sets);
+        free(psets);
         return EXIT_FAIL;
-    int nsets = 0, rc = EXIT_USAGE;
+    }
+    int nsets = 0, npsets = 0, rc = EXIT_USAGE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool more = i + 1 < argc;
@@ -271,6 +374,8 @@ int cmd_arena(int argc, char **argv)
             cfg_path = argv[++i];
         } else if (!strcmp(a, "--set") && more) {
             sets[nsets++] = argv[++i];
+        } else if (!strcmp(a, "--pset") && more) {
+            psets[npsets++] = argv[++i];
         } else if (!strcmp(a, "--games") && more) {
             if (cli_parse_int(argv[++i], 1, 100000000, &games) < 0) {
                 cli_error("arena: --games \"%s\": expected a whole number >= 1", argv[i]);
@@ -340,12 +445,15 @@ int cmd_arena(int argc, char **argv)
         cli_error("arena: --openings: %s", err);
         goto free_players;
     }
+    if (player_configs(&c, psets, npsets, nspecs, &pcfg) < 0)
+        goto free_players;
     for (int i = 0; i < nspecs; i++) {
-        players[i] = player_new(specs[i], g, &c, cli_player_ext(), err, sizeof err);
+        players[i] = player_new(specs[i], g, &pcfg[i], cli_player_ext(), err, sizeof err);
         if (!players[i]) {
             cli_error("arena: %s", err);
             goto free_players;
         }
+        name_overrides(players[i], psets, npsets, i);
     }
     if (sprt_text) {
         char why[256];
@@ -472,5 +580,7 @@ free_players:
     game_free(g);
 out:
     free(sets);
+    free(psets);
+    free(pcfg);
     return rc;
 }

@@ -1,6 +1,7 @@
 #include "player.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -76,6 +77,19 @@ int player_parse_count(const char *arg, int *out)
     if (errno || *end || v < 1 || v > INT_MAX)
         return -1;
     *out = (int)v;
+    return 0;
+}
+
+int player_parse_seconds(const char *arg, double *out)
+{
+    size_t len = arg ? strlen(arg) : 0;
+    if (len < 2 || arg[len - 1] != 's' || !(isdigit((unsigned char)arg[0]) || arg[0] == '.'))
+        return -1;
+    char *end;
+    double v = strtod(arg, &end);
+    if (end != arg + len - 1 || !(v > 0) || v > 86400)
+        return -1;
+    *out = v;
     return 0;
 }
 

@@ -162,4 +162,12 @@ void player_print_kinds(FILE *f, const player_ext *ext);
 /* Parses a positive int argument fully ("400" ok, "4x", "", "-1" not). Returns 0 or -1. */
 int player_parse_count(const char *arg, int *out);
 
+/* Parses a time per move written "Ts" ("0.5s", "2s"; 0 < T <= 86400) fully. Returns 0,
+ * or -1 when arg is not of that form. */
+int player_parse_seconds(const char *arg, double *out);
+
+/* An mcts player (player_mcts_new*) that also stops each search after `seconds` of wall
+ * clock (0 = no limit; the simulation count stays the cap). */
+void player_mcts_set_seconds(player *p, double seconds);
+
 #endif

@@ -56,12 +56,23 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
         own_prec = true;
         *colon = 0;
     }
+    /* then a trailing ":Ts" is a time per move, with sims (if given) as the cap */
+    double seconds = 0;
+    colon = strrchr(arg, ':');
+    if (colon && player_parse_seconds(colon + 1, &seconds) == 0)
+        *colon = 0;
+    else if (colon && colon[1] && colon[strlen(colon) - 1] == 's' &&
+             (isdigit((unsigned char)colon[1]) || colon[1] == '.')) {
+        snprintf(err, errlen, "expected model:FILE[:sims][:Ts] with T seconds > 0 (e.g. 0.5s), "
+                 "got \"%s\"", colon + 1);
+        return -1;
+    }
     if (net_player_parse(arg, path, sizeof path, &sims, why, sizeof why) < 0) {
         snprintf(err, errlen, "%s", why);
         return -1;
     }
     if (sims == 0)
-        sims = cfg->arena.simulations;
+        sims = seconds > 0 ? NET_PLAYER_TIMED_SIMS : cfg->arena.simulations;
     nn_params *p = nn_ckpt_load(path, g, NULL, why, sizeof why);
     if (!p) {
         snprintf(err, errlen, "%s", why);
@@ -88,14 +99,16 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
         snprintf(err, errlen, "%s", why);
         return -1;
     }
+    player_mcts_set_seconds(*out, seconds);
     return 1;
 }
 
 static const player_ext ext = {
     .try = net_player_try,
-    .syntax = "model:FILE[:sims][:precision]",
+    .syntax = "model:FILE[:sims][:Ts][:precision]",
     .help = "PUCT search with the network of checkpoint FILE, sims simulations a move "
-            "(default arena.simulations), at precision fp32, bf16, int8 or auto (default "
+            "(default arena.simulations) or T seconds a move (e.g. 0.5s; sims is then the "
+            "cap, default 20000), at precision fp32, bf16, int8 or auto (default "
             "net.precision)",
     .ctx = NULL,
 };

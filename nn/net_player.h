@@ -1,10 +1,12 @@
-/* net_player.h — the network player "model:FILE[:sims][:precision]" for engine/'s
+/* net_player.h — the network player "model:FILE[:sims][:Ts][:precision]" for engine/'s
  * player table.
  *
  * A model player is engine/'s PUCT player (player_mcts_new) valuing positions with the
  * network evaluator of the checkpoint FILE: `sims` simulations per move (default: the
  * config's arena.simulations), at precision fp32, bf16, int8 or auto (default: the
  * config's net.precision; so one arena can match a model's int8 against its fp32).
+ * With ":Ts" each search also stops after T seconds of wall clock (matches at equal
+ * time: "model:a.h5:0.5s"); sims is then the cap, NET_PLAYER_TIMED_SIMS when absent.
  * engine/ never learns about networks: the command line hands net_player_ext() to
  * player_new as its extension hook.
  */
@@ -12,6 +14,9 @@
 #define GZ_NN_NET_PLAYER_H
 
 #include "engine/player.h"
+
+/* The simulation cap of a timed model player that names none. */
+#define NET_PLAYER_TIMED_SIMS 20000
 
 /* The extension that makes "model:..." players. Borrowed, static. */
 const player_ext *net_player_ext(void);

@@ -313,6 +313,31 @@ static void sanling_config(char *buf, size_t len, int players)
     fclose(f);
 }
 
+/* --pset: one player's own config keys. Two mcts players of one spec, one with a single
+ * simulation a move against one with 400 at 7x7 k=4: the names carry the overrides, and
+ * the overrides reach the player (400 simulations beat 1). */
+START_TEST(arena_command_per_player_settings)
+{
+    char *out, *err;
+    int rc = run_bin("arena --set game.rows=7 --set game.cols=7 --set game.k=4 --set "
+                     "mcts.simulations=1 mcts mcts --pset 2:mcts.simulations=400 --pset "
+                     "2:mcts.c_puct=1.5 --games 8 --json --seed 5",
+                     NULL, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    cJSON *j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL, "not JSON: %s", out);
+    cJSON *pl = cJSON_GetObjectItem(j, "players");
+    cJSON *a = cJSON_GetArrayItem(pl, 0), *b = cJSON_GetArrayItem(pl, 1);
+    ck_assert_str_eq(cJSON_GetObjectItem(a, "name")->valuestring, "mcts");
+    ck_assert_str_eq(cJSON_GetObjectItem(b, "name")->valuestring,
+                     "mcts {mcts.simulations=400,mcts.c_puct=1.5}");
+    ck_assert_int_ge(cJSON_GetObjectItem(b, "wins")->valueint, 6);
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+}
+END_TEST
+
 START_TEST(arena_command_three_players)
 {
     char cfgpath[256], args[512], *out, *err;
@@ -483,6 +508,12 @@ START_TEST(arena_command_bad_input)
         {"arena random random --bogus", "--bogus"},
         {"arena random random --games 1 --results /nonexistent/dir/r.jsonl", "/nonexistent/dir/r.jsonl"},
         {"arena random random --set mcts.c_puct=-1", "mcts.c_puct"},
+        {"arena random random --pset 3:mcts.c_puct=2 --games 2", "there are 2 players"},
+        {"arena random random --pset 1:game.k=2 --games 2", "use --set"},
+        {"arena random random --pset mcts.c_puct=2 --games 2", "N:KEY=VALUE"},
+        {"arena random random --pset 0:mcts.c_puct=2 --games 2", "N:KEY=VALUE"},
+        {"arena random random --pset 2:mcts.c_puct=-1 --games 2", "mcts.c_puct"},
+        {"arena random random --pset 1:mcts.wizard=1 --games 2", "mcts.wizard"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out, *err;
@@ -570,6 +601,7 @@ int main(void)
     tcase_add_test(tc, match_in_shares);
     tcase_add_test(tc, openings_make_games_differ);
     tcase_add_test(tc, arena_command_json);
+    tcase_add_test(tc, arena_command_per_player_settings);
     tcase_add_test(tc, arena_command_three_players);
     tcase_add_test(tc, arena_command_results_and_elo);
     tcase_add_test(tc, arena_command_bad_input);

@@ -590,6 +590,14 @@ START_TEST(cli_quantize_and_int8)
              qm, qm);
     ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
     ck_assert_msg(strstr(out, ":4:int8") && strstr(out, ":4:fp32"), "%s", out);
+    /* a time per move: sims as the cap, the precision after it */
+    snprintf(cmd, sizeof cmd, "%s arena %s model:%s:50:0.01s:int8 model:%s:0.01s --games 2 2>&1",
+             bin, set, qm, qm);
+    ck_assert_msg(run_cmd(cmd, out, sizeof out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, ":50:0.01s:int8") && strstr(out, ":0.01s "), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s arena %s model:%s:0s random --games 2 2>&1", bin, set, qm);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "T seconds > 0"), "%s", out);
     snprintf(cmd, sizeof cmd, "%s arena %s model:%s:4:int8 random --games 2 2>&1", bin, set, model);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "calibration"), "%s", out);

@@ -375,6 +375,40 @@ START_TEST(ctl_stops_searches)
 }
 END_TEST
 
+/* A time per move (player_mcts_set_seconds, "model:FILE:Ts"): the search stops at the
+ * clock with fewer simulations than its cap, and the parser takes "Ts" only. */
+START_TEST(mcts_seconds_per_move)
+{
+    double v = 0;
+    ck_assert_int_eq(player_parse_seconds("0.5s", &v), 0);
+    ck_assert_double_eq(v, 0.5);
+    ck_assert_int_eq(player_parse_seconds("2s", &v), 0);
+    ck_assert_double_eq(v, 2.0);
+    const char *bad[] = {"0s", "s", "-1s", "1", "1.5xs", "abc", "", "1e9s", "+1s", " 1s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(player_parse_seconds(bad[i], &v) < 0, "\"%s\" accepted", bad[i]);
+
+    game *g = make_mnk(9, 9, 5);
+    game_state *s = game_state_new(g, NULL);
+    player *p = make_player("mcts:200000", g);
+    player_mcts_set_seconds(p, 0.1);
+    rng r;
+    rng_seed(&r, 1);
+    player_info info;
+    char err[256];
+    double t0 = player_clock();
+    int a = player_choose(p, s, &r, &info, err, sizeof err);
+    double took = player_clock() - t0;
+    ck_assert_msg(a >= 0 && a < 81, "%s", err);
+    ck_assert_msg(took >= 0.1 && took < 3.0, "took %.3f s", took);
+    ck_assert_int_gt(info.simulations, 0);
+    ck_assert_int_lt(info.simulations, 200000);
+    free(s);
+    player_free(p);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(kinds_refuse_games_they_cannot_play)
 {
     game *g = make_sanling(3);
@@ -504,6 +538,7 @@ int main(void)
     tcase_add_test(tc, alphabeta2_beats_random_at_gomoku);
     tcase_add_test(tc, mcts_specs);
     tcase_add_test(tc, ctl_stops_searches);
+    tcase_add_test(tc, mcts_seconds_per_move);
     tcase_add_test(tc, kinds_refuse_games_they_cannot_play);
     tcase_add_test(tc, mcts400_beats_random_at_sanling3);
     tcase_add_test(tc, perfect_at_tictactoe);

@@ -614,9 +614,7 @@ static int ab_make(player *p, const char *kind, const char *arg, const game *g,
         size_t len = strlen(arg);
         seconds = 0;
         if (len > 1 && arg[len - 1] == 's') {
-            char *end;
-            seconds = strtod(arg, &end);
-            if (end != arg + len - 1 || !(seconds > 0) || seconds > 86400) {
+            if (player_parse_seconds(arg, &seconds) < 0) {
                 snprintf(err, errlen, "expected %s:D (depth 1..%d) or %s:Ts "
                                       "(seconds > 0, e.g. 0.5s)", kind, AB_MAX_DEPTH, kind);
                 return -1;

@@ -21,6 +21,7 @@ typedef struct mcts_player {
     evaluator *e;            /* owned */
     float *pi;               /* (actions) scratch */
     mcts_child_info *kids;   /* (actions) scratch for info */
+    double seconds;          /* wall clock per search, 0 = none (player_mcts_set_seconds) */
 } mcts_player;
 
 static int cmp_visits(const void *a, const void *b)
@@ -47,6 +48,7 @@ static int mp_choose(player *p, const game_state *s, rng *r, player_info *info, 
      * the root is then expanded and mcts_finish picks a legal move). */
     mcts_result res;
     int before = mcts_root_visits(m->t);
+    double deadline = m->seconds > 0 ? player_clock() + m->seconds : 0;
     mcts_begin(m->t);
     while (!mcts_done(m->t)) {
         if (mcts_step_many(&m->t, 1, m->batch, m->e, err, errlen) < 0)
@@ -54,7 +56,7 @@ static int mp_choose(player *p, const game_state *s, rng *r, player_info *info, 
         if (p->ctl)
             atomic_store_explicit(&p->ctl->progress, (long)(mcts_root_visits(m->t) - before),
                                   memory_order_relaxed);
-        if (player_ctl_expired(p->ctl))
+        if (player_ctl_expired(p->ctl) || (deadline > 0 && player_clock() > deadline))
             break;
     }
     mcts_finish(m->t, m->pi, &res);
@@ -143,6 +145,12 @@ fail:
         evaluator_free(e);
     }
     return NULL;
+}
+
+void player_mcts_set_seconds(player *p, double seconds)
+{
+    assert(p->choose == mp_choose);
+    ((mcts_player *)p->ctx)->seconds = seconds > 0 ? seconds : 0;
 }
 
 /* The arena's and play's settings: the config's search without noise, temperature 0. */
