@@ -614,7 +614,61 @@ static const tcase vcf_cases[] = {
         "...............",
         "...............",
     }},
-
+    /* longer chains, built (not drawn): a line of three, then links of two stones that
+     * each make a four with the previous link's four-point, every other window holding at
+     * most two attacker stones or candidate points, ending in a double four; the
+     * brute force confirms that no shorter VCF exists */
+    {"vcf13_15x15_1", 15, false, 1, THREAT_VCF, true, 13, {
+        "...............",
+        "X.X..O....O....",
+        ".X..X.....X....",
+        ".X...X.........",
+        "......XOX..XXO.",
+        ".OX....O..XO...",
+        "O..X.O.........",
+        ".....O...XO....",
+        "X..X.O.........",
+        "X.X..........O.",
+        "......X.X......",
+        ".....O...X.X...",
+        "O.X............",
+        "...X.....X.O...",
+        "...O.XX..O.....",
+    }},
+    {"vcf13_15x15_2", 15, false, 1, THREAT_VCF, true, 13, {
+        "...O.X.........",
+        "...............",
+        ".....X.........",
+        "O.X........O...",
+        ".......X...X...",
+        "O.X...O..XX.OX.",
+        "...X.X...O..X..",
+        "..........O....",
+        "........O..X...",
+        ".OX..OOX.OXO...",
+        "..........X....",
+        "OX...X.X..X....",
+        "...............",
+        "X.X..O...XO....",
+        ".XO......O.XX.X",
+    }},
+    {"vcf15_15x15_1", 15, false, 1, THREAT_VCF, true, 15, {
+        "....X..X.......",
+        ".......O.......",
+        "...OX.X..X.O...",
+        "...............",
+        ".....X........X",
+        "..OXO...X..XO..",
+        "...........XX..",
+        ".OX..OX.X.O....",
+        "....XO...O.O...",
+        "..XXO....O...O.",
+        ".....X....X.X..",
+        "..O...X...XX...",
+        "..X....X.......",
+        "...X......O....",
+        "OX.X.XOO..X.XO.",
+    }},
 };
 
 static const tcase vct_cases[] = {
@@ -907,8 +961,33 @@ static bool bf_has_double_follow_up(bf_board *x, int color)
     return false;
 }
 
+/* Can color at the empty cell make a four or five? Only if some line through it holds
+ * k-2 of color's stones within k-1 points, with none of the other colour between: a
+ * necessary condition, so the brute force below skips no four by it. */
+static bool bf_could_four(const bf_board *x, int cell, int color)
+{
+    static const int d[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+    int r = cell / x->cols, c = cell % x->cols;
+    for (int i = 0; i < 4; i++) {
+        int n = 0;
+        for (int s = -1; s <= 1; s += 2)
+            for (int j = 1; j < x->k; j++) {
+                int rr = r + s * j * d[i][0], cc = c + s * j * d[i][1];
+                if (rr < 0 || rr >= x->rows || cc < 0 || cc >= x->cols)
+                    break;
+                int v = x->b[rr * x->cols + cc];
+                if (v && v != color)
+                    break;
+                n += v == color;
+            }
+        if (n >= x->k - 2)
+            return true;
+    }
+    return false;
+}
+
 /* A VCF win for att (to move) within depth attacker moves (the completing move
- * counted), by trying every point. */
+ * counted), by trying every point (that could make a four). */
 static bool bf_vcf(bf_board *x, int att, int depth)
 {
     int def = 3 - att, f[MAXN];
@@ -920,7 +999,7 @@ static bool bf_vcf(bf_board *x, int att, int depth)
     if (nd >= 2)
         return false;
     for (int m = 0; m < x->rows * x->cols; m++) {
-        if (x->b[m] || (nd == 1 && m != f[0]))
+        if (x->b[m] || (nd == 1 && m != f[0]) || !bf_could_four(x, m, att))
             continue;
         x->b[m] = (uint8_t)att;
         int fa[MAXN];
