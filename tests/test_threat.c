@@ -652,6 +652,23 @@ static const tcase vcf_cases[] = {
         "X.X..O...XO....",
         ".XO......O.XX.X",
     }},
+    {"vcf14_15x15_1", 15, false, 1, THREAT_VCF, true, 14, {
+        ".......OO......",
+        "....OX..X.O....",
+        ".....X....X....",
+        "....X.O.O....O.",
+        ".X.....XX...XX.",
+        "....O..........",
+        ".O.XX...X.....O",
+        "..........X..X.",
+        ".....OO.XOX...X",
+        ".O..XX..O...OOO",
+        "..X............",
+        "....O.......X..",
+        "...........X...",
+        ".X...X...O.XX.X",
+        "O....O.XX..O...",
+    }},
     {"vcf15_15x15_1", 15, false, 1, THREAT_VCF, true, 15, {
         "....X..X.......",
         ".......O.......",
@@ -986,6 +1003,27 @@ static bool bf_could_four(const bf_board *x, int cell, int color)
     return false;
 }
 
+/* bf_fives restricted to the points on the four lines through cell, within k-1 of it:
+ * after a stone at cell, the only completion points it can have made. */
+static int bf_fives_near(const bf_board *x, int color, int cell, int *out)
+{
+    static const int d[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+    int r = cell / x->cols, c = cell % x->cols, n = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = -(x->k - 1); j < x->k; j++) {
+            int rr = r + j * d[i][0], cc = c + j * d[i][1];
+            if (j == 0 || rr < 0 || rr >= x->rows || cc < 0 || cc >= x->cols)
+                continue;
+            int p = rr * x->cols + cc;
+            bool seen = false;
+            for (int q = 0; q < n && !seen; q++)
+                seen = out[q] == p;
+            if (!seen && bf_makes_five(x, p, color))
+                out[n++] = p;
+        }
+    return n;
+}
+
 /* A VCF win for att (to move) within depth attacker moves (the completing move
  * counted), by trying every point (that could make a four). */
 static bool bf_vcf(bf_board *x, int att, int depth)
@@ -1003,7 +1041,8 @@ static bool bf_vcf(bf_board *x, int att, int depth)
             continue;
         x->b[m] = (uint8_t)att;
         int fa[MAXN];
-        int na = bf_fives(x, att, fa);
+        /* att had no completion point before m (else it had won above) */
+        int na = bf_fives_near(x, att, m, fa);
         bool win = false;
         if (na >= 1 && bf_fives(x, def, NULL) == 0) {
             if (na >= 2) {
