@@ -162,6 +162,10 @@ static const cfg_field fields[] = {
      "from one of them, in turn; \"\" = none"},
     {"selfplay.zero_weight_proven", T_BOOL, OFF(selfplay.zero_weight_proven), 0, 1, 1, NULL, NULL,
      NULL, "positions whose root is proven lost or drawn get policy weight 0"},
+    {"selfplay.threat_checks", T_BOOL, OFF(selfplay.threat_checks), 0, 1, 0, NULL, NULL, NULL,
+     "self-play's search runs the mcts.vcf_root/vcf_leaf/vcf_defend checks too; false: they "
+     "serve the arena, play and the protocols only (measured: in self-play they cost "
+     "generations and give no better model)"},
 
     {"train.batch_size", T_INT, OFF(train.batch_size), 1, 8192, 256, NULL, NULL, NULL, "mini-batch size"},
     {"train.steps", T_INT, OFF(train.steps), 1, 100000000, 500, NULL, NULL, NULL,

@@ -88,6 +88,7 @@ typedef struct cfg_selfplay {
     double full_fraction;  /* playout cap randomisation: moves with the full search */
     int fast_simulations;  /* the other moves' search (value targets only) */
     bool zero_weight_proven; /* proven lost/drawn roots: policy weight 0 */
+    bool threat_checks;    /* self-play's search keeps mcts.vcf_* (else: play only) */
     bool record_fast;      /* fast-search positions written (policy weight 0) or dropped */
     double resign_target;  /* > 0: calibrate the threshold to this false-resign rate */
     int resign_min_checks; /* records needed before calibrated resignation starts */

@@ -59,6 +59,12 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c)
     o->threads = c->selfplay.threads > 0 ? c->selfplay.threads : sp_cores();
     mcts_params_from_config(&o->search, &c->mcts);
     o->search.noise = true;
+    if (!c->selfplay.threat_checks) {
+        /* the VCF checks are for play unless asked for (selfplay.threat_checks) */
+        o->search.vcf_root = 0;
+        o->search.vcf_leaf = 0;
+        o->search.vcf_defend = false;
+    }
     o->resign_threshold = c->selfplay.resign_threshold;
     o->resign_disabled_fraction = c->selfplay.resign_disabled_fraction;
     o->full_fraction = c->selfplay.full_fraction;

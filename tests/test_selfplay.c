@@ -436,6 +436,34 @@ static void base_opts(sp_opts *o, const gz_config *c, int games)
 
 /* ---- tests ---- */
 
+/* The VCF checks serve play; self-play's search keeps them only with
+ * selfplay.threat_checks. */
+START_TEST(threat_checks_only_when_asked)
+{
+    gz_config c;
+    char err[256];
+    ck_assert_int_eq(cfg_load(&c, NULL, err, sizeof err), 0);
+    char *sets[] = {"game.rows=9", "game.cols=9", "game.k=5", "mcts.vcf_root=1000",
+                    "mcts.vcf_leaf=50", "mcts.vcf_defend=true"};
+    ck_assert_msg(cfg_set_all(&c, sets, 6, err, sizeof err) == 0, "%s", err);
+    sp_opts o;
+    sp_opts_from_config(&o, &c);
+    ck_assert_int_eq(o.search.vcf_root, 0);
+    ck_assert_int_eq(o.search.vcf_leaf, 0);
+    ck_assert(!o.search.vcf_defend);
+    mcts_params mp;
+    mcts_params_from_config(&mp, &c.mcts); /* the players' search keeps them */
+    ck_assert_int_eq(mp.vcf_root, 1000);
+    ck_assert_int_eq(mp.vcf_leaf, 50);
+    char *on[] = {"selfplay.threat_checks=true"};
+    ck_assert_msg(cfg_set_all(&c, on, 1, err, sizeof err) == 0, "%s", err);
+    sp_opts_from_config(&o, &c);
+    ck_assert_int_eq(o.search.vcf_root, 1000);
+    ck_assert_int_eq(o.search.vcf_leaf, 50);
+    ck_assert(o.search.vcf_defend);
+}
+END_TEST
+
 START_TEST(rollout_file_valid)
 {
     gz_config c;
@@ -948,6 +976,7 @@ static Suite *selfplay_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, threat_checks_only_when_asked);
     tcase_add_test(tc, rollout_file_valid);
     tcase_add_test(tc, network_file_valid);
     tcase_add_test(tc, resign_all);
