@@ -10,6 +10,7 @@
 #include "nn/checkpoint.h"
 #include "nn/net_eval.h"
 #include "nn/quant.h"
+#include "selfplay/selfplay.h"
 
 static void usage(FILE *f)
 {
@@ -21,6 +22,8 @@ static void usage(FILE *f)
             "mcts.batch leaves per tree per evaluator call, on one thread; the evaluator is the\n"
             "network of MODEL (random weights when none; with net.precision int8 they are\n"
             "calibrated on random positions first), or random rollouts (--rollout).\n"
+            "The search is self-play's: the mcts.vcf_* checks only with\n"
+            "--set selfplay.threat_checks=true.\n"
             "Prints simulations/s, positions evaluated/s, the mean evaluator batch, the\n"
             "cache hit rate and, with a network, the share of the wall time spent in its\n"
             "forward pass (oneDNN and the heads), in the evaluator around it, and in the\n"
@@ -134,7 +137,7 @@ int cmd_bench_search(int argc, char **argv)
         goto done;
     }
     mcts_params mp;
-    mcts_params_from_config(&mp, &c.mcts);
+    sp_search_from_config(&mp, &c); /* self-play's search: the VCF checks only if asked */
     if (sims > 0)
         mp.simulations = sims;
     if (rollout)

@@ -51,20 +51,25 @@ int sp_cores(void)
     return n >= 1 ? (int)n : 1;
 }
 
+void sp_search_from_config(mcts_params *mp, const gz_config *c)
+{
+    mcts_params_from_config(mp, &c->mcts);
+    if (!c->selfplay.threat_checks) {
+        /* the VCF checks are for play unless asked for (selfplay.threat_checks) */
+        mp->vcf_root = 0;
+        mp->vcf_leaf = 0;
+        mp->vcf_defend = false;
+    }
+}
+
 void sp_opts_from_config(sp_opts *o, const gz_config *c)
 {
     memset(o, 0, sizeof *o);
     o->games = c->selfplay.games;
     o->parallel_games = c->selfplay.parallel_games;
     o->threads = c->selfplay.threads > 0 ? c->selfplay.threads : sp_cores();
-    mcts_params_from_config(&o->search, &c->mcts);
+    sp_search_from_config(&o->search, c);
     o->search.noise = true;
-    if (!c->selfplay.threat_checks) {
-        /* the VCF checks are for play unless asked for (selfplay.threat_checks) */
-        o->search.vcf_root = 0;
-        o->search.vcf_leaf = 0;
-        o->search.vcf_defend = false;
-    }
     o->resign_threshold = c->selfplay.resign_threshold;
     o->resign_disabled_fraction = c->selfplay.resign_disabled_fraction;
     o->full_fraction = c->selfplay.full_fraction;

@@ -140,6 +140,11 @@ typedef struct sp_opts {
  * cores), search settings with noise on, resignation, seed. */
 void sp_opts_from_config(sp_opts *o, const gz_config *c);
 
+/* Self-play's search settings from a config: c->mcts without the VCF checks
+ * (mcts.vcf_root, vcf_leaf, vcf_defend) unless selfplay.threat_checks; they serve the
+ * model players. Noise as the config leaves it (sp_opts_from_config turns it on). */
+void sp_search_from_config(mcts_params *mp, const gz_config *c);
+
 /* Plays o->games games and writes every sample to out_path (through the .tmp file of
  * samples.h: out_path appears only when complete). Returns 0, 1 when stopped through
  * o->stop (nothing written), or -1 with a message (evaluator or file failure; nothing
