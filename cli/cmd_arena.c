@@ -308,9 +308,11 @@ static int player_configs(const gz_config *c, char **psets, int npsets, int nspe
     for (int i = 0; i < nspecs; i++) {
         pc[i] = *c;
         int m = 0, n;
-        for (int k = 0; k < npsets; k++)
-            if (pset_split(psets[k], &n) && n == i + 1)
-                mine[m++] = (char *)pset_split(psets[k], &n);
+        for (int k = 0; k < npsets; k++) {
+            const char *as = pset_split(psets[k], &n);
+            if (as && n == i + 1)
+                mine[m++] = (char *)as;
+        }
         char err[512];
         if (cfg_set_all(&pc[i], mine, m, err, sizeof err) < 0) {
             cli_error("arena: --pset for player %d: %s", i + 1, err);
