@@ -94,6 +94,11 @@ static const cfg_field fields[] = {
     {"mcts.policy_target", T_STR, OFF(mcts.policy_target), 0, 0, 0, "visits", "visits|completed_q", NULL,
      "visits: pi = the root's visit distribution (pruned, fresh); completed_q: pi = softmax(log prior + "
      "sigma(completed Q)) (Gumbel MuZero's improved policy; the move is still chosen from the visits)"},
+    {"mcts.lcb_stdevs", T_FLOAT, OFF(mcts.lcb_stdevs), 0, 100, 0, NULL, NULL, NULL,
+     "players (not self-play): play the root child with the highest lower confidence bound "
+     "Q - this x standard error among the well-visited ones (KataGo); 0 = the most visited"},
+    {"mcts.lcb_min_fraction", T_FLOAT, OFF(mcts.lcb_min_fraction), 0, 1, 0.1, NULL, NULL, NULL,
+     "LCB: a child competes with at least this share of the most visited child's visits"},
     {"mcts.fresh_pi", T_BOOL, OFF(mcts.fresh_pi), 0, 1, 1, NULL, NULL, NULL,
      "the policy target counts this search's playouts only, not visits kept by tree reuse"},
 

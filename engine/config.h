@@ -57,6 +57,8 @@ typedef struct cfg_mcts {
     bool policy_pruning;    /* remove forced playouts from pi (with forced_playouts) */
     bool fresh_pi;          /* pi counts this search's playouts, not reused visits */
     char policy_target[CFG_STR_LEN]; /* "visits" | "completed_q" */
+    double lcb_stdevs;      /* players: LCB move choice, stdevs; 0 = the most visited */
+    double lcb_min_fraction; /* LCB candidates: at least this share of the most visits */
 } cfg_mcts;
 
 typedef struct cfg_net {

@@ -164,6 +164,8 @@ struct mcts {
                          * come, Q normalised min-max for PUCT */
     float *reward;      /* [cap_nodes * P] scored: points gained on the edge into a node */
     float *best;        /* [cap_nodes] track_best: highest return backed up through a node */
+    float *sq;          /* [cap_nodes] lcb_stdevs (not scored): sum of the squared values
+                         * backed up through a node, from its parent's mover's view */
     int *cout;          /* [max_chance] chance outcomes scratch */
     float *cprob;       /* [max_chance] their probabilities */
     /* mutated */
@@ -221,6 +223,8 @@ void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
     p->policy_pruning = c->policy_pruning;
     p->fresh_pi = c->fresh_pi;
     p->completed_q = !strcmp(c->policy_target, "completed_q");
+    p->lcb_stdevs = (float)c->lcb_stdevs;
+    p->lcb_min_fraction = (float)c->lcb_min_fraction;
 }
 
 void mcts_params_pure(mcts_params *p)
@@ -340,6 +344,8 @@ static int node_setup(mcts *t, int32_t x, int32_t parent, const game_state *s)
         if (t->best)
             t->best[x] = -FLT_MAX;
     }
+    if (t->sq)
+        t->sq[x] = 0.0f;
     if (game_terminal(g, s)) {
         X->mover = (int8_t)0;
         X->terminal = 1;
@@ -482,6 +488,10 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
             extra_ok = extra_ok && t->best;
         }
     }
+    if (p->lcb_stdevs > 0 && !t->scored) {
+        t->sq = malloc((size_t)nodes * sizeof *t->sq);
+        extra_ok = extra_ok && t->sq;
+    }
     if (t->chance) {
         t->cout = malloc((size_t)g->max_chance * sizeof *t->cout);
         t->cprob = malloc((size_t)g->max_chance * sizeof *t->cprob);
@@ -532,6 +542,7 @@ void mcts_free(mcts *t)
     free(t->defend);
     free(t->reward);
     free(t->best);
+    free(t->sq);
     free(t->cout);
     free(t->cprob);
     free(t);
@@ -597,6 +608,8 @@ static void compact(mcts *t, int32_t c)
                     sizeof(float) * (size_t)t->P);
         if (t->best)
             t->best[j] = t->best[i];
+        if (t->sq)
+            t->sq[j] = t->sq[i];
         t->nodes[j++] = X;
     }
     for (int32_t k = 0; k < j; k++) {
@@ -802,6 +815,10 @@ static void backup(mcts *t, int32_t x, const float *v, int dpend)
             X->pending -= dpend;
             for (int p = 0; p < t->P; p++)
                 X->w[p] += v[p];
+            if (t->sq && X->parent >= 0 && t->nodes[X->parent].mover >= 0) {
+                float vm = v[t->nodes[X->parent].mover];
+                t->sq[x] += vm * vm;
+            }
         }
         return;
     }
@@ -1164,6 +1181,40 @@ int mcts_step_many(mcts *const *trees, int ntrees, mcts_batch *b, evaluator *e, 
     return b->n;
 }
 
+int mcts_lcb_select(int n, const float *visits, const float *q, const float *sq,
+                    const uint8_t *exact, float z, float min_fraction)
+{
+    int most = -1;
+    for (int i = 0; i < n; i++)
+        if (visits[i] > 0 && (most < 0 || visits[i] > visits[most]))
+            most = i;
+    if (most < 0)
+        return -1;
+    float floor_v = min_fraction * visits[most];
+    if (floor_v < 2.0f)
+        floor_v = 2.0f;
+    int best = -1;
+    float best_b = -FLT_MAX;
+    for (int i = 0; i < n; i++) {
+        float nv = visits[i];
+        bool ex = exact && exact[i];
+        if (nv <= 0 || (i != most && !ex && nv < floor_v))
+            continue;
+        float b = q[i];
+        if (!ex) {
+            float var = (sq[i] - nv * q[i] * q[i] + 1.0f) / (nv + 1.0f);
+            if (var < 0.0f)
+                var = 0.0f;
+            b -= z * sqrtf(var / nv);
+        }
+        if (best < 0 || b > best_b || (b == best_b && nv > visits[best])) {
+            best = i;
+            best_b = b;
+        }
+    }
+    return best;
+}
+
 int mcts_prune_policy(int n, const float *prior, const float *q, float *visits, float c_puct,
                       float k)
 {
@@ -1335,6 +1386,38 @@ static int policy_target(mcts *t, float *pi)
     return (int)sum;
 }
 
+/* mcts_finish's LCB choice at an expanded root that is not proven: the children with
+ * mass in pi (visits; proven losers dropped) compete in mcts_lcb_select. Scratch: t->tgt
+ * (4 x actions, by root edge index). */
+static int lcb_choice(mcts *t, const float *pi)
+{
+    const mnode *R = &t->nodes[0];
+    const medge *e = t->edges + R->first_edge;
+    int m = R->mover, ne = R->nedges;
+    float *vis = t->tgt, *q = t->tgt + t->A, *sq = t->tgt + 2 * t->A;
+    uint8_t *exact = t->mask; /* [actions] >= ne */
+    for (int i = 0; i < ne; i++) {
+        int32_t c = e[i].child;
+        vis[i] = q[i] = sq[i] = 0.0f;
+        exact[i] = 0;
+        if (c < 0 || pi[e[i].action] <= 0 || t->nodes[c].n <= 0)
+            continue;
+        const mnode *C = &t->nodes[c];
+        vis[i] = (float)C->n;
+        exact[i] = t->p.solver && C->proven;
+        q[i] = exact[i] ? C->pz[m] : C->w[m] / (float)C->n;
+        sq[i] = t->sq[c];
+    }
+    int k = mcts_lcb_select(ne, vis, q, sq, exact, t->p.lcb_stdevs, t->p.lcb_min_fraction);
+    if (k >= 0)
+        return e[k].action;
+    int best = -1; /* no visited child with mass: the largest pi */
+    for (int a = 0; a < t->A; a++)
+        if (pi[a] > 0 && (best < 0 || pi[a] > pi[best]))
+            best = a;
+    return best;
+}
+
 void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
 {
     const game *g = t->g;
@@ -1424,6 +1507,8 @@ void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
                 if (u < acc)
                     break;
             }
+        } else if (t->sq && !t->p.noise) {
+            action = lcb_choice(t, pi);
         } else {
             float bp = -1.0f, bq = -FLT_MAX;
             for (int i = 0; i < R->nedges; i++) {

@@ -107,6 +107,12 @@ typedef struct mcts_params {
                              * 0's points to come: seed 003's targets, mcts_export) */
     bool completed_q;       /* pi is Gumbel MuZero's improved policy softmax(log prior +
                              * sigma(completed Q)) (mcts_completed_q_policy), not visits */
+    /* Move choice of players (noise off, after the temperature plies; zero = off): */
+    float lcb_stdevs;       /* > 0: play the root child with the highest lower confidence
+                             * bound Q - lcb_stdevs * stderr (KataGo) among the children
+                             * with at least lcb_min_fraction of the most visited one's
+                             * visits (mcts_lcb_select); 0: the most visited */
+    float lcb_min_fraction;
 } mcts_params;
 
 /* Gumbel MuZero's improved policy (Danihelka et al. 2022, with mctx's constants) over n
@@ -132,6 +138,18 @@ void mcts_params_from_config(mcts_params *p, const struct cfg_mcts *c);
  * removed. Pure function (no tree): tested on hand-made numbers. */
 int mcts_prune_policy(int n, const float *prior, const float *q, float *visits, float c_puct,
                       float k);
+
+/* LCB move choice over n root children (arrays of n): visits, q (mean value from the
+ * root mover's view), sq (the sum of the squared backed-up values from that view) and
+ * exact (1: a proven child, its q is exact: no uncertainty). A child's variance is its
+ * sample variance shrunk toward 1 (the largest a value in [-1, 1] can have about mean 0)
+ * by one pseudo-visit: (sq - visits q^2 + 1) / (visits + 1); its bound is q - z *
+ * sqrt(variance / visits). Only children with visits >= max(2, min_fraction * the most
+ * visits) compete (an exact child needs only one visit); the most visited child always
+ * does. Returns the index of the highest bound (ties: more visits, then lower index), or
+ * -1 when no child has visits. Pure function: tested on hand-made numbers. */
+int mcts_lcb_select(int n, const float *visits, const float *q, const float *sq,
+                    const uint8_t *exact, float z, float min_fraction);
 
 /* Settings for pure MCTS (the rollout or random evaluator: uniform priors): sets
  * fpu_absolute with fpu_value 1, so every move is tried once before any is tried twice.

@@ -60,6 +60,7 @@ void sp_search_from_config(mcts_params *mp, const gz_config *c)
         mp->vcf_leaf = 0;
         mp->vcf_defend = false;
     }
+    mp->lcb_stdevs = 0.0f; /* a player's move choice: self-play plays from the visits */
 }
 
 void sp_opts_from_config(sp_opts *o, const gz_config *c)

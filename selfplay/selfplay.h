@@ -142,7 +142,8 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c);
 
 /* Self-play's search settings from a config: c->mcts without the VCF checks
  * (mcts.vcf_root, vcf_leaf, vcf_defend) unless selfplay.threat_checks; they serve the
- * model players. Noise as the config leaves it (sp_opts_from_config turns it on). */
+ * model players. No LCB move choice (mcts.lcb_stdevs: a player's). Noise as the config
+ * leaves it (sp_opts_from_config turns it on). */
 void sp_search_from_config(mcts_params *mp, const gz_config *c);
 
 /* Plays o->games games and writes every sample to out_path (through the .tmp file of

@@ -1114,6 +1114,115 @@ START_TEST(policy_pruning_by_hand)
 }
 END_TEST
 
+/* LCB move choice on hand-made numbers (z = 3, min fraction 0.1): a child with fewer
+ * visits but a clearly higher, tight mean beats the most visited; the same mean with
+ * a wide spread does not; a child under the visit floor never competes; an exact
+ * (proven) child competes with one visit and no uncertainty; z = 0 is the best mean. */
+START_TEST(lcb_by_hand)
+{
+    /* A: 100 visits at 0.5 with no spread: var = (25 - 25 + 1) / 101, bound 0.5 - 3 *
+     * sqrt(var / 100) = 0.4701. B: 40 visits at 0.6, no spread: bound 0.5259. */
+    float v[2] = {100, 40}, q[2] = {0.5f, 0.6f}, sq[2] = {25.0f, 14.4f};
+    ck_assert_int_eq(mcts_lcb_select(2, v, q, sq, NULL, 3.0f, 0.1f), 1);
+    /* B's 40 values all +-1 (sq = 40): var = (40 - 14.4 + 1) / 41, bound 0.218 */
+    sq[1] = 40.0f;
+    ck_assert_int_eq(mcts_lcb_select(2, v, q, sq, NULL, 3.0f, 0.1f), 0);
+    /* z = 0: the bound is the mean */
+    ck_assert_int_eq(mcts_lcb_select(2, v, q, sq, NULL, 0.0f, 0.1f), 1);
+    /* B under the floor (9 < 0.1 * 100 = 10), however good */
+    float v2[2] = {100, 9}, q2[2] = {0.5f, 0.95f}, sq2[2] = {25.0f, 9 * 0.9025f};
+    ck_assert_int_eq(mcts_lcb_select(2, v2, q2, sq2, NULL, 0.0f, 0.1f), 0);
+    v2[1] = 10;
+    sq2[1] = 10 * 0.9025f;
+    ck_assert_int_eq(mcts_lcb_select(2, v2, q2, sq2, NULL, 3.0f, 0.1f), 1);
+    /* an exact child (a proven draw, q 0) with one visit against A at -0.2: the draw */
+    float v3[3] = {100, 1, 0}, q3[3] = {-0.2f, 0.0f, 0.0f}, sq3[3] = {4.0f, 0.0f, 0.0f};
+    uint8_t ex[3] = {0, 1, 0};
+    ck_assert_int_eq(mcts_lcb_select(3, v3, q3, sq3, ex, 3.0f, 0.1f), 1);
+    ck_assert_int_eq(mcts_lcb_select(3, v3, q3, sq3, NULL, 3.0f, 0.1f), 0); /* not exact: floor */
+    /* ties in the bound: more visits; nothing visited: -1 */
+    float v4[2] = {30, 50}, q4[2] = {0.1f, 0.1f}, sq4[2] = {0.3f, 0.5f};
+    ck_assert_int_eq(mcts_lcb_select(2, v4, q4, sq4, NULL, 0.0f, 0.1f), 1);
+    float v5[2] = {0, 0};
+    ck_assert_int_eq(mcts_lcb_select(2, v5, q4, sq4, NULL, 3.0f, 0.1f), -1);
+}
+END_TEST
+
+/* LCB in the search: with z = 0 a player plays the child with the best mean among the
+ * children with at least 10% of the most visits (not the most visited one, in some
+ * position here); self-play (noise on) ignores it; whole games with tree reuse keep the
+ * tree consistent (the squared sums move with the nodes when the arena is compacted). */
+START_TEST(lcb_in_search)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    char err[256];
+    mcts_params p = params(400);
+    p.lcb_stdevs = 0.0f; /* first: off */
+    p.lcb_min_fraction = 0.1f;
+    int differs = 0, searches = 0;
+    for (int variant = 0; variant < 2; variant++) {
+        mcts_params pv = p;
+        pv.lcb_stdevs = variant ? 1e-9f : 0.0f; /* on, with (almost) z = 0 */
+        mcts *t = mcts_new(g, &pv, 5, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        while (!game_terminal(g, mcts_root_state(t))) {
+            mcts_result res;
+            ck_assert_int_eq(mcts_search(t, &e, NULL, &res, err, sizeof err), 0);
+            check_tree(t, g, mcts_root_state(t), MCTS_ROOT, mcts_root_visits(t), res.proven);
+            mcts_child_info ci[81];
+            int nc = mcts_children(t, MCTS_ROOT, ci, 81);
+            int most = -1;
+            bool any_proven = false;
+            for (int i = 0; i < nc; i++) {
+                any_proven |= ci[i].proven;
+                if (ci[i].visits > 0 && (most < 0 || ci[i].visits > ci[most].visits))
+                    most = i;
+            }
+            if (variant == 1 && !res.proven && !any_proven && most >= 0) {
+                float floor_v = 0.1f * (float)ci[most].visits;
+                if (floor_v < 2.0f)
+                    floor_v = 2.0f;
+                int want = most;
+                for (int i = 0; i < nc; i++)
+                    if ((float)ci[i].visits >= floor_v && ci[i].q > ci[want].q + 1e-4f)
+                        want = i;
+                ck_assert_int_eq(res.action, ci[want].action);
+                differs += want != most;
+                searches++;
+            } else if (variant == 0 && !res.proven && most >= 0) {
+                ck_assert_int_eq(ci[most].visits > 0, 1);
+            }
+            ck_assert_int_eq(mcts_play(t, res.action), 0);
+            if (mcts_root_visits(t) > 0)
+                check_tree(t, g, mcts_root_state(t), MCTS_ROOT, mcts_root_visits(t), false);
+        }
+        mcts_free(t);
+    }
+    ck_assert_int_gt(searches, 5);
+    ck_assert_int_gt(differs, 0);
+    /* noise on (self-play): the LCB is not used, the move comes from the visits */
+    mcts_params pn = p;
+    pn.lcb_stdevs = 1e-9f;
+    pn.noise = true;
+    pn.forced_playouts = 0.0f;
+    mcts *t = mcts_new(g, &pn, 7, err, sizeof err);
+    mcts_result res;
+    ck_assert_int_eq(mcts_search(t, &e, NULL, &res, err, sizeof err), 0);
+    mcts_child_info ci[81];
+    int nc = mcts_children(t, MCTS_ROOT, ci, 81), mv = -1;
+    for (int i = 0; i < nc; i++)
+        if (ci[i].action == res.action)
+            mv = ci[i].visits;
+    for (int i = 0; i < nc; i++)
+        ck_assert_int_le(ci[i].visits, mv);
+    mcts_free(t);
+    game_free(g);
+}
+END_TEST
+
 /* Forced playouts in a search: with noise on, every root child the search visited has
  * at least about sqrt(k P N) - 1 visits (P the prior after noise), and pruning takes
  * them out of pi again, so pi is sharper than the visit counts. */
@@ -1644,6 +1753,8 @@ int main(void)
     tcase_add_test(tc, tree_invariants_through_games);
     tcase_add_test(tc, fresh_pi_excludes_reused_visits);
     tcase_add_test(tc, policy_pruning_by_hand);
+    tcase_add_test(tc, lcb_by_hand);
+    tcase_add_test(tc, lcb_in_search);
     tcase_add_test(tc, forced_playouts_in_search);
     tcase_add_test(tc, completed_q_by_hand);
     tcase_add_test(tc, completed_q_in_search);
