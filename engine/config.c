@@ -83,6 +83,10 @@ static const cfg_field fields[] = {
     {"mcts.vcf_defend", T_BOOL, OFF(mcts.vcf_defend), 0, 1, 0, NULL, NULL, NULL,
      "when the opponent of a new node's mover has a VCF (budget mcts.vcf_leaf, 1000 if 0), "
      "only the moves that defend it become children"},
+    {"mcts.vct_root", T_INT, OFF(mcts.vct_root), 0, 100000000, 0, NULL, NULL, NULL,
+     "node budget of a VCT search (fours and threes, 6 attacker moves deep) at the root "
+     "before each search, after vcf_root (0 = off; games with a threat solver; needs "
+     "mcts.solver): a proven win is played at once"},
     {"mcts.dirichlet_total", T_FLOAT, OFF(mcts.dirichlet_total), 0, 1000, 0, NULL, NULL, NULL,
      "> 0: root noise alpha = this / legal moves (KataGo); 0: use dirichlet_alpha"},
     {"mcts.root_policy_temp", T_FLOAT, OFF(mcts.root_policy_temp), 0.1, 10, 1, NULL, NULL, NULL,

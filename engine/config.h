@@ -50,6 +50,7 @@ typedef struct cfg_mcts {
     int vcf_root;           /* node budget of the root VCF check; 0 = off */
     int vcf_leaf;           /* node budget of the VCF check at each new node; 0 = off */
     bool vcf_defend;        /* keep only the moves that answer the opponent's VCF */
+    int vct_root;           /* node budget of the root VCT check; 0 = off */
     /* the learning recipe (issue 10); self-play searches only unless said otherwise */
     double dirichlet_total; /* > 0: alpha = this / legal moves (KataGo: 10.83); 0: alpha */
     double root_policy_temp; /* root priors ^ (1 / T), renormalised; 1 = off */

@@ -217,6 +217,7 @@ void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
     p->vcf_root = c->vcf_root;
     p->vcf_leaf = c->vcf_leaf;
     p->vcf_defend = c->vcf_defend;
+    p->vct_root = c->vct_root;
     p->dirichlet_total = (float)c->dirichlet_total;
     p->root_policy_temp = (float)c->root_policy_temp;
     p->forced_playouts = (float)c->forced_playouts;
@@ -291,15 +292,16 @@ void mcts_batch_free(mcts_batch *b)
 
 /* ---- nodes -------------------------------------------------------------------- */
 
-enum { MCTS_VCF_PV = 64, MCTS_DEFEND_BUDGET = 1000 };
+enum { MCTS_VCF_PV = 64, MCTS_DEFEND_BUDGET = 1000, MCTS_VCT_DEPTH = 6 };
 
 /* vcf_leaf / vcf_root: if the mover of s has a VCF within budget nodes, X becomes a
  * proven win for him (two players) with the line's first move. */
-static bool vcf_prove(mcts *t, mnode *X, const game_state *s, int budget)
+static bool vcf_prove(mcts *t, mnode *X, const game_state *s, int budget, int vct_depth)
 {
     const game *g = t->g;
     int pv[MCTS_VCF_PV];
-    if (g->players != 2 || g->ops->threat_win(g, s, t->threat, budget, pv, MCTS_VCF_PV) <= 0)
+    if (g->players != 2 ||
+        g->ops->threat_win(g, s, t->threat, budget, vct_depth, pv, MCTS_VCF_PV) <= 0)
         return false;
     int m = game_current_player(g, s);
     X->pz[m] = 1.0f;
@@ -393,7 +395,7 @@ static int node_setup(mcts *t, int32_t x, int32_t parent, const game_state *s)
             return 0;
         }
     }
-    if (t->threat && t->p.solver && t->p.vcf_leaf > 0 && vcf_prove(t, X, s, t->p.vcf_leaf))
+    if (t->threat && t->p.solver && t->p.vcf_leaf > 0 && vcf_prove(t, X, s, t->p.vcf_leaf, 0))
         return 0;
     int nl = game_legal(g, s, t->mask);
     assert(nl > 0);
@@ -504,13 +506,14 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
                  (long long)edges);
         return NULL;
     }
-    if ((p->vcf_root > 0 || p->vcf_leaf > 0 || p->vcf_defend) && g->ops->threat_new) {
+    if ((p->vcf_root > 0 || p->vcf_leaf > 0 || p->vcf_defend || p->vct_root > 0) &&
+        g->ops->threat_new) {
         /* 2^14 entries (256 KB) a tree: self-play keeps many trees */
         char terr[256];
         t->threat = g->ops->threat_new(g, 14, terr, sizeof terr);
         t->defend = malloc((size_t)t->A);
         if (!t->threat || !t->defend) {
-            snprintf(err, errlen, "mcts: mcts.vcf_*: %s", t->threat ? "out of memory" : terr);
+            snprintf(err, errlen, "mcts: mcts.vcf_*/vct_root: %s", t->threat ? "out of memory" : terr);
             mcts_free(t);
             return NULL;
         }
@@ -1100,7 +1103,9 @@ void mcts_begin(mcts *t)
             t->full = true;
     }
     if (t->threat && t->p.solver && t->p.vcf_root > 0 && !R->proven)
-        vcf_prove(t, R, t->root_state, t->p.vcf_root);
+        vcf_prove(t, R, t->root_state, t->p.vcf_root, 0);
+    if (t->threat && t->p.solver && t->p.vct_root > 0 && !R->proven)
+        vcf_prove(t, R, t->root_state, t->p.vct_root, MCTS_VCT_DEPTH);
     if (t->p.noise)
         apply_noise(t);
     if (t->scored) {

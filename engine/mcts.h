@@ -92,6 +92,9 @@ typedef struct mcts_params {
                              * the node a proven win (no evaluator call) */
     bool vcf_defend;        /* a new node whose mover faces the opponent's VCF gets only
                              * the defending moves as children (budget vcf_leaf, or 1000) */
+    int vct_root;           /* VCT node budget at the root in mcts_begin (after vcf_root;
+                             * threes too, 6 attacker moves deep): a proven win proves the
+                             * root as vcf_root does */
     /* The learning recipe (issue 10). Zero = off, except fresh_pi (see mcts_finish). */
     float dirichlet_total;  /* > 0: noise alpha = dirichlet_total / legal moves at the root
                              * (KataGo: 10.83), replacing dirichlet_alpha */

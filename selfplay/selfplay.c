@@ -59,6 +59,7 @@ void sp_search_from_config(mcts_params *mp, const gz_config *c)
         mp->vcf_root = 0;
         mp->vcf_leaf = 0;
         mp->vcf_defend = false;
+        mp->vct_root = 0;
     }
     mp->lcb_stdevs = 0.0f; /* a player's move choice: self-play plays from the visits */
 }

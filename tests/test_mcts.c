@@ -1572,6 +1572,41 @@ START_TEST(vcf_root_plays_the_proven_win)
 }
 END_TEST
 
+/* vct_root: black to move has a double three (an open three on a column and one on a
+ * row through the same point; test_threat's vct_double_three) and no VCF. The VCF
+ * checks find nothing; the root VCT check proves the root and plays the point at once. */
+START_TEST(vct_root_plays_the_proven_win)
+{
+    game *g = make(11, 11, 5);
+    evaluator *er = eval_random_new(g);
+    const int black[4][2] = {{3, 6}, {4, 6}, {5, 4}, {5, 5}};
+    const int white[4][2] = {{7, 2}, {8, 8}, {10, 0}, {0, 10}}; /* the last one far away */
+    game_state *s = game_state_new(g, NULL);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(game_play(g, s, black[i][0] * 11 + black[i][1]), 0);
+        ck_assert_int_eq(game_play(g, s, white[i][0] * 11 + white[i][1]), 0);
+    }
+    mcts_params p = params(100);
+    p.vcf_root = 100000;
+    p.vcf_leaf = 200;
+    mcts_result res;
+    search_once(g, s, er, p, 3, &res, NULL);
+    ck_assert(!res.proven); /* no VCF */
+    ck_assert_int_eq(res.stats.simulations, 100);
+    p.vct_root = 200000;
+    float pi[121];
+    search_once(g, s, er, p, 3, &res, pi);
+    ck_assert(res.proven);
+    ck_assert_int_eq(res.action, 5 * 11 + 6);
+    ck_assert_int_eq(res.stats.simulations, 0);
+    ck_assert_float_eq(pi[res.action], 1.0f);
+    ck_assert_float_eq(res.value[0], 1.0f);
+    free(s);
+    evaluator_free(er);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(vcf_leaf_proves_nodes)
 {
     /* White to move, black threatens the VCF: every white move but the defences is a
@@ -1761,6 +1796,7 @@ int main(void)
     tcase_add_test(tc, small_arenas_through_games);
     tcase_add_test(tc, vcf_root_plays_the_proven_win);
     tcase_add_test(tc, vcf_leaf_proves_nodes);
+    tcase_add_test(tc, vct_root_plays_the_proven_win);
     tcase_add_test(tc, vcf_defend_prunes_the_children);
 #ifdef COUNT_ALLOCS
     tcase_add_test(tc, no_allocation_while_searching);

@@ -436,31 +436,38 @@ static void base_opts(sp_opts *o, const gz_config *c, int games)
 
 /* ---- tests ---- */
 
-/* The VCF checks serve play; self-play's search keeps them only with
- * selfplay.threat_checks. */
+/* The VCF and VCT checks serve play; self-play's search keeps them only with
+ * selfplay.threat_checks. The LCB move choice is a player's: self-play never uses it. */
 START_TEST(threat_checks_only_when_asked)
 {
     gz_config c;
     char err[256];
     ck_assert_int_eq(cfg_load(&c, NULL, err, sizeof err), 0);
     char *sets[] = {"game.rows=9", "game.cols=9", "game.k=5", "mcts.vcf_root=1000",
-                    "mcts.vcf_leaf=50", "mcts.vcf_defend=true"};
-    ck_assert_msg(cfg_set_all(&c, sets, 6, err, sizeof err) == 0, "%s", err);
+                    "mcts.vcf_leaf=50", "mcts.vcf_defend=true", "mcts.vct_root=5000",
+                    "mcts.lcb_stdevs=3"};
+    ck_assert_msg(cfg_set_all(&c, sets, 8, err, sizeof err) == 0, "%s", err);
     sp_opts o;
     sp_opts_from_config(&o, &c);
     ck_assert_int_eq(o.search.vcf_root, 0);
+    ck_assert_int_eq(o.search.vct_root, 0);
+    ck_assert_float_eq(o.search.lcb_stdevs, 0.0f);
     ck_assert_int_eq(o.search.vcf_leaf, 0);
     ck_assert(!o.search.vcf_defend);
     mcts_params mp;
     mcts_params_from_config(&mp, &c.mcts); /* the players' search keeps them */
     ck_assert_int_eq(mp.vcf_root, 1000);
     ck_assert_int_eq(mp.vcf_leaf, 50);
+    ck_assert_int_eq(mp.vct_root, 5000);
+    ck_assert_float_eq(mp.lcb_stdevs, 3.0f);
     char *on[] = {"selfplay.threat_checks=true"};
     ck_assert_msg(cfg_set_all(&c, on, 1, err, sizeof err) == 0, "%s", err);
     sp_opts_from_config(&o, &c);
     ck_assert_int_eq(o.search.vcf_root, 1000);
     ck_assert_int_eq(o.search.vcf_leaf, 50);
     ck_assert(o.search.vcf_defend);
+    ck_assert_int_eq(o.search.vct_root, 5000);
+    ck_assert_float_eq(o.search.lcb_stdevs, 0.0f);
 }
 END_TEST
 

@@ -1589,10 +1589,10 @@ START_TEST(mnk_hooks)
         ck_assert_int_eq(game_play(g, s, os[i]), 0);
     }
     int pv[PVMAX];
-    int len = g->ops->threat_win(g, s, ws, 200000, pv, PVMAX);
+    int len = g->ops->threat_win(g, s, ws, 200000, 0, pv, PVMAX);
     ck_assert_int_gt(len, 0);
     check_line(tc->name, &x, 1, THREAT_VCF, pv, len);
-    ck_assert_int_eq(g->ops->threat_win(g, s, ws, 0, pv, PVMAX), 0);
+    ck_assert_int_eq(g->ops->threat_win(g, s, ws, 0, 0, pv, PVMAX), 0);
     /* playing the line wins the game */
     game_state *s2 = game_state_new(g, NULL);
     game_copy(g, s2, s);

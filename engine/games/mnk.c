@@ -398,15 +398,19 @@ static void mnk_threat_free(void *ws)
     threat_free(ws);
 }
 
-static int mnk_threat_win(const game *g, const game_state *gs, void *ws, long budget, int *pv,
-                          int pvmax)
+static int mnk_threat_win(const game *g, const game_state *gs, void *ws, long budget,
+                          int vct_depth, int *pv, int pvmax)
 {
     const mnk_state *s = CST(gs);
-    if (budget <= 0 || pvmax < 1 || mnk_terminal(g, gs) || s->ply < 2 * (DATA(g)->k - 2))
-        return 0; /* fewer than k-1 stones of the mover after his next move: no four yet */
+    /* a VCF needs k-1 stones of the mover after his next move (a four), a VCT k-2 */
+    int need = vct_depth > 0 ? 2 * (DATA(g)->k - 3) : 2 * (DATA(g)->k - 2);
+    if (budget <= 0 || pvmax < 1 || mnk_terminal(g, gs) || s->ply < need)
+        return 0;
     char err[160];
     int len = 0;
-    threat_status st = threat_solve(ws, s->board, (s->ply & 1) + 1, THREAT_VCF, budget, 0, 1, pv,
+    threat_status st = threat_solve(ws, s->board, (s->ply & 1) + 1,
+                                    vct_depth > 0 ? THREAT_VCT : THREAT_VCF, budget, 0,
+                                    vct_depth > 0 ? (vct_depth < 20 ? vct_depth : 20) : 1, pv,
                                     pvmax, &len, err, sizeof err);
     return st == THREAT_WIN ? len : 0;
 }
