@@ -6,6 +6,7 @@
 
 #include "engine/config.h"
 #include "engine/game.h"
+#include "engine/rng.h"
 
 static game *make(int rows, int cols, int k, bool exact)
 {
@@ -61,6 +62,63 @@ START_TEST(tictactoe_row_col_diag_wins)
         free(s);
     }
     game_free(g);
+}
+END_TEST
+
+/* winning_move against the definition on random positions of every shape and rule: the
+ * lowest empty point where the mover's stone ends the game with his win (played on a
+ * copy), or -1. Boards from 3x3 to 25x25 (the bit-mask rows at their widest), k 3..6. */
+START_TEST(winning_move_matches_brute_force)
+{
+    const int shapes[][3] = {{3, 3, 3}, {5, 7, 4}, {9, 9, 5}, {8, 13, 5}, {15, 15, 5},
+                             {25, 25, 6}, {25, 7, 5}, {7, 25, 5}};
+    rng r;
+    rng_seed(&r, 77);
+    int wins = 0, checked = 0;
+    for (int sh = 0; sh < 8; sh++) {
+        for (int exact = 0; exact < 2; exact++) {
+            game *g = make(shapes[sh][0], shapes[sh][1], shapes[sh][2], exact);
+            game_state *s = game_state_new(g, NULL), *t = game_state_new(g, NULL);
+            uint8_t *mask = malloc((size_t)g->actions);
+            for (int trial = 0; trial < 40; trial++) {
+                game_init(g, s, &r);
+                int plies = (int)rng_below(&r, (uint32_t)(g->actions * 3 / 4));
+                for (int i = 0; i < plies && !game_terminal(g, s); i++) {
+                    int n = game_legal(g, s, mask), pick = (int)rng_below(&r, (uint32_t)n);
+                    for (int a = 0; a < g->actions; a++)
+                        if (mask[a] && pick-- == 0) {
+                            ck_assert_int_eq(game_play(g, s, a), 0);
+                            break;
+                        }
+                }
+                if (game_terminal(g, s))
+                    continue;
+                int want = -1, me = game_current_player(g, s);
+                game_legal(g, s, mask);
+                for (int a = 0; a < g->actions && want < 0; a++) {
+                    if (!mask[a])
+                        continue;
+                    memcpy(t, s, g->state_size);
+                    ck_assert_int_eq(game_play(g, t, a), 0);
+                    float z[2];
+                    if (game_terminal(g, t)) {
+                        game_result(g, t, z);
+                        if (z[me] > 0)
+                            want = a;
+                    }
+                }
+                ck_assert_int_eq(g->ops->winning_move(g, s), want);
+                wins += want >= 0;
+                checked++;
+            }
+            free(mask);
+            free(s);
+            free(t);
+            game_free(g);
+        }
+    }
+    ck_assert_int_gt(wins, 20);
+    ck_assert_int_gt(checked, 400);
 }
 END_TEST
 
@@ -263,6 +321,7 @@ int main(void)
     tcase_add_test(tc, tictactoe_row_col_diag_wins);
     tcase_add_test(tc, tictactoe_draw);
     tcase_add_test(tc, cells_show_stones);
+    tcase_add_test(tc, winning_move_matches_brute_force);
     tcase_add_test(tc, gomoku_wins_everywhere);
     tcase_add_test(tc, overline_freestyle_vs_exact);
     tcase_add_test(tc, notation_round_trip);
