@@ -117,8 +117,9 @@ typedef struct game_ops {
      * threat_win: a proven VCF win for the player to move within budget nodes (> 0), or
      *   with vct_depth > 0 a VCT (threes too, up to vct_depth attacker moves before the
      *   search hands over to VCF; as sound a proof as a VCF): writes the line (attacker
-     *   move, forced reply, ..., the completing move) to pv[pvmax] and returns its length (> 0, truncated to pvmax >= 1), or 0 (no win
-     *   found, the position is terminal, or the budget is <= 0).
+     *   move, forced reply, ..., the completing move) to pv[pvmax] and returns its
+     *   length (> 0, truncated to pvmax >= 1), or 0 (no win found, the position is
+     *   terminal, or the budget is <= 0).
      * threat_defend: when the opponent of the player to move has a VCF (found within
      *   budget nodes), writes mask[actions] (1 = the move defends it: after it no VCF is
      *   found) and returns the number of such moves (> 0); returns 0 (mask untouched)
