@@ -32,8 +32,9 @@ static int info_model(const char *path)
     else
         printf("  policy head 1x1 conv to %d channels, dense to %d actions\n", s->head_channels,
                s->actions);
-    printf("  value head  1x1 conv to %d channels, average pool, FC %d, FC %d players, tanh "
-           "(mover first)\n", s->head_channels, s->value_hidden, s->players);
+    printf("  value head  1x1 conv to %d channels, %s pool, FC %d, FC %d players, tanh "
+           "(mover first)\n", s->head_channels,
+           s->value_pool == NN_POOL_MEAN_MAX ? "mean and max" : "average", s->value_hidden, s->players);
     printf("  parameters  %zu in %d tensors\n", p->layout.count, p->layout.ntensors);
     printf("  FLOPs       %.1f M per position (%dx%d)\n", nn_spec_flops(s, s->rows, s->cols) / 1e6,
            s->rows, s->cols);

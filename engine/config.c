@@ -122,6 +122,8 @@ static const cfg_field fields[] = {
     {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent|score",
      NULL, "zerosum: tanh outputs minus their mean (2 players: v and -v); independent: one tanh "
      "each; score: h(points to come), linear (scored games such as 2048 always use it)"},
+    {"net.value_pool", T_STR, OFF(net.value_pool), 0, 0, 0, "mean", "mean|mean_max", NULL,
+     "the value head's global pooling: each channel's mean, or its mean and its max (KataGo)"},
     {"net.threads", T_INT, OFF(net.threads), 0, 256, 0, NULL, NULL, NULL,
      "inference threads; 0 = the machine's cores"},
     {"net.cache", T_INT, OFF(net.cache), 0, 1 << 24, 65536, NULL, NULL, NULL,

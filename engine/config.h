@@ -71,6 +71,7 @@ typedef struct cfg_net {
     char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" | "int8" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" */
+    char value_pool[CFG_STR_LEN];  /* "mean" | "mean_max" */
     int threads;       /* inference threads; 0 = the machine's cores */
     int cache;         /* position-cache entries; 0 = no cache */
     int max_batch;     /* largest batch one forward pass gets; 0 = all a worker gathers */

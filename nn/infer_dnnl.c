@@ -675,7 +675,8 @@ HEADS_HOT static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t 
 {
     const nn_spec *s = &ctx->spec;
     int H = s->head_channels, V = s->value_hidden, H2 = 2 * H, hw = ctx->hw, A = ctx->actions;
-    float *pool = ctx->scratch, *hid = pool + H;
+    int W = nn_value_pool_width(s); /* pool: H means, then (mean_max) H maxima */
+    float *pool = ctx->scratch, *hid = pool + W;
     float mx = -INFINITY;
     if (s->policy == NN_POLICY_CONV) {
         for (int p = 0; p < hw; p++) {
@@ -708,17 +709,20 @@ HEADS_HOT static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t 
     float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
     for (int a = 0; a < A; a++)
         policy[a] *= inv;
-    for (int h = 0; h < H; h++)
-        pool[h] = 0;
+    for (int h = 0; h < W; h++)
+        pool[h] = 0; /* the maxima too: they are of ReLU outputs, >= 0 */
     for (int p = 0; p < hw; p++) {
         const float *x = hbuf + (size_t)p * H2 + H;
         for (int h = 0; h < H; h++)
             pool[h] += x[h];
+        if (W > H)
+            for (int h = 0; h < H; h++)
+                pool[H + h] = x[h] > pool[H + h] ? x[h] : pool[H + h];
     }
     for (int h = 0; h < H; h++)
         pool[h] /= (float)hw;
     for (int v = 0; v < V; v++) {
-        float acc = ctx->v1_b[v] + dot(ctx->v1_w + (size_t)v * H, pool, H);
+        float acc = ctx->v1_b[v] + dot(ctx->v1_w + (size_t)v * W, pool, W);
         hid[v] = acc > 0 ? acc : 0;
     }
     for (int o = 0; o < s->players; o++)
@@ -832,6 +836,7 @@ int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
     DN(dnnl_stream_wait(ctx->stream));
     DN(dnnl_memory_get_data_handle(pl->head, &hb));
     size_t per = (size_t)ctx->hw * 2 * ctx->spec.head_channels;
+    /* after run_heads' pool (at most 2H) and hidden units (V) */
     float *h32 = ctx->scratch + ctx->actions + 2 * ctx->spec.head_channels + ctx->spec.value_hidden + 8;
     for (int b = 0; b < n; b++)
         run_heads(ctx, ctx->hdt == dnnl_f32 ? (const float *)hb + per * (size_t)b

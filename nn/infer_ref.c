@@ -103,7 +103,8 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
     float *hp = malloc(sizeof(float) * (size_t)H * HW);
     float *hv = malloc(sizeof(float) * (size_t)H * HW);
     float *lg = malloc(sizeof(float) * (size_t)A);
-    float *hid = malloc(sizeof(float) * (size_t)(H + V));
+    int W = nn_value_pool_width(s); /* hid: the pool (H means, then H maxima), then V */
+    float *hid = malloc(sizeof(float) * (size_t)(W + V));
     if (!x || !t || !u || !hp || !hv || !lg || !hid) {
         free(x), free(t), free(u), free(hp), free(hv), free(lg), free(hid);
         snprintf(err, errlen, "out of memory");
@@ -151,15 +152,20 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
         relu_forward(hv, (size_t)H * HW);
         for (int h = 0; h < H; h++) {
             double sum = 0;
-            for (int i = 0; i < HW; i++)
+            float mx = hv[h * HW];
+            for (int i = 0; i < HW; i++) {
                 sum += hv[h * HW + i];
+                mx = hv[h * HW + i] > mx ? hv[h * HW + i] : mx;
+            }
             hid[h] = (float)(sum / HW);
+            if (W > H)
+                hid[H + h] = mx;
         }
-        dense_forward(hid + H, hid, nn_tensor_cptr(L, P, L->val_fc1_w),
-                      nn_tensor_cptr(L, P, L->val_fc1_b), V, H);
-        relu_forward(hid + H, (size_t)V);
+        dense_forward(hid + W, hid, nn_tensor_cptr(L, P, L->val_fc1_w),
+                      nn_tensor_cptr(L, P, L->val_fc1_b), V, W);
+        relu_forward(hid + W, (size_t)V);
         float *v = values + (size_t)b * s->players;
-        dense_forward(v, hid + H, nn_tensor_cptr(L, P, L->val_fc2_w),
+        dense_forward(v, hid + W, nn_tensor_cptr(L, P, L->val_fc2_w),
                       nn_tensor_cptr(L, P, L->val_fc2_b), s->players, V);
         nn_value_finish(s, v);
     }

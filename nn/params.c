@@ -87,7 +87,7 @@ void nn_layout_init(nn_layout *L, const nn_spec *s)
     }
     L->val_conv = add(L, "value.conv.weight", NN_T_CONV_WEIGHT, 4, H, C, 1, 1);
     L->val_bn = add_bn(L, "value.bn", H);
-    L->val_fc1_w = add(L, "value.fc1.weight", NN_T_DENSE_WEIGHT, 2, V, H, 0, 0);
+    L->val_fc1_w = add(L, "value.fc1.weight", NN_T_DENSE_WEIGHT, 2, V, nn_value_pool_width(s), 0, 0);
     L->val_fc1_b = add(L, "value.fc1.bias", NN_T_BIAS, 1, V, 0, 0, 0);
     L->val_fc2_w = add(L, "value.fc2.weight", NN_T_DENSE_WEIGHT, 2, s->players, V, 0, 0);
     L->val_fc2_b = add(L, "value.fc2.bias", NN_T_BIAS, 1, s->players, 0, 0, 0);
@@ -212,6 +212,7 @@ nn_params *nn_params_adapt(const nn_params *src, const nn_spec *dst, uint64_t se
                         : a->policy != dst->policy ? "policy_head"
                         : a->trunk != dst->trunk ? "trunk"
                         : a->value != dst->value ? "value_head"
+                        : a->value_pool != dst->value_pool ? "value_pool"
                         : NULL;
     if (field) {
         snprintf(err, errlen, "the model's %s differs from the config's net (only the board may "

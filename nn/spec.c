@@ -10,6 +10,7 @@
 
 const char *nn_policy_name(nn_policy_kind k) { return k == NN_POLICY_DENSE ? "dense" : "conv"; }
 const char *nn_trunk_name(nn_trunk_kind k) { return k == NN_TRUNK_PLAIN ? "plain" : "residual"; }
+const char *nn_pool_name(nn_pool_kind k) { return k == NN_POOL_MEAN_MAX ? "mean_max" : "mean"; }
 const char *nn_value_name(nn_value_kind k)
 {
     return k == NN_VALUE_ZEROSUM ? "zerosum" : k == NN_VALUE_SCORE ? "score" : "independent";
@@ -74,6 +75,8 @@ int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
         (s->value != NN_VALUE_ZEROSUM || s->players < 2))
         return gz_fail(err, errlen, "spec: value_head: expected independent, score, or zerosum with 2 or "
                                     "more players");
+    if (s->value_pool != NN_POOL_MEAN && s->value_pool != NN_POOL_MEAN_MAX)
+        return gz_fail(err, errlen, "spec: value_pool: expected mean or mean_max");
     if (s->policy == NN_POLICY_CONV && s->actions != s->rows * s->cols)
         return gz_fail(err, errlen,
                     "spec: policy_head conv needs one action per point (actions = rows*cols = %d), "
@@ -98,6 +101,7 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     s->value_hidden = net->value_hidden;
     s->policy = strcmp(net->policy_head, "dense") == 0 ? NN_POLICY_DENSE : NN_POLICY_CONV;
     s->trunk = strcmp(net->trunk, "plain") == 0 ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
+    s->value_pool = strcmp(net->value_pool, "mean_max") == 0 ? NN_POOL_MEAN_MAX : NN_POOL_MEAN;
     /* one player has nothing to sum to zero against: its value is its own */
     s->value = strcmp(net->value_head, "zerosum") == 0 && g->players >= 2 ? NN_VALUE_ZEROSUM
                                                                            : NN_VALUE_INDEPENDENT;
@@ -132,6 +136,8 @@ char *nn_spec_to_json(const nn_spec *s)
     cJSON_AddStringToObject(o, "policy_head", nn_policy_name(s->policy));
     cJSON_AddStringToObject(o, "trunk", nn_trunk_name(s->trunk));
     cJSON_AddStringToObject(o, "value_head", nn_value_name(s->value));
+    if (s->value_pool != NN_POOL_MEAN) /* absent: mean, as in every file before the key */
+        cJSON_AddStringToObject(o, "value_pool", nn_pool_name(s->value_pool));
     if (s->rule[0])
         cJSON_AddStringToObject(o, "rule", s->rule);
     char *txt = cJSON_PrintUnformatted(o);
@@ -172,7 +178,7 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         cJSON_Delete(o);
         return gz_fail(err, errlen, "spec JSON: not a JSON object");
     }
-    int lat = 0, pol = 0, trunk = 0, value = 0, rc = -1;
+    int lat = 0, pol = 0, trunk = 0, value = 0, vpool = 0, rc = -1;
     if (get_int(o, "planes", &s->planes, err, errlen) || get_int(o, "rows", &s->rows, err, errlen) ||
         get_int(o, "cols", &s->cols, err, errlen) ||
         get_choice(o, "lattice", "square", "hex", &lat, err, errlen) ||
@@ -195,6 +201,10 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         value = NN_VALUE_SCORE;
     else if (vh && get_choice(o, "value_head", "independent", "zerosum", &value, err, errlen))
         goto out;
+    /* "value_pool" came with global max pooling: absent means mean */
+    if (cJSON_GetObjectItemCaseSensitive(o, "value_pool") &&
+        get_choice(o, "value_pool", "mean", "mean_max", &vpool, err, errlen))
+        goto out;
     /* "rule" came with the renju and caro rules: absent means made before (freestyle or
      * exact five, or a game without rules). */
     const cJSON *rule = cJSON_GetObjectItemCaseSensitive(o, "rule");
@@ -210,6 +220,7 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
     s->lattice = lat ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
     s->policy = pol ? NN_POLICY_DENSE : NN_POLICY_CONV;
     s->trunk = trunk ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
+    s->value_pool = vpool ? NN_POOL_MEAN_MAX : NN_POOL_MEAN;
     rc = nn_spec_validate(s, err, errlen);
 out:
     cJSON_Delete(o);

@@ -9,7 +9,9 @@
  *   policy:  1x1 conv (C -> H) -> BN -> ReLU -> then
  *              conv head:  1x1 conv with bias (H -> 1): one logit per point (rows*cols)
  *              dense head: FC with bias (H*rows*cols -> actions)
- *   value:   1x1 conv (C -> H) -> BN -> ReLU -> global average pool -> FC (H -> V) + bias
+ *   value:   1x1 conv (C -> H) -> BN -> ReLU -> global pool -> FC (H or 2H -> V) + bias
+ *            (value_pool "mean": the H channel means; "mean_max": the H means, then
+ *            the H maxima, as KataGo's global pooling)
  *            -> ReLU -> FC (V -> players) + bias -> tanh (-> minus the mean: zerosum)
  * C = channels, H = head_channels, V = value_hidden. Value outputs are MOVER-FIRST:
  * output i is the outcome of the player i seats after the player to move ("to move,
@@ -43,6 +45,8 @@ typedef enum { NN_TRUNK_RESIDUAL = 0, NN_TRUNK_PLAIN = 1 } nn_trunk_kind;
  *                points still to come x, learnt in MuZero's transformed scale
  *                y = h(x) (nn_score_to_value); the evaluator turns y back into points
  *                with h^-1 for the search. */
+/* The value head's global pooling: the mean of each channel, or the mean and the max. */
+typedef enum { NN_POOL_MEAN = 0, NN_POOL_MEAN_MAX = 1 } nn_pool_kind;
 typedef enum { NN_VALUE_INDEPENDENT = 0, NN_VALUE_ZEROSUM = 1, NN_VALUE_SCORE = 2 } nn_value_kind;
 
 /* MuZero's value transform: h(x) = sign(x) (sqrt(|x| + 1) - 1) + eps x with
@@ -67,6 +71,7 @@ typedef struct nn_spec {
     nn_policy_kind policy;
     nn_trunk_kind trunk;
     nn_value_kind value; /* zerosum only with 2 or more players; score for scored games */
+    nn_pool_kind value_pool; /* mean, or mean and max (value FC input H or 2H) */
     char rule[GAME_NAME_LEN]; /* the game's rule it was made for (game.h: g->rule, e.g.
                                  "renju"); "" = none, or a checkpoint older than the key */
 } nn_spec;
@@ -103,10 +108,18 @@ double nn_spec_flops(const nn_spec *s, int rows, int cols);
  * out), as the spec's value kind says. Shared by every inference path. */
 void nn_value_finish(const nn_spec *s, float *v);
 
-/* "conv"/"dense", "residual"/"plain", "square"/"hex", "independent"/"zerosum"/"score". */
+/* The value FC's input width: H, or 2H with mean_max pooling. */
+static inline int nn_value_pool_width(const nn_spec *s)
+{
+    return s->head_channels * (s->value_pool == NN_POOL_MEAN_MAX ? 2 : 1);
+}
+
+/* "conv"/"dense", "residual"/"plain", "square"/"hex", "independent"/"zerosum"/"score",
+ * "mean"/"mean_max". */
 const char *nn_value_name(nn_value_kind k);
 const char *nn_policy_name(nn_policy_kind k);
 const char *nn_trunk_name(nn_trunk_kind k);
 const char *nn_lattice_name(game_lattice l);
+const char *nn_pool_name(nn_pool_kind k);
 
 #endif

@@ -161,6 +161,17 @@ START_TEST(dnnl_matches_reference_other_shapes)
     d = compare(p, 6, 6, 7, 502);
     ck_assert_msg(d <= 1e-4, "plain trunk: %g", d);
     nn_params_free(p);
+    /* the value head's mean and max pooling, 2 and 3 players, on another board too */
+    for (int k = 0; k < 2; k++) {
+        s = spec_make(k ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE, 2 + k, 2, NN_POLICY_CONV, 7, 7);
+        s.value_pool = NN_POOL_MEAN_MAX;
+        p = random_params(&s, 16 + k);
+        for (int b = 0; b < 3; b++) {
+            double d1 = compare(p, 7, 7, batches[b], 503 + b), d2 = compare(p, 9, 9, batches[b], 506 + b);
+            ck_assert_msg(d1 <= 1e-4 && d2 <= 1e-4, "mean_max %d: batch %d: %g / %g", k, batches[b], d1, d2);
+        }
+        nn_params_free(p);
+    }
 }
 END_TEST
 
@@ -256,6 +267,7 @@ START_TEST(bf16_close_to_reference)
     nn_spec sq = spec_make(GAME_LATTICE_SQUARE, 2, 2, NN_POLICY_CONV, 7, 7);
     nn_spec hx = spec_make(GAME_LATTICE_HEX, 3, 3, NN_POLICY_CONV, 9, 9);
     hx.channels = 32;
+    hx.value_pool = NN_POOL_MEAN_MAX; /* the max pooling in int8 too */
     nn_spec specs[2] = {sq, hx};
     for (int k = 0; k < 2; k++) {
         nn_params *p = scaled_params(specs[k], 60 + k);

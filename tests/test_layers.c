@@ -457,37 +457,44 @@ START_TEST(elementwise_grads)
 END_TEST
 
 typedef struct pool_ctx {
-    int N, C, HW;
+    int N, C, HW, with_max;
     double *in, *g, *out;
 } pool_ctx;
 
 static double pool_loss(void *p)
 {
     pool_ctx *c = p;
-    avgpool_forward_f64(c->out, c->in, c->N, c->C, c->HW);
-    return dot(c->out, c->g, (size_t)c->N * c->C);
+    gpool_forward_f64(c->out, c->in, c->N, c->C, c->HW, c->with_max);
+    return dot(c->out, c->g, (size_t)c->N * c->C * (c->with_max ? 2 : 1));
 }
 
-START_TEST(avgpool_grad)
+/* Global pooling, mean only (_i = 0) and mean and max (_i = 1): the values by hand and
+ * the gradient against finite differences (random inputs: no ties at the maxima). */
+START_TEST(gpool_grad)
 {
-    int N = 3, C = 2, HW = 5;
-    size_t nin = (size_t)N * C * HW, nout = (size_t)N * C;
+    int N = 3, C = 2, HW = 5, wm = _i, w = C * (wm ? 2 : 1);
+    size_t nin = (size_t)N * C * HW, nout = (size_t)N * w;
     rng r;
     rng_seed(&r, 7);
-    pool_ctx c = {N, C, HW, dnew(nin), dnew(nout), dnew(nout)};
+    pool_ctx c = {N, C, HW, wm, dnew(nin), dnew(nout), dnew(nout)};
     drand_fill(&r, c.in, nin, -1, 1);
     drand_fill(&r, c.g, nout, -1, 1);
     pool_loss(&c);
     for (int n = 0; n < N; n++)
         for (int ch = 0; ch < C; ch++) {
-            double s = 0;
-            for (int i = 0; i < HW; i++)
-                s += c.in[((size_t)ch * N + n) * HW + i];
-            ck_assert(fabs(s / HW - c.out[n * C + ch]) < 1e-15);
+            double s = 0, mx = -INFINITY;
+            for (int i = 0; i < HW; i++) {
+                double x = c.in[((size_t)ch * N + n) * HW + i];
+                s += x;
+                mx = x > mx ? x : mx;
+            }
+            ck_assert(fabs(s / HW - c.out[n * w + ch]) < 1e-15);
+            if (wm)
+                ck_assert(c.out[n * w + C + ch] == mx);
         }
     double *din = dnew(nin);
-    avgpool_backward_f64(din, c.g, N, C, HW);
-    check_fd("avgpool", c.in, nin, din, pool_loss, &c, 1);
+    gpool_backward_f64(din, c.g, c.in, N, C, HW, wm);
+    check_fd("gpool", c.in, nin, din, pool_loss, &c, 1);
     free(c.in), free(c.g), free(c.out), free(din);
 }
 END_TEST
@@ -735,7 +742,7 @@ static Suite *layers_suite(void)
     tcase_add_test(tc, batchnorm_grad);
     tcase_add_test(tc, batchnorm_running_and_eval);
     tcase_add_test(tc, elementwise_grads);
-    tcase_add_test(tc, avgpool_grad);
+    tcase_add_loop_test(tc, gpool_grad, 0, 2);
     tcase_add_test(tc, dense_grad);
     tcase_add_test(tc, layout_roundtrip);
     tcase_add_test(tc, policy_ce_grad);

@@ -111,6 +111,64 @@ START_TEST(spec_rule_checked)
 }
 END_TEST
 
+/* net.value_pool: mean (the default, and what a spec without the key means) or
+ * mean_max, whose value FC takes 2H inputs; round trips through JSON and a checkpoint,
+ * and a model with the other pooling is refused by name. */
+static const char *tmp_path(const char *name);
+static nn_params *random_params(nn_spec s, uint64_t seed);
+
+START_TEST(spec_value_pool)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    char err[512];
+    game *g = game_new(&c.game, err, sizeof err);
+    ck_assert_ptr_nonnull(g);
+    nn_spec s, t;
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), 0);
+    ck_assert_int_eq(s.value_pool, NN_POOL_MEAN);
+    char *j = nn_spec_to_json(&s);
+    ck_assert_ptr_null(strstr(j, "value_pool")); /* files without the key stay as they were */
+    free(j);
+    snprintf(c.net.value_pool, sizeof c.net.value_pool, "mean_max");
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), 0);
+    ck_assert_int_eq(s.value_pool, NN_POOL_MEAN_MAX);
+    ck_assert_int_eq(nn_value_pool_width(&s), 2 * s.head_channels);
+    j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"value_pool\":\"mean_max\""));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_mem_eq(&s, &t, sizeof s);
+    free(j);
+    nn_layout L;
+    nn_layout_init(&L, &s);
+    const nn_tensor *fc1 = &L.t[L.val_fc1_w];
+    ck_assert_int_eq(fc1->shape[0], s.value_hidden);
+    ck_assert_int_eq(fc1->shape[1], 2 * s.head_channels);
+    nn_params *p = random_params(s, 9);
+    const char *path = tmp_path("pool.h5");
+    nn_ckpt_meta m = {.generation = 1};
+    ck_assert_msg(nn_ckpt_save(path, p, &m, NULL, 0, err, sizeof err) == 0, "%s", err);
+    nn_params *q = nn_ckpt_load(path, NULL, NULL, err, sizeof err);
+    ck_assert_msg(q != NULL, "%s", err);
+    ck_assert_mem_eq(&q->layout.spec, &s, sizeof s);
+    ck_assert_mem_eq(q->data, p->data, p->layout.count * sizeof(float));
+    nn_spec mean = s;
+    mean.value_pool = NN_POOL_MEAN;
+    char report[256];
+    nn_params *a = nn_params_adapt(q, &mean, 1, report, sizeof report, err, sizeof err);
+    ck_assert_ptr_null(a);
+    ck_assert_msg(strstr(err, "value_pool") != NULL, "%s", err);
+    ck_assert_int_eq(nn_spec_from_json(&t, "{\"planes\":5,\"rows\":9,\"cols\":9,\"lattice\":\"square\","
+                                           "\"players\":2,\"actions\":81,\"blocks\":1,\"channels\":8,"
+                                           "\"head_channels\":4,\"value_hidden\":8,\"policy_head\":"
+                                           "\"conv\",\"value_pool\":\"max\"}", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "value_pool"), "%s", err);
+    nn_params_free(p);
+    nn_params_free(q);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(layout_order_offsets_and_count)
 {
     nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, NN_POLICY_CONV);
@@ -647,6 +705,7 @@ static Suite *nn_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, spec_from_config_and_json_round_trip);
     tcase_add_test(t, spec_rule_checked);
+    tcase_add_test(t, spec_value_pool);
     tcase_add_test(t, layout_order_offsets_and_count);
     tcase_add_test(t, he_init_deterministic_and_masked);
     tcase_add_test(t, bad_spec_rejected_by_name);

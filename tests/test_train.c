@@ -239,6 +239,23 @@ START_TEST(grad_zerosum_value)
 }
 END_TEST
 
+static nn_spec mean_max(nn_spec s)
+{
+    s.value_pool = NN_POOL_MEAN_MAX;
+    return s;
+}
+
+/* The value head's mean and max pooling (KataGo's global pooling): gradients against
+ * finite differences, 2 and 3 players, square and hex, conv and dense policy. */
+START_TEST(grad_value_pool_mean_max)
+{
+    grad_case(mean_max(zerosum(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))),
+              18);
+    grad_case(mean_max(zerosum(tiny_spec(GAME_LATTICE_HEX, 5, 5, 1, 4, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))), 19);
+    grad_case(mean_max(tiny_spec(GAME_LATTICE_SQUARE, 3, 4, 2, 3, 2, NN_POLICY_DENSE, NN_TRUNK_PLAIN)), 20);
+}
+END_TEST
+
 /* The score head (2048: h(points to come), linear, one player): gradients against finite
  * differences, with targets in its scale (tens, not [-1, 1]). */
 static nn_spec score_head(nn_spec s)
@@ -341,6 +358,8 @@ START_TEST(eval_equals_reference)
     ref_case(zerosum(tiny_spec(GAME_LATTICE_SQUARE, 6, 6, 1, 8, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 24);
     ref_case(zerosum(tiny_spec(GAME_LATTICE_HEX, 7, 7, 1, 8, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 25);
     ref_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 8, 1, NN_POLICY_DENSE, NN_TRUNK_RESIDUAL)), 26);
+    ref_case(mean_max(zerosum(tiny_spec(GAME_LATTICE_HEX, 7, 7, 1, 8, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))), 27);
+    ref_case(mean_max(tiny_spec(GAME_LATTICE_SQUARE, 5, 4, 1, 6, 2, NN_POLICY_DENSE, NN_TRUNK_PLAIN)), 28);
 }
 END_TEST
 
@@ -1246,6 +1265,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_hex_residual);
     tcase_add_test(tc, grad_square_plain_dense);
     tcase_add_test(tc, grad_zerosum_value);
+    tcase_add_test(tc, grad_value_pool_mean_max);
     tcase_add_test(tc, grad_score_value);
     tcase_add_test(tc, zerosum_values_and_loss);
     tcase_add_test(tc, eval_equals_reference);

@@ -99,9 +99,12 @@ void F(relu_backward)(R *dinp, const R *dout, const R *out, size_t n);
 void F(residual_forward)(R *out, const R *a, const R *b, size_t n);
 void F(residual_backward)(R *da, R *db, const R *dout, size_t n);
 
-/* out (N, C) = mean over H*W of in (C, N*H*W). Backward: dinp += dout / (H*W). */
-void F(avgpool_forward)(R *out, const R *in, int N, int C, int HW);
-void F(avgpool_backward)(R *dinp, const R *dout, int N, int C, int HW);
+/* Global pooling of in (C, N*H*W). with_max 0: out (N, C) = each channel's mean over
+ * H*W. with_max 1: out (N, 2C) = the C means, then the C maxima. Backward: dinp += dout
+ * / (H*W) for the means; a maximum's gradient goes to its first maximal element (in is
+ * the forward input). */
+void F(gpool_forward)(R *out, const R *in, int N, int C, int HW, int with_max);
+void F(gpool_backward)(R *dinp, const R *dout, const R *in, int N, int C, int HW, int with_max);
 
 /* out (N, O) = in (N, I) . w^T + b, w (O, I) (PyTorch Linear), b (O) or NULL. */
 void F(dense_forward)(R *out, const R *in, const R *w, const R *b, int N, int NI, int NO);

@@ -442,26 +442,43 @@ HOT void F(residual_backward)(R *da, R *db, const R *dout, size_t n)
     }
 }
 
-void F(avgpool_forward)(R *out, const R *in, int N, int C, int HW)
+/* The first index of x's maximum. */
+static int F(argmax)(const R *x, int n)
 {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+void F(gpool_forward)(R *out, const R *in, int N, int C, int HW, int with_max)
+{
+    size_t w = (size_t)C * (with_max ? 2 : 1);
     for (int c = 0; c < C; c++)
         for (int n = 0; n < N; n++) {
             const R *x = in + ((size_t)c * N + n) * HW;
             double s = 0;
             for (int i = 0; i < HW; i++)
                 s += x[i];
-            out[(size_t)n * C + c] = (R)(s / HW);
+            out[(size_t)n * w + c] = (R)(s / HW);
+            if (with_max)
+                out[(size_t)n * w + C + c] = x[F(argmax)(x, HW)];
         }
 }
 
-void F(avgpool_backward)(R *dinp, const R *dout, int N, int C, int HW)
+void F(gpool_backward)(R *dinp, const R *dout, const R *in, int N, int C, int HW, int with_max)
 {
+    size_t w = (size_t)C * (with_max ? 2 : 1);
     for (int c = 0; c < C; c++)
         for (int n = 0; n < N; n++) {
-            R g = dout[(size_t)n * C + c] / (R)HW;
-            R *dx = dinp + ((size_t)c * N + n) * HW;
+            R g = dout[(size_t)n * w + c] / (R)HW;
+            size_t off = ((size_t)c * N + n) * HW;
+            R *dx = dinp + off;
             for (int i = 0; i < HW; i++)
                 dx[i] += g;
+            if (with_max)
+                dx[F(argmax)(in + off, HW)] += dout[(size_t)n * w + C + c];
         }
 }
 

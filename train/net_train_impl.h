@@ -6,6 +6,7 @@ struct TN {
     nn_layout L;
     int maxN;
     int planes, rows, cols, HW, A, C, Hc, V, P, hex, blocks, residual, dense_policy, zerosum;
+    int Wp, gmax;       /* the value pool's width (Hc or 2 Hc) and whether it has the maxima */
     int linear_value;   /* score head: the value FC's outputs as they are (no tanh) */
     size_t conv_scratch_n;
     /* mutated by forward/backward; M = n * HW */
@@ -20,7 +21,7 @@ struct TN {
     R *p_flat;          /* (N, Hc*HW) dense policy head only */
     R *logits, *probs;  /* (N, A) */
     R *v_c, *v_a;       /* (Hc, M) */
-    R *pooled;          /* (N, Hc) */
+    R *pooled;          /* (N, Wp): Wp = Hc, or 2 Hc with mean_max (means, then maxima) */
     R *h1;              /* (N, V) after ReLU */
     R *vt;              /* (N, P) tanh outputs (the FC outputs for a score head) */
     R *v;               /* (N, P) values: vt, or vt minus its mean per sample (zerosum) */
@@ -29,7 +30,7 @@ struct TN {
     R *gh1, *gh2;       /* (Hc, M) */
     R *dlogits;         /* (N, A) */
     R *dpflat;          /* (N, Hc*HW) */
-    R *dv, *dh1, *dpooled; /* (N, P), (N, V), (N, Hc) */
+    R *dv, *dh1, *dpooled; /* (N, P), (N, V), (N, Wp) */
     R *scratch;         /* conv3x3 scratch: nth x conv_scratch_n, one per thread */
     int maxc;
     train_pool *pool;   /* nth threads share every trunk layer (see net_train.h) */
@@ -100,6 +101,8 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->C = s->channels;
     t->Hc = s->head_channels;
     t->V = s->value_hidden;
+    t->Wp = nn_value_pool_width(s);
+    t->gmax = s->value_pool == NN_POOL_MEAN_MAX;
     t->P = s->players;
     t->hex = s->lattice == GAME_LATTICE_HEX;
     t->blocks = s->blocks;
@@ -129,7 +132,7 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->probs = F(alloc_f)(N * t->A, &ok);
     t->v_c = F(alloc_f)(Hc * M, &ok);
     t->v_a = F(alloc_f)(Hc * M, &ok);
-    t->pooled = F(alloc_f)(N * Hc, &ok);
+    t->pooled = F(alloc_f)(N * (size_t)t->Wp, &ok);
     t->h1 = F(alloc_f)(N * t->V, &ok);
     t->vt = F(alloc_f)(N * t->P, &ok);
     t->v = F(alloc_f)(N * t->P, &ok);
@@ -142,7 +145,7 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->dpflat = F(alloc_f)(t->dense_policy ? Hc * M : 1, &ok);
     t->dv = F(alloc_f)(N * t->P, &ok);
     t->dh1 = F(alloc_f)(N * t->V, &ok);
-    t->dpooled = F(alloc_f)(N * Hc, &ok);
+    t->dpooled = F(alloc_f)(N * (size_t)t->Wp, &ok);
     t->scratch = F(alloc_f)(t->conv_scratch_n * (size_t)t->nth, &ok);
     t->red_buf = calloc(2 * (size_t)t->maxc, sizeof(double));
     ok &= t->red_buf != NULL;
@@ -411,8 +414,9 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     /* value head */
     F(conv1x1_forward)(t->v_c, x, F(W)(t, params, L->val_conv), NULL, dh);
     F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, NULL, 1, 0, Hc, M, mode, 0, 0, Hc);
-    F(avgpool_forward)(t->pooled, t->v_a, n, Hc, HW);
-    F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, Hc, t->V);
+    F(gpool_forward)(t->pooled, t->v_a, n, Hc, HW, t->gmax);
+    F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, t->Wp,
+                     t->V);
     F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
     F(dense_forward)(t->vt, t->h1, F(W)(t, params, L->val_fc2_w), F(W)(t, params, L->val_fc2_b), n, t->V, t->P);
     if (!t->linear_value)
@@ -543,11 +547,11 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
     F(dense_backward)(t->dh1, G(L->val_fc2_w), G(L->val_fc2_b), dpre, t->h1, F(W)(t, P, L->val_fc2_w), n,
                    t->V, t->P);
     F(relu_backward)(t->dh1, t->dh1, t->h1, (size_t)n * t->V);
-    F(zero)(t->dpooled, (size_t)n * Hc);
+    F(zero)(t->dpooled, (size_t)n * t->Wp);
     F(dense_backward)(t->dpooled, G(L->val_fc1_w), G(L->val_fc1_b), t->dh1, t->pooled,
-                   F(W)(t, P, L->val_fc1_w), n, Hc, t->V);
+                   F(W)(t, P, L->val_fc1_w), n, t->Wp, t->V);
     F(zero)(t->gh1, hm);
-    F(avgpool_backward)(t->gh1, t->dpooled, n, Hc, HW);
+    F(gpool_backward)(t->gh1, t->dpooled, t->v_a, n, Hc, HW, t->gmax);
     F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_a, t->v_c, 0, Hc, M, 0, 0, Hc);
     F(conv1x1_backward)(t->g, G(L->val_conv), NULL, t->gh2, x, F(W)(t, P, L->val_conv), dh);
 
