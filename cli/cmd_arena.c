@@ -534,8 +534,17 @@ int cmd_arena(int argc, char **argv)
         for (int i = 0; i < nspecs; i++) {
             fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
             cli_json_string(stdout, names[i]);
-            printf(", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.6g}", t[i].wins,
+            printf(", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.6g", t[i].wins,
                    t[i].draws, t[i].losses, arena_score(&t[i], nspecs));
+            if (nspecs > 2) { /* head to head against each player (0 against itself) */
+                for (int k = 0; k < 2; k++) {
+                    printf(k ? ", \"level\": [" : ", \"above\": [");
+                    for (int j = 0; j < nspecs; j++)
+                        printf("%s%d", j ? ", " : "", k ? t[i].level[j] : t[i].above[j]);
+                    printf("]");
+                }
+            }
+            printf("}");
         }
         printf("]}\n");
     } else {
@@ -558,6 +567,25 @@ int cmd_arena(int argc, char **argv)
                 printf("  %14s", cell);
             }
             printf("\n");
+        }
+        if (nspecs > 2) {
+            printf("\nhead to head (the row's player above-level-below the column's, in the same "
+                   "games; score = (above + level/2) / games):\n%-24s", "player");
+            for (int j = 0; j < nspecs; j++)
+                printf("  %20s %d", "vs player", j + 1);
+            printf("\n");
+            for (int i = 0; i < nspecs; i++) {
+                printf("%-24s", names[i]);
+                for (int j = 0; j < nspecs; j++) {
+                    char cell[64] = "-";
+                    int n = t[i].games, a = t[i].above[j], l = t[i].level[j];
+                    if (j != i && n > 0)
+                        snprintf(cell, sizeof cell, "%d-%d-%d %.1f%%", a, l, n - a - l,
+                                 100.0 * (a + 0.5 * l) / n);
+                    printf("  %22s", cell);
+                }
+                printf("\n");
+            }
         }
         printf("\n");
     }

@@ -263,6 +263,13 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
                 t->draws++;
                 t->seat_draws[s]++;
             }
+            for (int s2 = 0; s2 < g->players && !solo; s2++) {
+                int other = rec.seat_player[s2];
+                if (s2 != s && rec.z[s] > rec.z[s2])
+                    t->above[other]++;
+                else if (s2 != s && rec.z[s] == rec.z[s2])
+                    t->level[other]++;
+            }
         }
         if (o->sprt && nplayers == 2 && i % 2 == 1 &&
             elo_sprt_decide(o->sprt, tallies[0].wins, tallies[0].draws, tallies[0].losses, NULL) != 0)

@@ -65,6 +65,11 @@ typedef struct arena_tally {
     int seat_draws[GAME_MAX_PLAYERS];
     int seat_losses[GAME_MAX_PLAYERS];
     double score_sum, score_sq;         /* scored games: the player's points */
+    /* Head to head (2 or more players; indices into the match's player list): the games
+     * in which this player's outcome was above / level with player j's. With three
+     * players this is what compares two of them fairly: W-D-L counts only first and
+     * last places, and a player's place depends on who else sits at the table. */
+    int above[GAME_MAX_PLAYERS], level[GAME_MAX_PLAYERS];
 } arena_tally;                          /* (deterministic given the seed: no timings here;
                                          * arena_record has each game's) */
 

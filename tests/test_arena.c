@@ -98,6 +98,11 @@ START_TEST(match_tallies_and_results_file)
     }
     ck_assert_int_eq(t[0].wins, t[1].losses);
     ck_assert_int_eq(t[0].draws, t[1].draws);
+    /* head to head: with two players, the wins and draws themselves */
+    ck_assert_int_eq(t[0].above[1], t[0].wins);
+    ck_assert_int_eq(t[0].level[1], t[0].draws);
+    ck_assert_int_eq(t[1].above[0], t[1].wins);
+    ck_assert_int_eq(t[0].above[0] + t[0].level[0], 0);
     /* Depth-4 alpha-beta solves tic-tac-toe after one random move: it never loses. */
     ck_assert_int_eq(t[0].losses, 0);
     ck_assert_double_eq_tol(arena_score(&t[0], 2), t[0].wins + 0.5 * t[0].draws, 1e-12);
@@ -358,6 +363,21 @@ START_TEST(arena_command_three_players)
     cJSON *pl = cJSON_GetObjectItem(j, "players");
     ck_assert_int_eq(cJSON_GetArraySize(pl), 3);
     double score_sum = 0;
+    /* head to head: a pair's above + level + the other's above is every game, level is
+     * symmetric, nobody is above or level with itself; mcts:50 finishes above random more
+     * often than below it */
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++) {
+            cJSON *pi = cJSON_GetArrayItem(pl, i), *pk = cJSON_GetArrayItem(pl, k);
+            int a = cJSON_GetArrayItem(cJSON_GetObjectItem(pi, "above"), k)->valueint;
+            int l = cJSON_GetArrayItem(cJSON_GetObjectItem(pi, "level"), k)->valueint;
+            int b = cJSON_GetArrayItem(cJSON_GetObjectItem(pk, "above"), i)->valueint;
+            ck_assert_int_eq(l, cJSON_GetArrayItem(cJSON_GetObjectItem(pk, "level"), i)->valueint);
+            ck_assert_int_eq(i == k ? a + l : a + l + b, i == k ? 0 : 6);
+        }
+    cJSON *above0 = cJSON_GetObjectItem(cJSON_GetArrayItem(pl, 0), "above");
+    cJSON *above1 = cJSON_GetObjectItem(cJSON_GetArrayItem(pl, 1), "above");
+    ck_assert_int_gt(cJSON_GetArrayItem(above0, 1)->valueint, cJSON_GetArrayItem(above1, 0)->valueint);
     for (int i = 0; i < 3; i++) {
         cJSON *p = cJSON_GetArrayItem(pl, i);
         ck_assert_int_eq(cJSON_GetObjectItem(p, "wins")->valueint +
