@@ -28,7 +28,8 @@ static int info_model(const char *path)
            s->blocks == 1 ? "" : "s", s->channels);
     if (s->policy == NN_POLICY_CONV)
         printf("  policy head 1x1 conv to %d channels, 1x1 conv to one logit per point "
-               "(fully convolutional)\n", s->head_channels);
+               "(fully convolutional)%s\n", s->head_channels,
+               s->aux_policy ? "; a second 1x1 conv to the opponent's reply (training only)" : "");
     else
         printf("  policy head 1x1 conv to %d channels, dense to %d actions\n", s->head_channels,
                s->actions);

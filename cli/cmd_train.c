@@ -71,6 +71,8 @@ static void log_line(FILE *mf, int64_t step, int64_t steps, const train_losses *
            "lr %.5g  %.0f samples/s",
            (long long)step, (long long)steps, l->policy, l->value, l->l2, l->total, l->entropy,
            l->value_acc, lr, sps);
+    if (l->aux != 0)
+        printf("  aux %.4f", l->aux);
     if (nval)
         printf("  | val policy %.4f value %.4f vacc %.3f", v->policy, v->value, v->value_acc);
     printf("\n");
@@ -82,6 +84,8 @@ static void log_line(FILE *mf, int64_t step, int64_t steps, const train_losses *
                 "\"samples_per_s\":%.6g",
                 (long long)step, (long long)steps, l->policy, l->value, l->l2, l->total, l->entropy,
                 l->value_acc, lr, sps);
+        if (l->aux != 0)
+            fprintf(mf, ",\"aux_policy_ce\":%.6g", l->aux);
         if (nval)
             fprintf(mf, ",\"val_samples\":%lld,\"val_policy_ce\":%.6g,\"val_value_mse\":%.6g,"
                         "\"val_total\":%.6g,\"val_value_acc\":%.6g",
@@ -254,13 +258,13 @@ int cmd_train(int argc, char **argv)
             goto out;
         }
         sum.policy += l.policy, sum.value += l.value, sum.l2 += l.l2, sum.total += l.total;
-        sum.entropy += l.entropy, sum.value_acc += l.value_acc;
+        sum.entropy += l.entropy, sum.value_acc += l.value_acc, sum.aux += l.aux;
         nsum++;
         if ((k % c.train.log_every == 0 || k == steps) && lead) {
             double tn = cli_now();
             double sps = (double)nsum * c.train.batch_size / (tn - t_log);
             train_losses avg = {sum.policy / nsum, sum.value / nsum, sum.l2 / nsum, sum.total / nsum,
-                                sum.entropy / nsum, sum.value_acc / nsum};
+                                sum.entropy / nsum, sum.value_acc / nsum, sum.aux / nsum};
             nval = trainer_validate(t, d, VAL_SAMPLES, &v);
             log_line(mf, k, steps, &avg, lr, sps, &v, nval);
             t_log = cli_now();

@@ -124,6 +124,9 @@ static const cfg_field fields[] = {
      "each; score: h(points to come), linear (scored games such as 2048 always use it)"},
     {"net.value_pool", T_STR, OFF(net.value_pool), 0, 0, 0, "mean", "mean|mean_max", NULL,
      "the value head's global pooling: each channel's mean, or its mean and its max (KataGo)"},
+    {"net.aux_policy", T_BOOL, OFF(net.aux_policy), 0, 1, 0, NULL, NULL, NULL,
+     "an auxiliary policy head (training only) learns the opponent's reply: the next "
+     "position's search policy (KataGo); games of 2 or more players with a conv policy head"},
     {"net.threads", T_INT, OFF(net.threads), 0, 256, 0, NULL, NULL, NULL,
      "inference threads; 0 = the machine's cores"},
     {"net.cache", T_INT, OFF(net.cache), 0, 1 << 24, 65536, NULL, NULL, NULL,
@@ -199,6 +202,8 @@ static const cfg_field fields[] = {
      NULL, "samples held out for validation"},
     {"train.value_weight", T_FLOAT, OFF(train.value_weight), 0, 100, 1, NULL, NULL, NULL,
      "weight of the value loss"},
+    {"train.aux_policy_weight", T_FLOAT, OFF(train.aux_policy_weight), 0, 100, 0.15, NULL, NULL,
+     NULL, "weight of the opponent-reply head's cross-entropy (net.aux_policy; KataGo 0.15)"},
     {"train.q_ratio", T_FLOAT, OFF(train.q_ratio), 0, 1, 0, NULL, NULL, NULL,
      "value target = (1 - q_ratio) x game outcome + q_ratio x the search's root value (files "
      "before format 3 have only the outcome)"},

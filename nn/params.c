@@ -91,6 +91,11 @@ void nn_layout_init(nn_layout *L, const nn_spec *s)
     L->val_fc1_b = add(L, "value.fc1.bias", NN_T_BIAS, 1, V, 0, 0, 0);
     L->val_fc2_w = add(L, "value.fc2.weight", NN_T_DENSE_WEIGHT, 2, s->players, V, 0, 0);
     L->val_fc2_b = add(L, "value.fc2.bias", NN_T_BIAS, 1, s->players, 0, 0, 0);
+    L->pol_aux_w = L->pol_aux_b = -1;
+    if (s->aux_policy) {
+        L->pol_aux_w = add(L, "policy.aux.weight", NN_T_CONV_WEIGHT, 4, 1, H, 1, 1);
+        L->pol_aux_b = add(L, "policy.aux.bias", NN_T_BIAS, 1, 1, 0, 0, 0);
+    }
 }
 
 int nn_layout_find(const nn_layout *L, const char *name)
@@ -189,7 +194,7 @@ void nn_params_init_he(nn_params *p, uint64_t seed)
         double fan_in = (double)t->size / t->shape[0];
         if (t->ndim == 4 && t->shape[2] == 3 && L->spec.lattice == GAME_LATTICE_HEX)
             fan_in = fan_in * 7.0 / 9.0;
-        bool last = i == L->pol_out_w || i == L->val_fc2_w;
+        bool last = i == L->pol_out_w || i == L->val_fc2_w || i == L->pol_aux_w;
         double sd = sqrt((last ? 1.0 : 2.0) / fan_in);
         float *x = nn_tensor_ptr(L, p->data, i);
         for (size_t j = 0; j < t->size; j++)
@@ -247,7 +252,7 @@ nn_params *nn_params_adapt(const nn_params *src, const nn_spec *dst, uint64_t se
     if (fresh == 0)
         snprintf(report, rlen, "all %d tensors kept", kept);
     else if (off < rlen)
-        snprintf(report + off, rlen - off, " initialised afresh (another shape); %d tensors kept",
+        snprintf(report + off, rlen - off, " initialised afresh (new, or another shape); %d tensors kept",
                  kept);
     net_apply_kernel_mask(L, p->data);
     return p;

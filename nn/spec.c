@@ -77,6 +77,8 @@ int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
                                     "more players");
     if (s->value_pool != NN_POOL_MEAN && s->value_pool != NN_POOL_MEAN_MAX)
         return gz_fail(err, errlen, "spec: value_pool: expected mean or mean_max");
+    if (s->aux_policy && (s->policy != NN_POLICY_CONV || s->players < 2))
+        return gz_fail(err, errlen, "spec: aux_policy needs a conv policy head and 2 or more players");
     if (s->policy == NN_POLICY_CONV && s->actions != s->rows * s->cols)
         return gz_fail(err, errlen,
                     "spec: policy_head conv needs one action per point (actions = rows*cols = %d), "
@@ -110,6 +112,13 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     else if (!strcmp(net->value_head, "score"))
         return gz_fail(err, errlen, "key net.value_head: \"score\" needs a game with a score (2048); "
                                     "game %s has outcomes: use zerosum or independent", g->name);
+    s->aux_policy = net->aux_policy;
+    if (s->aux_policy && (g->players < 2 || s->policy != NN_POLICY_CONV))
+        return gz_fail(err, errlen, "key net.aux_policy: the opponent-reply head needs a game of 2 or "
+                                    "more players and net.policy_head conv; game %s has %d player%s "
+                                    "and a %s head",
+                    g->name, g->players, g->players == 1 ? "" : "s",
+                    strcmp(net->policy_head, "dense") == 0 ? "dense" : "conv");
     if (s->policy == NN_POLICY_CONV && g->actions != g->rows * g->cols)
         return gz_fail(err, errlen,
                     "key net.policy_head: \"conv\" needs point actions, but game %s has %d actions on "
@@ -138,6 +147,8 @@ char *nn_spec_to_json(const nn_spec *s)
     cJSON_AddStringToObject(o, "value_head", nn_value_name(s->value));
     if (s->value_pool != NN_POOL_MEAN) /* absent: mean, as in every file before the key */
         cJSON_AddStringToObject(o, "value_pool", nn_pool_name(s->value_pool));
+    if (s->aux_policy) /* absent: no such head, as in every file before the key */
+        cJSON_AddBoolToObject(o, "aux_policy", 1);
     if (s->rule[0])
         cJSON_AddStringToObject(o, "rule", s->rule);
     char *txt = cJSON_PrintUnformatted(o);
@@ -205,6 +216,13 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
     if (cJSON_GetObjectItemCaseSensitive(o, "value_pool") &&
         get_choice(o, "value_pool", "mean", "mean_max", &vpool, err, errlen))
         goto out;
+    /* "aux_policy" came with the opponent-reply head: absent means none */
+    const cJSON *aux = cJSON_GetObjectItemCaseSensitive(o, "aux_policy");
+    if (aux && !cJSON_IsBool(aux)) {
+        gz_fail(err, errlen, "spec JSON: key aux_policy: expected true or false");
+        goto out;
+    }
+    s->aux_policy = cJSON_IsTrue(aux);
     /* "rule" came with the renju and caro rules: absent means made before (freestyle or
      * exact five, or a game without rules). */
     const cJSON *rule = cJSON_GetObjectItemCaseSensitive(o, "rule");

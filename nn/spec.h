@@ -13,6 +13,11 @@
  *            (value_pool "mean": the H channel means; "mean_max": the H means, then
  *            the H maxima, as KataGo's global pooling)
  *            -> ReLU -> FC (V -> players) + bias -> tanh (-> minus the mean: zerosum)
+ *   aux policy (aux_policy, conv head only): a second 1x1 conv with bias (H -> 1) on the
+ *            policy head's hidden layer: the opponent's reply, one logit per point. It is
+ *            trained (train/net_train.h) and stored, but no inference path computes it:
+ *            it shapes the trunk (KataGo's auxiliary policy target) and costs nothing
+ *            at play time.
  * C = channels, H = head_channels, V = value_hidden. Value outputs are MOVER-FIRST:
  * output i is the outcome of the player i seats after the player to move ("to move,
  * next, the one after"); the evaluator rotates them to absolute order.
@@ -72,6 +77,7 @@ typedef struct nn_spec {
     nn_trunk_kind trunk;
     nn_value_kind value; /* zerosum only with 2 or more players; score for scored games */
     nn_pool_kind value_pool; /* mean, or mean and max (value FC input H or 2H) */
+    bool aux_policy;      /* the opponent-reply head (conv policy, 2 or more players) */
     char rule[GAME_NAME_LEN]; /* the game's rule it was made for (game.h: g->rule, e.g.
                                  "renju"); "" = none, or a checkpoint older than the key */
 } nn_spec;

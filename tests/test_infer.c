@@ -175,6 +175,35 @@ START_TEST(dnnl_matches_reference_other_shapes)
 }
 END_TEST
 
+/* A net with the opponent-reply head (training only): oneDNN still matches the
+ * reference, and both give exactly what the same net without the head gives. */
+START_TEST(aux_policy_head_is_not_inferred)
+{
+    for (int k = 0; k < 2; k++) {
+        nn_spec s = spec_make(k ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE, 2 + k, 2, NN_POLICY_CONV, 7, 7);
+        nn_params *plain = random_params(&s, 31 + k);
+        s.aux_policy = true;
+        nn_params *aux = random_params(&s, 33 + k);
+        memcpy(aux->data, plain->data, sizeof(float) * plain->layout.count); /* shared tensors */
+        ck_assert_msg(compare(aux, 7, 7, 7, 601 + k) <= 1e-4, "aux %d: oneDNN vs reference", k);
+        int n = 5, hw = 49;
+        float *in = malloc(sizeof(float) * (size_t)n * s.planes * hw), p1[5 * 49], p2[5 * 49], v1[15], v2[15];
+        uint8_t legal[5 * 49];
+        rng r;
+        rng_seed(&r, 603 + k);
+        random_batch(&r, n, s.planes, hw, hw, in, legal);
+        char err[256];
+        ck_assert(nn_ref_forward(plain, 7, 7, n, in, legal, p1, v1, NULL, err, sizeof err) == 0);
+        ck_assert(nn_ref_forward(aux, 7, 7, n, in, legal, p2, v2, NULL, err, sizeof err) == 0);
+        ck_assert_mem_eq(p1, p2, sizeof(float) * (size_t)n * hw);
+        ck_assert_mem_eq(v1, v2, sizeof(float) * (size_t)n * s.players);
+        free(in);
+        nn_params_free(plain);
+        nn_params_free(aux);
+    }
+}
+END_TEST
+
 START_TEST(masked_taps_garbage_then_mask_is_identical)
 {
     nn_spec s = spec_make(GAME_LATTICE_HEX, 3, 2, NN_POLICY_CONV, 7, 7);
@@ -907,6 +936,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, dnnl_matches_reference_hex_3players);
     tcase_add_test(t, dnnl_matches_reference_other_shapes);
     tcase_add_test(t, masked_taps_garbage_then_mask_is_identical);
+    tcase_add_test(t, aux_policy_head_is_not_inferred);
     tcase_add_test(t, batch_out_of_range);
     tcase_add_test(t, bf16_close_to_reference);
     tcase_add_test(t, int8_close_to_reference);

@@ -169,6 +169,80 @@ START_TEST(spec_value_pool)
 }
 END_TEST
 
+/* net.aux_policy: the opponent-reply head's two tensors come last, after the value head
+ * (older layouts are a prefix); the spec key is written only when on and absent means
+ * off; JSON and checkpoint round trips; a 1-player game or a dense head is refused by
+ * name, as is a bad JSON value; a net without the head adapts into one with it (the
+ * head starts afresh). */
+START_TEST(spec_aux_policy)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    char err[512];
+    game *g = game_new(&c.game, err, sizeof err);
+    ck_assert_ptr_nonnull(g);
+    nn_spec s, t, plain;
+    ck_assert_int_eq(nn_spec_from_config(&plain, &c.net, g, err, sizeof err), 0);
+    ck_assert(!plain.aux_policy);
+    char *j = nn_spec_to_json(&plain);
+    ck_assert_ptr_null(strstr(j, "aux_policy"));
+    free(j);
+    c.net.aux_policy = true;
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), 0);
+    ck_assert(s.aux_policy);
+    j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"aux_policy\":true"));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_mem_eq(&s, &t, sizeof s);
+    free(j);
+    nn_layout L, L0;
+    nn_layout_init(&L, &s);
+    nn_layout_init(&L0, &plain);
+    ck_assert_int_eq(L.ntensors, L0.ntensors + 2);
+    ck_assert_int_eq(L.pol_aux_w, L0.ntensors);
+    ck_assert_int_eq(L0.pol_aux_w, -1);
+    ck_assert_str_eq(L.t[L.pol_aux_w].name, "policy.aux.weight");
+    ck_assert_str_eq(L.t[L.pol_aux_b].name, "policy.aux.bias");
+    ck_assert_int_eq(L.t[L.pol_aux_w].shape[1], s.head_channels);
+    ck_assert_uint_eq(L.count, L0.count + (size_t)s.head_channels + 1);
+    for (int i = 0; i < L0.ntensors; i++) /* the same tensors before it, at the same offsets */
+        ck_assert(!strcmp(L.t[i].name, L0.t[i].name) && L.t[i].offset == L0.t[i].offset);
+    nn_params *p = random_params(s, 21);
+    const char *path = tmp_path("aux.h5");
+    nn_ckpt_meta m = {.generation = 1};
+    ck_assert_msg(nn_ckpt_save(path, p, &m, NULL, 0, err, sizeof err) == 0, "%s", err);
+    nn_params *q = nn_ckpt_load(path, NULL, NULL, err, sizeof err);
+    ck_assert_msg(q != NULL, "%s", err);
+    ck_assert_mem_eq(&q->layout.spec, &s, sizeof s);
+    ck_assert_mem_eq(q->data, p->data, p->layout.count * sizeof(float));
+    nn_params *z = random_params(plain, 22);
+    char report[256];
+    nn_params *a = nn_params_adapt(z, &s, 1, report, sizeof report, err, sizeof err);
+    ck_assert_msg(a != NULL, "%s", err);
+    ck_assert_mem_eq(a->data, z->data, z->layout.count * sizeof(float));
+    ck_assert_msg(strstr(report, "policy.aux.weight, policy.aux.bias initialised afresh") != NULL, "%s", report);
+    nn_params_free(a);
+    ck_assert_int_eq(nn_spec_from_json(&t, "{\"planes\":5,\"rows\":9,\"cols\":9,\"lattice\":\"square\","
+                                           "\"players\":2,\"actions\":81,\"blocks\":1,\"channels\":8,"
+                                           "\"head_channels\":4,\"value_hidden\":8,\"policy_head\":"
+                                           "\"conv\",\"aux_policy\":1}", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "aux_policy"), "%s", err);
+    game_free(g);
+    /* one player: refused by name */
+    gz_config c1;
+    cfg_defaults(&c1, "2048");
+    c1.net.aux_policy = true;
+    game *g1 = game_new(&c1.game, err, sizeof err);
+    ck_assert_msg(g1 != NULL, "%s", err);
+    ck_assert_int_eq(nn_spec_from_config(&t, &c1.net, g1, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "net.aux_policy") != NULL, "%s", err);
+    game_free(g1);
+    nn_params_free(p);
+    nn_params_free(q);
+    nn_params_free(z);
+}
+END_TEST
+
 START_TEST(layout_order_offsets_and_count)
 {
     nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, NN_POLICY_CONV);
@@ -706,6 +780,7 @@ static Suite *nn_suite(void)
     tcase_add_test(t, spec_from_config_and_json_round_trip);
     tcase_add_test(t, spec_rule_checked);
     tcase_add_test(t, spec_value_pool);
+    tcase_add_test(t, spec_aux_policy);
     tcase_add_test(t, layout_order_offsets_and_count);
     tcase_add_test(t, he_init_deterministic_and_masked);
     tcase_add_test(t, bad_spec_rejected_by_name);

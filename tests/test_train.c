@@ -158,6 +158,24 @@ static void grad_case(nn_spec s, uint64_t seed)
               to_d(b.x, (size_t)n * s.planes * hw), to_d(b.pi, (size_t)n * s.actions),
               to_d(b.z, (size_t)n * s.players), b.legal, n};
     ck_assert_ptr_nonnull(c.t);
+    /* the opponent-reply head's targets: a distribution over every point, sample 1 with
+     * none (all 0: no reply known), sample 2 with half its mass (a policy weight) */
+    float *opp = NULL;
+    double *dopp = NULL;
+    if (s.aux_policy) {
+        opp = calloc((size_t)n * s.actions, sizeof(float));
+        for (int i = 0; i < n; i++) {
+            if (i == 1)
+                continue;
+            double sum = 0;
+            for (int a = 0; a < s.actions; a++)
+                sum += opp[i * s.actions + a] = (float)rng_uniform(&r);
+            for (int a = 0; a < s.actions; a++)
+                opp[i * s.actions + a] = (float)(opp[i * s.actions + a] / sum * (i == 2 ? 0.5 : 1));
+        }
+        dopp = to_d(opp, (size_t)n * s.actions);
+        train_net_set_aux_f64(c.t, dopp, 0.3);
+    }
     double *dg = calloc(L->count, sizeof(double));
     dloss(&c);
     train_net_backward_f64(c.t, c.params, dg, VW, WD);
@@ -166,8 +184,19 @@ static void grad_case(nn_spec s, uint64_t seed)
     ck_assert_ptr_nonnull(t);
     float *fg = calloc(L->count, sizeof(float));
     train_losses fl;
+    if (s.aux_policy)
+        train_net_set_aux(t, opp, 0.3);
     train_net_forward(t, p->data, n, b.x, b.pi, b.legal, b.z, TRAIN_MODE_TRAIN, VW, WD, &fl);
     train_net_backward(t, p->data, fg, VW, WD);
+    if (s.aux_policy) {
+        /* the aux loss is in the total, and the aux head learns */
+        ck_assert(fl.aux > 0.5);
+        ck_assert(fabs(fl.total - (fl.policy + VW * fl.value + fl.l2 + 0.3 * fl.aux)) < 1e-4);
+        double gs = 0;
+        for (size_t j = 0; j < L->t[L->pol_aux_w].size; j++)
+            gs += fabs(fg[L->t[L->pol_aux_w].offset + j]);
+        ck_assert(gs > 1e-6);
+    }
     const double h = 1e-6;
     for (int i = 0; i < L->ntensors; i++) {
         const nn_tensor *T = &L->t[i];
@@ -200,7 +229,7 @@ static void grad_case(nn_spec s, uint64_t seed)
             ck_assert_msg(fabs(f[j] - g[j]) <= 2e-3 * mx + 1e-5, "%s[%zu]: float %.8g vs double %.8g",
                           T->name, j, (double)f[j], g[j]);
     }
-    free(dg), free(fg), free(c.params), free(c.x), free(c.pi), free(c.z);
+    free(dg), free(fg), free(c.params), free(c.x), free(c.pi), free(c.z), free(opp), free(dopp);
     free_batch(&b);
     train_net_free_f64(c.t);
     train_net_free(t);
@@ -253,6 +282,23 @@ START_TEST(grad_value_pool_mean_max)
               18);
     grad_case(mean_max(zerosum(tiny_spec(GAME_LATTICE_HEX, 5, 5, 1, 4, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))), 19);
     grad_case(mean_max(tiny_spec(GAME_LATTICE_SQUARE, 3, 4, 2, 3, 2, NN_POLICY_DENSE, NN_TRUNK_PLAIN)), 20);
+}
+END_TEST
+
+static nn_spec aux_policy(nn_spec s)
+{
+    s.aux_policy = true;
+    return s;
+}
+
+/* The opponent-reply head (net.aux_policy): gradients against finite differences, with
+ * targets that are whole, absent and half-weighted, 2 and 3 players, square and hex. */
+START_TEST(grad_aux_policy)
+{
+    grad_case(aux_policy(zerosum(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))),
+              21);
+    grad_case(aux_policy(mean_max(tiny_spec(GAME_LATTICE_HEX, 5, 5, 1, 4, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))),
+              22);
 }
 END_TEST
 
@@ -572,10 +618,10 @@ static void augmentation_case(int rows, int cols)
     uint8_t l0[64], l1[64];
     ck_assert_int_eq(g->nsym, rows == cols ? 8 : 4);
     for (int64_t i = 0; i < dataset_train_count(d); i += 7) {
-        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0);
+        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0, NULL);
         for (int k = 0; k < g->nsym; k++) {
             sym_id s = g->sym[k];
-            dataset_get(d, i, s, x1, pi1, l1, z1);
+            dataset_get(d, i, s, x1, pi1, l1, z1, NULL);
             for (int r = 0; r < rows; r++)
                 for (int c = 0; c < cols; c++) {
                     int r2, c2;
@@ -901,7 +947,7 @@ START_TEST(policy_weight_round_trip)
     float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
     uint8_t dl[25];
     for (int i = 0; i < 6; i++) {
-        dataset_get(d, i, SYM_ID, x, dpi, dl, dz);
+        dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL);
         /* the sample's identity: its planes[0..5] marker */
         int id = 0;
         for (int k = 0; k < 6; k++)
@@ -920,7 +966,7 @@ START_TEST(policy_weight_round_trip)
     uint8_t lb[75];
     for (int b = 0; b < 3; b++)
         dataset_get(d, b == 0 ? 0 : b == 1 ? 3 : 5, SYM_ID, xb + (size_t)b * np, pib + b * 25, lb + b * 25,
-                    zb + b * 2);
+                    zb + b * 2, NULL);
     train_losses l;
     train_net_forward(t, p->data, 3, xb, pib, lb, zb, TRAIN_MODE_TRAIN, 1, 0, &l);
     ck_assert_double_eq_tol(l.policy, 0, 1e-12);
@@ -936,6 +982,110 @@ START_TEST(policy_weight_round_trip)
     free(gr), free(xb), free(x), free(planes);
     train_net_free(t);
     nn_params_free(p);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
+/* The opponent-reply targets: each sample's opp is the same game's next ply's pi (found
+ * by game and ply, whatever the file's order), under the same symmetry, with that ply's
+ * policy weight; the last ply, a missing ply (a fast search not written) and a weight-0
+ * reply give zeros. Then the trainer steps a net with the aux head on them, and its
+ * config key is refused where it cannot apply. */
+START_TEST(opponent_reply_targets)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(5, 5, 4);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/opp.h5", tmpdir);
+    sp_writer *w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    int hw = 25, np = g->planes * hw;
+    float *planes = calloc((size_t)np, sizeof(float)), z[2] = {1, -1};
+    uint8_t legal[25];
+    memset(legal, 1, sizeof legal);
+    /* (game, ply, weight) in the order written: two games interleaved; game 1 has no
+     * ply 2, and its ply 4 has weight 0 */
+    static const int order[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 2}, {1, 3}, {0, 3}, {1, 4}};
+    const int ns = 8;
+    for (int i = 0; i < ns; i++) {
+        float pi[25] = {0};
+        pi[order[i][0] * 10 + order[i][1]] = 1; /* the point tells (game, ply) */
+        memset(planes, 0, sizeof(float) * (size_t)np);
+        planes[i] = 1; /* and the marker tells the sample */
+        planes[hw + order[i][0] * 10 + order[i][1] + 1] = 1; /* the reply's point, to learn */
+        float wgt = order[i][0] == 1 && order[i][1] == 4 ? 0 : 1;
+        ck_assert_msg(sp_writer_append_weighted(w, planes, pi, legal, z, NULL, wgt, order[i][0],
+                                                order[i][1], err, sizeof err) == 0, "%s", err);
+    }
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    dataset *d = dataset_new(g, 0, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(dataset_train_count(d), ns);
+    float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2], opp[25];
+    uint8_t dl[25];
+    const float scale = 8.0f / 7.0f; /* weights normalised to a mean of 1: 7 of 8 are 1 */
+    for (int s = 0; s < g->nsym; s++) {
+        sym_id sy = g->sym[s];
+        for (int i = 0; i < ns; i++) {
+            dataset_get(d, i, sy, x, dpi, dl, dz, opp);
+            int gm = order[i][0], ply = order[i][1];
+            int has_next = (gm == 0 && ply < 3) || (gm == 1 && (ply == 0 || ply == 3));
+            float want_mass = has_next && !(gm == 1 && ply == 3) ? scale : 0; /* 1,4 has weight 0 */
+            double mass = 0;
+            for (int a = 0; a < 25; a++)
+                mass += opp[a];
+            ck_assert_msg(fabs(mass - want_mass) < 1e-5, "sample %d (game %d ply %d) sym %d: opp mass %g, want %g",
+                          i, gm, ply, s, mass, want_mass);
+            if (want_mass > 0) {
+                int at = sym_map_action(g, sy, gm * 10 + ply + 1);
+                ck_assert_float_eq_tol(opp[at], scale, 1e-5);
+                /* pi itself is this ply's, mapped the same way */
+                ck_assert_float_eq_tol(dpi[sym_map_action(g, sy, gm * 10 + ply)], scale * (gm == 1 && ply == 4 ? 0 : 1),
+                                       1e-5);
+            }
+        }
+    }
+    /* the trainer with the aux head: its loss is there, and it falls on this data */
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    c.net.blocks = 1, c.net.channels = 8, c.net.head_channels = 8, c.net.value_hidden = 8;
+    c.net.aux_policy = true;
+    nn_spec s;
+    ck_assert_msg(nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0, "%s", err);
+    ck_assert(s.aux_policy);
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    ck_assert_int_ge(nn_layout_find(&p->layout, "policy.aux.weight"), 0);
+    nn_params_init_he(p, 3);
+    cfg_train tc = train_cfg("sgd", 8, 0.05, 0);
+    tc.aux_policy_weight = 1;
+    trainer *t = trainer_new(p, &tc, 100, 7, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    /* the aux loss of all 8 samples, eval mode, no symmetry */
+    train_net *ev = train_net_new(&p->layout, ns, err, sizeof err);
+    float *xb = malloc(sizeof(float) * (size_t)ns * np), pib[8 * 25], zb[16], ob[8 * 25];
+    uint8_t lb[8 * 25];
+    for (int i = 0; i < ns; i++)
+        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, ob + i * 25);
+    train_net_set_aux(ev, ob, 1);
+    train_losses l0, l1;
+    train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l0);
+    ck_assert_msg(l0.aux > 0.1, "aux loss %g", l0.aux);
+    for (int k = 0; k < 200; k++)
+        ck_assert(trainer_step(t, d, &l1, NULL, err, sizeof err) == 0);
+    ck_assert(l1.aux > 0);
+    train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l1);
+    ck_assert_msg(l1.aux < 0.5 * l0.aux, "aux loss %g -> %g", l0.aux, l1.aux);
+    train_net_free(ev);
+    free(xb);
+    trainer_free(t);
+    /* refused by name: one player, a dense policy head */
+    c.net.policy_head[0] = 0;
+    snprintf(c.net.policy_head, sizeof c.net.policy_head, "dense");
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "net.aux_policy") != NULL, "%s", err);
+    free(x), free(planes);
     dataset_free(d);
     game_free(g);
     rm_tmpdir();
@@ -1005,7 +1155,7 @@ START_TEST(q_value_target)
         ck_assert_int_eq(dataset_train_count(d), 3);
         double sum0 = 0;
         for (int i = 0; i < 3; i++) {
-            dataset_get(d, i, SYM_ID, x, dpi, dl, dz);
+            dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL);
             ck_assert_float_eq_tol(dz[0] + dz[1], 0, 1e-6);
             sum0 += dz[0];
         }
@@ -1267,6 +1417,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_zerosum_value);
     tcase_add_test(tc, grad_value_pool_mean_max);
     tcase_add_test(tc, grad_score_value);
+    tcase_add_test(tc, grad_aux_policy);
     tcase_add_test(tc, zerosum_values_and_loss);
     tcase_add_test(tc, eval_equals_reference);
     suite_add_tcase(s, tc);
@@ -1284,6 +1435,7 @@ static Suite *train_suite(void)
     tcase_add_test(tl, dataset_refuses_mismatch);
     tcase_add_test(tl, policy_weight_round_trip);
     tcase_add_test(tl, q_value_target);
+    tcase_add_test(tl, opponent_reply_targets);
     tcase_add_test(tl, cli_train_end_to_end);
     tcase_add_test(tl, cli_train_refuses_bad_files);
     suite_add_tcase(s, tl);

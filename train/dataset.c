@@ -18,6 +18,9 @@ typedef struct split {
     uint8_t *legal; /* (n, A) */
     float *z;       /* (n, P) */
     int64_t *gen;   /* (n) generation */
+    int32_t *next;  /* (n) the offset in this split of the same game's next ply, 0 = none
+                     * (a game's samples share one file, so they stay together here and
+                     * the window keeps or drops them together: the offsets hold) */
     double wsum;    /* sum of the held samples' policy weights (= their pi masses) */
 } split;
 
@@ -37,7 +40,7 @@ struct dataset {
 
 static void split_free(split *s)
 {
-    free(s->state), free(s->pi), free(s->legal), free(s->z), free(s->gen);
+    free(s->state), free(s->pi), free(s->legal), free(s->z), free(s->gen), free(s->next);
     memset(s, 0, sizeof *s);
 }
 
@@ -63,7 +66,10 @@ static int split_reserve(const dataset *d, split *s, int64_t need)
     int64_t *gen = realloc(s->gen, sizeof(int64_t) * (size_t)cap);
     if (gen)
         s->gen = gen;
-    if (!st || !pi || !lg || !z || !gen)
+    int32_t *nx = realloc(s->next, sizeof(int32_t) * (size_t)cap);
+    if (nx)
+        s->next = nx;
+    if (!st || !pi || !lg || !z || !gen || !nx)
         return -1;
     s->cap = cap;
     return 0;
@@ -118,19 +124,70 @@ void dataset_set_q_ratio(dataset *d, double ratio)
     d->q_ratio = (float)(ratio < 0 ? 0 : ratio > 1 ? 1 : ratio);
 }
 
+/* A file's sample by game and ply, for finding each sample's next ply. */
+typedef struct game_ply {
+    int32_t game, ply;
+    int64_t i;
+} game_ply;
+
+static int cmp_game_ply(const void *a, const void *b)
+{
+    const game_ply *x = a, *y = b;
+    if (x->game != y->game)
+        return x->game < y->game ? -1 : 1;
+    if (x->ply != y->ply)
+        return x->ply < y->ply ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Links each sample of file f (added as split positions pos[i] of splits which[i]) to
+ * the same game's sample one ply later, when the file has exactly one of each. */
+static int link_next_plies(dataset *d, const sp_file *f, const int64_t *pos, const uint8_t *which)
+{
+    game_ply *o = malloc(sizeof *o * (size_t)(f->n ? f->n : 1));
+    if (!o)
+        return -1;
+    for (int64_t i = 0; i < f->n; i++)
+        o[i] = (game_ply){f->gameix[i], f->ply[i], i};
+    qsort(o, (size_t)f->n, sizeof *o, cmp_game_ply);
+    for (int64_t k = 0; k + 1 < f->n; k++) {
+        const game_ply *a = &o[k], *b = &o[k + 1];
+        int unique = (k == 0 || o[k - 1].game != a->game || o[k - 1].ply != a->ply) &&
+                     (k + 2 >= f->n || o[k + 2].game != b->game || o[k + 2].ply != b->ply);
+        if (a->game != b->game || b->ply != a->ply + 1 || !unique || which[a->i] != which[b->i])
+            continue;
+        split *s = which[a->i] ? &d->va : &d->tr;
+        int64_t off = pos[b->i] - pos[a->i];
+        if (off > INT32_MIN && off < INT32_MAX)
+            s->next[pos[a->i]] = (int32_t)off;
+    }
+    free(o);
+    return 0;
+}
+
 static int add_file(dataset *d, const char *path, char *err, size_t errlen)
 {
     sp_file *f = sp_file_read(path, &d->expect, err, errlen);
     if (!f)
         return -1;
+    int64_t *pos = malloc(sizeof *pos * (size_t)(f->n ? f->n : 1));
+    uint8_t *which = malloc((size_t)(f->n ? f->n : 1));
+    if (!pos || !which) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        free(pos), free(which), sp_file_free(f);
+        return -1;
+    }
     for (int64_t i = 0; i < f->n; i++) {
         split *s = game_hash01(f->meta.generation, f->gameix[i]) < d->val_fraction ? &d->va : &d->tr;
         if (split_reserve(d, s, s->n + 1) < 0) {
             snprintf(err, errlen, "%s: out of memory holding %lld samples", path, (long long)s->n);
-            sp_file_free(f);
+            free(pos), free(which), sp_file_free(f);
             return -1;
         }
         int64_t k = s->n++;
+        pos[i] = k;
+        which[i] = s == &d->va;
+        s->next[k] = 0;
         memcpy(s->state + (size_t)k * d->per_state, f->state + (size_t)i * d->per_state, d->per_state);
         /* the policy weight scales the target's mass: the cross-entropy and its gradient
          * (train/layers.h) are then weighted per sample with no other change */
@@ -145,6 +202,13 @@ static int add_file(dataset *d, const char *path, char *err, size_t errlen)
         for (size_t p = 0; p < d->P; p++)
             zk[p] = d->q_ratio > 0 ? (1 - d->q_ratio) * zf[p] + d->q_ratio * qf[p] : zf[p];
         s->gen[k] = f->meta.generation;
+    }
+    int linked = link_next_plies(d, f, pos, which);
+    free(pos), free(which);
+    if (linked < 0) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        sp_file_free(f);
+        return -1;
     }
     int32_t top = -1;
     for (int64_t i = 0; i < f->n; i++)
@@ -231,6 +295,7 @@ static void window_split(dataset *d, split *s, int64_t oldest)
             memmove(s->legal + (size_t)k * d->A, s->legal + (size_t)i * d->A, d->A);
             memmove(s->z + (size_t)k * d->P, s->z + (size_t)i * d->P, sizeof(float) * d->P);
             s->gen[k] = s->gen[i];
+            s->next[k] = s->next[i];
         }
         k++;
     }
@@ -267,9 +332,23 @@ int64_t dataset_newest_generation(const dataset *d)
     return newest;
 }
 
-/* Sample i of split s under symmetry sym into the outputs' row 0. */
+/* dst = src (A) under symmetry sym, as get_one maps pi. */
+static void map_pi(const dataset *d, sym_id sym, const float *src, float *dst)
+{
+    const game *g = d->g;
+    size_t hw = (size_t)g->rows * g->cols;
+    if (sym == SYM_ID || (d->A != hw && !g->ops->sym_action)) {
+        memcpy(dst, src, sizeof(float) * d->A);
+        return;
+    }
+    for (size_t a = 0; a < d->A; a++)
+        dst[sym_map_action(g, sym, (int)a)] = src[a];
+}
+
+/* Sample i of split s under symmetry sym into the outputs' row 0; opp (may be NULL): the
+ * next ply's pi (the reply), or zeros. */
 static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, float *x, float *pi,
-                    uint8_t *legal, float *z)
+                    uint8_t *legal, float *z, float *opp)
 {
     const game *g = d->g;
     size_t hw = (size_t)g->rows * g->cols;
@@ -311,20 +390,30 @@ static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, flo
     /* weights are served normalised to a mean of 1 over the split, so that samples
      * without a policy target (fast searches) do not dilute the policy's gradient: the
      * policy learns per step as fast as with every weight 1 */
-    if (s->wsum > 0 && s->wsum != (double)s->n) {
-        float scale = (float)((double)s->n / s->wsum);
+    float scale = s->wsum > 0 && s->wsum != (double)s->n ? (float)((double)s->n / s->wsum) : 1;
+    if (scale != 1)
         for (size_t a = 0; a < d->A; a++)
             pi[a] *= scale;
+    if (!opp)
+        return;
+    if (!s->next[i]) {
+        memset(opp, 0, sizeof(float) * d->A);
+        return;
     }
+    map_pi(d, sym, s->pi + (size_t)(i + s->next[i]) * d->A, opp);
+    if (scale != 1)
+        for (size_t a = 0; a < d->A; a++)
+            opp[a] *= scale;
 }
 
-void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal, float *z)
+void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal, float *z,
+                 float *opp)
 {
-    get_one(d, &d->tr, i, s, x, pi, legal, z);
+    get_one(d, &d->tr, i, s, x, pi, legal, z, opp);
 }
 
 void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
-                         float *pi, uint8_t *legal, float *z)
+                         float *pi, uint8_t *legal, float *z, float *opp)
 {
     for (int b = 0; b < n; b++) {
         int64_t i = (int64_t)(rng_uniform(r) * (double)d->tr.n);
@@ -335,22 +424,22 @@ void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int au
             continue;
         size_t k = (size_t)(b - lo);
         get_one(d, &d->tr, i, s, x + k * d->per_state, pi + k * d->A, legal + k * d->A,
-                z + k * d->P);
+                z + k * d->P, opp ? opp + k * d->A : NULL);
     }
 }
 
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z)
+                    uint8_t *legal, float *z, float *opp)
 {
-    dataset_sample_part(d, r, n, 0, n, augment, x, pi, legal, z);
+    dataset_sample_part(d, r, n, 0, n, augment, x, pi, legal, z, opp);
 }
 
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
-                       float *z)
+                       float *z, float *opp)
 {
     for (int b = 0; b < n; b++)
         get_one(d, &d->va, start + b, SYM_ID, x + (size_t)b * d->per_state, pi + (size_t)b * d->A,
-                legal + (size_t)b * d->A, z + (size_t)b * d->P);
+                legal + (size_t)b * d->A, z + (size_t)b * d->P, opp ? opp + (size_t)b * d->A : NULL);
 }
 
 /* FNV-1a of a held sample's planes and legal mask (its compact bytes). */
@@ -417,7 +506,7 @@ int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n
     }
     for (int i = 0; i < n; i++) {
         int64_t k = idx[(int64_t)((double)i * (double)m / n)];
-        get_one(d, s, k, SYM_ID, x + d->per_state * (size_t)i, pi, legal + d->A * (size_t)i, z);
+        get_one(d, s, k, SYM_ID, x + d->per_state * (size_t)i, pi, legal + d->A * (size_t)i, z, NULL);
     }
     free(pi), free(z);
     return 0;

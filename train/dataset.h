@@ -15,6 +15,11 @@
  * A scored game's z (points to come, samples.h) is served as h(z) (nn_score_to_value),
  * the score head's scale. Games whose actions are not points map pi and the legal mask
  * through their own symmetry hook (2048's four directions).
+ * The opponent-reply target (opp, for a net's aux policy head) of a sample is the pi
+ * served for the same game's next ply in the same file (its policy weight and the
+ * split's normalisation included), under the same symmetry: the reply of the player
+ * who moves next. A sample with no next ply held (the game's last position, a
+ * fast-search position not written, or a file with two samples at one ply) gets all 0.
  * Single-threaded; no allocation in the batch functions.
  */
 #ifndef GZ_TRAIN_DATASET_H
@@ -60,19 +65,20 @@ int64_t dataset_newest_generation(const dataset *d);
 /* Fills a training mini-batch of n samples drawn uniformly (with replacement) from the
  * training split using r, each under a random element of the game's symmetry group when
  * augment != 0: x (n, planes, rows, cols) floats in [0,1], pi (n, A), legal (n, A),
- * z (n, players). Requires dataset_train_count > 0. */
+ * z (n, players), and when opp is not NULL the opponent-reply targets opp (n, A).
+ * Requires dataset_train_count > 0. */
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z);
+                    uint8_t *legal, float *z, float *opp);
 
 /* The same draws as dataset_sample(d, r, n, ...) (r advances by all n), but only
  * samples [lo, hi) of the batch are written, to x, pi, legal, z from their start:
  * data-parallel ranks draw the same batch and each fills its own shard. */
 void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
-                         float *pi, uint8_t *legal, float *z);
+                         float *pi, uint8_t *legal, float *z, float *opp);
 
 /* Validation samples start .. start+n-1 (no augmentation), same outputs. */
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
-                       float *z);
+                       float *z, float *opp);
 
 /* The distinct positions of a split (val 0: training, 1: validation), in file order:
  * the first sample of each distinct (planes, legal mask); every game starts from the
@@ -89,6 +95,6 @@ int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n
 
 /* Training sample i under symmetry s (tests). */
 void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal,
-                 float *z);
+                 float *z, float *opp);
 
 #endif

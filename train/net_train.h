@@ -12,6 +12,10 @@
  *   (a sample's pi may sum to its policy weight instead of 1: the CE is then weighted)
  *   L2         = weight_decay / 2 * sum of squares of conv and dense weights (not BN
  *                parameters, not biases); its gradient weight_decay * w.
+ *   + aux_weight * aux CE, with an opponent-reply head (spec aux_policy) and targets
+ *                set by train_net_set_aux: the mean over the batch of -sum_a opp_a log q_a,
+ *                q the aux head's softmax over every point (a sample whose opp is all 0,
+ *                no reply known, adds nothing).
  * Activations are kept in the channel-major batch layout of layers.h. Everything is
  * allocated once by train_net_new for a maximum batch; forward/backward never allocate.
  *
@@ -41,9 +45,11 @@ typedef struct train_losses {
     double policy;    /* cross-entropy */
     double value;     /* MSE */
     double l2;        /* weight_decay / 2 * ||w||^2 */
-    double total;     /* policy + value_weight * value + l2 */
+    double total;     /* policy + value_weight * value + l2 (+ aux_weight * aux) */
     double entropy;   /* mean entropy of the predicted policy */
     double value_acc; /* fraction of z != 0 entries whose sign v agrees with (0.5 if none) */
+    double aux;       /* the opponent-reply head's cross-entropy (0 without the head or
+                         its targets) */
 } train_losses;
 
 /* Data-parallel training: several processes ("ranks") each hold a shard of one
@@ -91,6 +97,16 @@ void train_net_backward(train_net *t, const float *params, float *grads, double 
  * this shard's means. Eval-mode forwards never communicate. */
 void train_net_set_reducer(train_net *t, const train_reducer *r);
 
+/* The opponent-reply targets of the forwards from now on, for a net with the aux head
+ * (spec aux_policy; otherwise ignored): opp (n, A) per sample, the next position's search
+ * policy from the point of view of the player who replies (summing to its policy weight;
+ * all 0 where no reply is known), borrowed until the next call and read by forward and
+ * backward; weight >= 0 the loss's weight. opp NULL or weight 0: the head's outputs are
+ * computed but add no loss and get no gradient. */
+void train_net_set_aux(train_net *t, const float *opp, double weight);
+/* The aux head's probabilities (n, A) of the last forward, NULL without the head. */
+const float *train_net_aux_probs(const train_net *t);
+
 /* Outputs of the last forward (borrowed, valid until the next forward):
  * probabilities (n, A) (0 on illegal moves), logits (n, A), values (n, players) tanh. */
 const float *train_net_probs(const train_net *t);
@@ -111,6 +127,8 @@ void train_net_forward_f64(train_net_f64 *t, double *params, int n, const double
 void train_net_backward_f64(train_net_f64 *t, const double *params, double *grads,
                             double value_weight, double weight_decay);
 void train_net_set_reducer_f64(train_net_f64 *t, const train_reducer *r);
+void train_net_set_aux_f64(train_net_f64 *t, const double *opp, double weight);
+const double *train_net_aux_probs_f64(const train_net_f64 *t);
 const double *train_net_probs_f64(const train_net_f64 *t);
 const double *train_net_values_f64(const train_net_f64 *t);
 const double *train_net_logits_f64(const train_net_f64 *t);

@@ -8,10 +8,16 @@ struct TN {
     int planes, rows, cols, HW, A, C, Hc, V, P, hex, blocks, residual, dense_policy, zerosum;
     int Wp, gmax;       /* the value pool's width (Hc or 2 Hc) and whether it has the maxima */
     int linear_value;   /* score head: the value FC's outputs as they are (no tanh) */
+    int aux;            /* the opponent-reply head (spec aux_policy) */
+    uint8_t *ones;      /* (maxN, A) all 1: the aux head's softmax runs over every point */
     size_t conv_scratch_n;
     /* mutated by forward/backward; M = n * HW */
     int n;
     const R *pi, *z; /* targets of the last forward (borrowed) */
+    const R *opp;    /* the aux head's targets (train_net_set_aux; borrowed), or NULL */
+    double aux_weight;
+    int aux_on;      /* the last forward had aux targets and a weight > 0 */
+    R *aux_logits, *aux_probs; /* (N, A) */
     const uint8_t *legal;
     R *x0;              /* (planes, M) input, channel-major */
     R *stem_c, *stem_a; /* (C, M) conv output; BN+ReLU output */
@@ -62,10 +68,12 @@ void F(train_net_free)(TN *t)
     R **bufs[] = {&t->x0, &t->stem_c, &t->stem_a, &t->blk, &t->bn_mean, &t->bn_invstd, &t->p_c,
                       &t->p_a, &t->p_flat, &t->logits, &t->probs, &t->v_c, &t->v_a, &t->pooled,
                       &t->h1, &t->vt, &t->v, &t->g, &t->t1, &t->t2, &t->gh1, &t->gh2, &t->dlogits,
-                      &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch};
+                      &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch, &t->aux_logits,
+                      &t->aux_probs};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(*bufs[i]);
     free(t->red_buf);
+    free(t->ones);
     train_pool_free(t->pool);
     free(t);
 }
@@ -109,6 +117,7 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->residual = s->trunk == NN_TRUNK_RESIDUAL;
     t->zerosum = s->value == NN_VALUE_ZEROSUM;
     t->linear_value = s->value == NN_VALUE_SCORE;
+    t->aux = s->aux_policy && !t->dense_policy;
     t->maxc = t->C > t->Hc ? t->C : t->Hc;
     size_t N = (size_t)max_batch, M = N * t->HW, C = (size_t)t->C, Hc = (size_t)t->Hc;
     conv_dims ds = {max_batch, t->planes, t->C, t->rows, t->cols, t->hex};
@@ -147,8 +156,13 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->dh1 = F(alloc_f)(N * t->V, &ok);
     t->dpooled = F(alloc_f)(N * (size_t)t->Wp, &ok);
     t->scratch = F(alloc_f)(t->conv_scratch_n * (size_t)t->nth, &ok);
+    t->aux_logits = F(alloc_f)(t->aux ? N * t->A : 1, &ok);
+    t->aux_probs = F(alloc_f)(t->aux ? N * t->A : 1, &ok);
+    t->ones = malloc(t->aux ? N * t->A : 1);
+    if (t->ones)
+        memset(t->ones, 1, t->aux ? N * t->A : 1);
     t->red_buf = calloc(2 * (size_t)t->maxc, sizeof(double));
-    ok &= t->red_buf != NULL;
+    ok &= t->red_buf != NULL && t->ones != NULL;
     if (ok) {
         t->pool = train_pool_new(t->nth);
         ok = t->pool != NULL;
@@ -160,6 +174,14 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     }
     return t;
 }
+
+void F(train_net_set_aux)(TN *t, const R *opp, double weight)
+{
+    t->opp = opp;
+    t->aux_weight = weight;
+}
+
+const R *F(train_net_aux_probs)(const TN *t) { return t->aux ? t->aux_probs : NULL; }
 
 void F(train_net_set_reducer)(TN *t, const train_reducer *r)
 {
@@ -406,6 +428,9 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     if (!t->dense_policy) {
         conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
         F(conv1x1_forward)(t->logits, t->p_a, F(W)(t, params, L->pol_out_w), F(W)(t, params, L->pol_out_b), d1);
+        if (t->aux)
+            F(conv1x1_forward)(t->aux_logits, t->p_a, F(W)(t, params, L->pol_aux_w),
+                               F(W)(t, params, L->pol_aux_b), d1);
     } else {
         F(cnhw_to_nchw_forward)(t->p_flat, t->p_a, n, Hc, HW);
         F(dense_forward)(t->logits, t->p_flat, F(W)(t, params, L->pol_out_w), F(W)(t, params, L->pol_out_b), n,
@@ -423,14 +448,30 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
         F(tanh_forward)(t->vt, t->vt, (size_t)n * t->P);
     F(value_finish_forward)(t, n);
 
+    t->aux_on = 0;
     if (!(pi && legal && z)) {
-        for (int b = 0; b < n; b++)
+        for (int b = 0; b < n; b++) {
             F(masked_softmax)(t->A, t->logits + (size_t)b * t->A, legal ? legal + (size_t)b * t->A : NULL,
                               t->probs + (size_t)b * t->A);
+            if (t->aux)
+                F(masked_softmax)(t->A, t->aux_logits + (size_t)b * t->A, NULL,
+                                  t->aux_probs + (size_t)b * t->A);
+        }
         return;
     }
     train_losses l = {0};
     l.policy = F(policy_ce_forward)(t->probs, t->logits, pi, legal, n, t->A, &l.entropy);
+    if (t->aux) {
+        /* the opponent's reply: a softmax over every point (the reply's legal moves are
+         * the next position's, which the planes show) */
+        if (t->opp)
+            l.aux = F(policy_ce_forward)(t->aux_probs, t->aux_logits, t->opp, t->ones, n, t->A, NULL);
+        else
+            for (int b = 0; b < n; b++)
+                F(masked_softmax)(t->A, t->aux_logits + (size_t)b * t->A, NULL,
+                                  t->aux_probs + (size_t)b * t->A);
+        t->aux_on = t->opp && t->aux_weight > 0;
+    }
     l.value = F(value_mse_forward)(t->v, z, n, t->P) * F(value_loss_scale)(t);
     double ss = 0;
     for (int i = 0; i < L->ntensors; i++) {
@@ -441,7 +482,7 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
             ss += (double)w[j] * w[j];
     }
     l.l2 = 0.5 * weight_decay * ss;
-    l.total = l.policy + value_weight * l.value + l.l2;
+    l.total = l.policy + value_weight * l.value + l.l2 + (t->aux_on ? t->aux_weight * l.aux : 0);
     int agree = 0, count = 0;
     for (int i = 0; i < n * t->P; i++)
         if (z[i] != 0) {
@@ -522,6 +563,15 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
         conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
         F(conv1x1_backward)(t->gh1, G(L->pol_out_w), G(L->pol_out_b), t->dlogits, t->p_a,
                          F(W)(t, P, L->pol_out_w), d1);
+        if (t->aux_on) {
+            /* the aux head's gradient joins the policy head's in gh1; its logits' gradient
+             * reuses dlogits, whose contents conv1x1_backward has consumed */
+            F(zero)(t->dlogits, (size_t)n * t->A);
+            F(policy_ce_backward)(t->dlogits, t->aux_probs, t->opp, t->ones, n, t->A,
+                                  (R)(t->aux_weight / t->nglobal));
+            F(conv1x1_backward)(t->gh1, G(L->pol_aux_w), G(L->pol_aux_b), t->dlogits, t->p_a,
+                                F(W)(t, P, L->pol_aux_w), d1);
+        }
     } else {
         F(zero)(t->dpflat, hm);
         F(dense_backward)(t->dpflat, G(L->pol_out_w), G(L->pol_out_b), t->dlogits, t->p_flat,

@@ -17,6 +17,7 @@ struct trainer {
     rng r;
     float *grads;
     float *x, *pi, *z;
+    float *opp; /* (B, A) the opponent-reply targets (a net with the aux head), else NULL */
     uint8_t *legal;
     /* data-parallel (trainer_set_reducer): ranks > 1, and this rank's shard [lo, hi) */
     train_reducer red;
@@ -30,7 +31,7 @@ void trainer_free(trainer *t)
     train_net_free(t->net);
     optim_deinit(&t->opt);
     nn_params_free(t->p);
-    free(t->grads), free(t->x), free(t->pi), free(t->z), free(t->legal);
+    free(t->grads), free(t->x), free(t->pi), free(t->z), free(t->legal), free(t->opp);
     free(t);
 }
 
@@ -62,7 +63,9 @@ trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uin
     t->pi = malloc(sizeof(float) * (size_t)t->B * s->actions);
     t->z = malloc(sizeof(float) * (size_t)t->B * s->players);
     t->legal = malloc((size_t)t->B * s->actions);
-    if (!t->grads || !t->x || !t->pi || !t->z || !t->legal) {
+    if (s->aux_policy)
+        t->opp = calloc((size_t)t->B * s->actions, sizeof(float));
+    if (!t->grads || !t->x || !t->pi || !t->z || !t->legal || (s->aux_policy && !t->opp)) {
         snprintf(err, errlen, "out of memory for batch %d", t->B);
         trainer_free(t);
         return NULL;
@@ -95,10 +98,13 @@ nn_params *trainer_params(trainer *t) { return t->p; }
 const optim *trainer_optim(const trainer *t) { return &t->opt; }
 int64_t trainer_step_count(const trainer *t) { return t->opt.step; }
 
-int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
-                       const float *z, train_losses *losses, double *lr, char *err, size_t errlen)
+/* A step on a batch; opp the opponent-reply targets (a net with the aux head) or NULL. */
+static int step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
+                      const float *z, const float *opp, train_losses *losses, double *lr, char *err,
+                      size_t errlen)
 {
     train_losses l;
+    train_net_set_aux(t->net, opp, opp ? t->tc.aux_policy_weight : 0);
     double vw = t->tc.value_weight;
     train_net_forward(t->net, t->p->data, n, x, pi, legal, z, TRAIN_MODE_TRAIN, vw,
                       t->tc.weight_decay, &l);
@@ -108,13 +114,14 @@ int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const
          * ranks before any check, so every rank decides the same */
         train_net_backward(t->net, t->p->data, t->grads, vw, optim_grad_weight_decay(&t->opt));
         t->red.sum_f32(t->red.ctx, t->grads, t->p->layout.count);
-        double sums[5] = {l.policy * n, l.value * n, l.entropy * n, l.value_acc * n, n};
-        t->red.sum_f64(t->red.ctx, sums, 5);
-        l.policy = sums[0] / sums[4];
-        l.value = sums[1] / sums[4];
-        l.entropy = sums[2] / sums[4];
-        l.value_acc = sums[3] / sums[4];
-        l.total = l.policy + vw * l.value + l.l2;
+        double sums[6] = {l.policy * n, l.value * n, l.entropy * n, l.value_acc * n, l.aux * n, n};
+        t->red.sum_f64(t->red.ctx, sums, 6);
+        l.policy = sums[0] / sums[5];
+        l.value = sums[1] / sums[5];
+        l.entropy = sums[2] / sums[5];
+        l.value_acc = sums[3] / sums[5];
+        l.aux = sums[4] / sums[5];
+        l.total = l.policy + vw * l.value + l.l2 + (opp ? t->tc.aux_policy_weight * l.aux : 0);
     }
     if (!isfinite(l.total)) {
         snprintf(err, errlen, "step %lld: the loss is %g (policy %g, value %g): stopping",
@@ -138,12 +145,18 @@ int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const
     return 0;
 }
 
+int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
+                       const float *z, train_losses *losses, double *lr, char *err, size_t errlen)
+{
+    return step_batch(t, n, x, pi, legal, z, NULL, losses, lr, err, errlen);
+}
+
 int trainer_step(trainer *t, const dataset *d, train_losses *losses, double *lr, char *err,
                  size_t errlen)
 {
-    dataset_sample_part(d, &t->r, t->B, t->lo, t->hi, 1, t->x, t->pi, t->legal, t->z);
-    return trainer_step_batch(t, t->hi - t->lo, t->x, t->pi, t->legal, t->z, losses, lr, err,
-                              errlen);
+    dataset_sample_part(d, &t->r, t->B, t->lo, t->hi, 1, t->x, t->pi, t->legal, t->z, t->opp);
+    return step_batch(t, t->hi - t->lo, t->x, t->pi, t->legal, t->z, t->opp, losses, lr, err,
+                      errlen);
 }
 
 int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, train_losses *losses)
@@ -154,9 +167,10 @@ int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, trai
     if (n == 0)
         return 0;
     train_losses sum = {0};
+    train_net_set_aux(t->net, t->opp, t->opp ? t->tc.aux_policy_weight : 0);
     for (int64_t at = 0; at < n; at += t->B) {
         int m = (int)(n - at < t->B ? n - at : t->B);
-        dataset_val_batch(d, at, m, t->x, t->pi, t->legal, t->z);
+        dataset_val_batch(d, at, m, t->x, t->pi, t->legal, t->z, t->opp);
         train_losses l;
         train_net_forward(t->net, t->p->data, m, t->x, t->pi, t->legal, t->z, TRAIN_MODE_EVAL,
                           t->tc.value_weight, t->tc.weight_decay, &l);
@@ -164,13 +178,16 @@ int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, trai
         sum.value += l.value * m;
         sum.entropy += l.entropy * m;
         sum.value_acc += l.value_acc * m;
+        sum.aux += l.aux * m;
         sum.l2 = l.l2;
     }
     sum.policy /= (double)n;
     sum.value /= (double)n;
     sum.entropy /= (double)n;
     sum.value_acc /= (double)n;
-    sum.total = sum.policy + t->tc.value_weight * sum.value + sum.l2;
+    sum.aux /= (double)n;
+    sum.total = sum.policy + t->tc.value_weight * sum.value + sum.l2 +
+                (t->opp ? t->tc.aux_policy_weight * sum.aux : 0);
     *losses = sum;
     return n;
 }
