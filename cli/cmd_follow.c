@@ -239,6 +239,7 @@ int cmd_selfplay_follow(int argc, char **argv)
         if (rollout) {
             o.search.simulations = c.selfplay.bootstrap_simulations;
             mcts_params_pure(&o.search);
+            o.pure = true;
             o.full_fraction = 1;
         }
         o.seed = fc.seed;

@@ -344,6 +344,7 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, double 
     if (rollout) {
         o->search.simulations = r->c.selfplay.bootstrap_simulations;
         mcts_params_pure(&o->search);
+        o->pure = true;
         o->full_fraction = 1; /* the bootstrap's rollouts are the data: every move in full */
         if (r->solo) /* seed 003: the trees' nodes with their best scores reached */
             o->export_min_visits = r->c.selfplay.bootstrap_export;

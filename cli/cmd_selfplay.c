@@ -152,6 +152,7 @@ int cmd_selfplay(int argc, char **argv)
     if (!model) {
         o.search.simulations = c.selfplay.bootstrap_simulations;
         mcts_params_pure(&o.search);
+        o.pure = true;
         if (g->players == 1 && game_scored(g)) /* seed 003: the trees' nodes */
             o.export_min_visits = c.selfplay.bootstrap_export;
     }

@@ -97,7 +97,9 @@ typedef struct sp_opts {
     int parallel_games;       /* games per worker at once */
     int threads;              /* worker threads (>= 1) */
     mcts_params search;       /* search settings: noise on, temperature as configured */
-    bool pure;                /* pure MCTS settings (rollout bootstrap) */
+    bool pure;                /* the rollout bootstrap (pure MCTS): its no-resign games record
+                               * no resignation checks, since rollout values say nothing of
+                               * where a network's values should resign */
     double resign_threshold;  /* -1 = never resign */
     double resign_disabled_fraction;
     /* Playout cap randomisation (KataGo): a move gets the full search (search.simulations,
@@ -154,8 +156,9 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
            const char *out_path, sp_stats *stats, char *err, size_t errlen);
 
 /* The highest resignation threshold whose false-resignation rate over the records is at
- * most `target`: among the records with resign_at < t, the fraction that did not lose
- * (a player that would have resigned but drew or won). Returns -1 (never resign) when
+ * most `target` with 95% confidence (its one-sided Wilson upper bound): among the
+ * records with resign_at < t, the fraction that did not lose (a player that would have
+ * resigned but drew or won). Returns -1 (never resign) when
  * there are fewer than min_records records, or no threshold above -1 meets the target;
  * the result is at most `cap` (a threshold of 0 would resign even games). Pure. */
 double sp_resign_calibrate(const sp_resign_check *r, int n, double target, int min_records,
