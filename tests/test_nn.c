@@ -117,6 +117,20 @@ END_TEST
 static const char *tmp_path(const char *name);
 static nn_params *random_params(nn_spec s, uint64_t seed);
 
+/* Saves p to a temporary checkpoint and loads it back: the same spec and weights. */
+static nn_params *ckpt_round_trip(const nn_params *p, const char *name)
+{
+    char err[512];
+    const char *path = tmp_path(name);
+    nn_ckpt_meta m = {.generation = 1};
+    ck_assert_msg(nn_ckpt_save(path, p, &m, NULL, 0, err, sizeof err) == 0, "%s", err);
+    nn_params *q = nn_ckpt_load(path, NULL, NULL, err, sizeof err);
+    ck_assert_msg(q != NULL, "%s", err);
+    ck_assert_mem_eq(&q->layout.spec, &p->layout.spec, sizeof p->layout.spec);
+    ck_assert_mem_eq(q->data, p->data, p->layout.count * sizeof(float));
+    return q;
+}
+
 START_TEST(spec_value_pool)
 {
     gz_config c;
@@ -145,13 +159,7 @@ START_TEST(spec_value_pool)
     ck_assert_int_eq(fc1->shape[0], s.value_hidden);
     ck_assert_int_eq(fc1->shape[1], 2 * s.head_channels);
     nn_params *p = random_params(s, 9);
-    const char *path = tmp_path("pool.h5");
-    nn_ckpt_meta m = {.generation = 1};
-    ck_assert_msg(nn_ckpt_save(path, p, &m, NULL, 0, err, sizeof err) == 0, "%s", err);
-    nn_params *q = nn_ckpt_load(path, NULL, NULL, err, sizeof err);
-    ck_assert_msg(q != NULL, "%s", err);
-    ck_assert_mem_eq(&q->layout.spec, &s, sizeof s);
-    ck_assert_mem_eq(q->data, p->data, p->layout.count * sizeof(float));
+    nn_params *q = ckpt_round_trip(p, "pool.h5");
     nn_spec mean = s;
     mean.value_pool = NN_POOL_MEAN;
     char report[256];
@@ -208,13 +216,7 @@ START_TEST(spec_aux_policy)
     for (int i = 0; i < L0.ntensors; i++) /* the same tensors before it, at the same offsets */
         ck_assert(!strcmp(L.t[i].name, L0.t[i].name) && L.t[i].offset == L0.t[i].offset);
     nn_params *p = random_params(s, 21);
-    const char *path = tmp_path("aux.h5");
-    nn_ckpt_meta m = {.generation = 1};
-    ck_assert_msg(nn_ckpt_save(path, p, &m, NULL, 0, err, sizeof err) == 0, "%s", err);
-    nn_params *q = nn_ckpt_load(path, NULL, NULL, err, sizeof err);
-    ck_assert_msg(q != NULL, "%s", err);
-    ck_assert_mem_eq(&q->layout.spec, &s, sizeof s);
-    ck_assert_mem_eq(q->data, p->data, p->layout.count * sizeof(float));
+    nn_params *q = ckpt_round_trip(p, "aux.h5");
     nn_params *z = random_params(plain, 22);
     char report[256];
     nn_params *a = nn_params_adapt(z, &s, 1, report, sizeof report, err, sizeof err);
