@@ -19,7 +19,17 @@ int info_samples(const char *path)
      * mover-first order is in seat order): a seat wins when its z is strictly best. */
     int64_t wins[GAME_MAX_PLAYERS] = {0}, draws = 0, unsplit = 0;
     double zsum = 0, ent = 0, qerr = 0;
+    /* owner targets: samples with a known map, and their points by code (0 nobody, 1 the
+     * mover's, 2+ another player's) */
+    int64_t owned = 0, pts[3] = {0};
+    size_t hw = (size_t)f->rows * f->cols;
     for (int64_t i = 0; i < f->n; i++) {
+        const int8_t *ow = f->owner ? f->owner + (size_t)i * hw : NULL;
+        if (ow && ow[0] >= 0) { /* a map is all -1 or has none */
+            owned++;
+            for (size_t p = 0; p < hw; p++)
+                pts[ow[p] > 2 ? 2 : ow[p]]++;
+        }
         if (f->gameix[i] != last) {
             games++;
             last = f->gameix[i];
@@ -76,6 +86,20 @@ int info_samples(const char *path)
     if (f->n && f->version >= 3)
         printf("  mean |q - z| %.3f (the search's root value against the outcome, player to move)\n",
                qerr / f->n);
+    if (!f->owner) {
+        printf("  owner       none (%s)\n", f->version < 4 ? "a file before version 4"
+                                                           : "the game's actions are not its points");
+    } else if (f->n) {
+        double all = (double)(pts[0] + pts[1] + pts[2]);
+        printf("  owner       final owner of each point for %lld of %lld samples (%.1f%%; the rest "
+               "unknown: resigned games)", (long long)owned, (long long)f->n,
+               100.0 * (double)owned / (double)f->n);
+        if (owned)
+            printf("; points %.1f%% the mover's, %.1f%% %s, %.1f%% nobody's",
+                   100.0 * (double)pts[1] / all, 100.0 * (double)pts[2] / all,
+                   f->players > 2 ? "the others'" : "the opponent's", 100.0 * (double)pts[0] / all);
+        printf("\n");
+    }
     sp_file_free(f);
     return EXIT_OK;
 }

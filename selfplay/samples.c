@@ -18,6 +18,17 @@
 
 static const char *lattice_word(game_lattice l) { return l == GAME_LATTICE_HEX ? "hex" : "square"; }
 
+/* Whether a game of these ops and shape has owner targets (sp_game_has_owner). */
+static bool owner_targets(const game_ops *ops, int rows, int cols, int actions)
+{
+    return ops && ops->cells && actions == rows * cols;
+}
+
+bool sp_game_has_owner(const game *g)
+{
+    return owner_targets(g->ops, g->rows, g->cols, g->actions);
+}
+
 sp_expect sp_expect_game(const game *g)
 {
     sp_expect e;
@@ -55,15 +66,18 @@ char *sp_game_config_json(const gz_config *c)
 
 /* ---- writer -------------------------------------------------------------------- */
 
-enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_WEIGHT, DS_Q, DS_COUNT };
+/* In the order the versions added them: a file of version v has the first 6 (v 1), 7
+ * (v 2), 8 (v 3) or, with owner targets, 9 (v 4). */
+enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_WEIGHT, DS_Q, DS_OWNER, DS_COUNT };
 static const char *const ds_names[DS_COUNT] = {"state", "pi", "legal", "z", "game", "ply",
-                                               "policy_weight", "q"};
+                                               "policy_weight", "q", "owner"};
 
 struct sp_writer {
     /* immutable after open */
     char *path, *tmp;
     int planes, rows, cols, actions, players, chunk;
     bool scored;          /* z holds points to come (a scored game), not outcomes */
+    int nds;              /* datasets written: DS_COUNT with owner targets, else DS_OWNER */
     size_t per[DS_COUNT]; /* elements per sample of each dataset */
     hid_t file, ds[DS_COUNT];
     /* mutated */
@@ -72,6 +86,7 @@ struct sp_writer {
     uint8_t *b_state, *b_legal;
     float *b_pi, *b_z, *b_weight, *b_q;
     int32_t *b_game, *b_ply;
+    int8_t *b_owner; /* NULL without owner targets */
     bool discarded;  /* the file was pointed at memory after a write error */
 };
 
@@ -89,6 +104,7 @@ static hid_t ds_file_type(int i)
     switch (i) {
     case DS_STATE:
     case DS_LEGAL: return H5T_STD_U8LE;
+    case DS_OWNER: return H5T_STD_I8LE;
     case DS_PI:
     case DS_Z:
     case DS_WEIGHT:
@@ -102,6 +118,7 @@ static hid_t ds_mem_type(int i)
     switch (i) {
     case DS_STATE:
     case DS_LEGAL: return H5T_NATIVE_UINT8;
+    case DS_OWNER: return H5T_NATIVE_INT8;
     case DS_PI:
     case DS_Z:
     case DS_WEIGHT:
@@ -113,7 +130,7 @@ static hid_t ds_mem_type(int i)
 static void writer_free(sp_writer *w)
 {
     free(w->path), free(w->tmp), free(w->b_state), free(w->b_legal), free(w->b_pi), free(w->b_z);
-    free(w->b_game), free(w->b_ply), free(w->b_weight), free(w->b_q);
+    free(w->b_game), free(w->b_ply), free(w->b_weight), free(w->b_q), free(w->b_owner);
     free(w);
 }
 
@@ -152,11 +169,14 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->actions = g->actions;
     w->players = g->players;
     w->scored = game_scored(g);
+    bool owned = sp_game_has_owner(g);
+    w->nds = owned ? DS_COUNT : DS_OWNER;
     size_t hw = (size_t)g->rows * g->cols;
     w->per[DS_STATE] = (size_t)g->planes * hw;
     w->per[DS_PI] = w->per[DS_LEGAL] = (size_t)g->actions;
     w->per[DS_Z] = w->per[DS_Q] = (size_t)g->players;
     w->per[DS_GAME] = w->per[DS_PLY] = w->per[DS_WEIGHT] = 1;
+    w->per[DS_OWNER] = hw;
     /* chunks of about 256 KB of state, 16..1024 samples */
     size_t ch = (256u << 10) / w->per[DS_STATE];
     w->chunk = ch < 16 ? 16 : ch > 1024 ? 1024 : (int)ch;
@@ -171,8 +191,9 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->b_ply = malloc(sizeof(int32_t) * w->chunk);
     w->b_weight = malloc(sizeof(float) * w->chunk);
     w->b_q = malloc(sizeof(float) * w->per[DS_Q] * w->chunk);
+    w->b_owner = owned ? malloc(w->per[DS_OWNER] * w->chunk) : NULL;
     if (!w->path || !w->tmp || !w->b_state || !w->b_legal || !w->b_pi || !w->b_z || !w->b_game || !w->b_ply ||
-        !w->b_weight || !w->b_q) {
+        !w->b_weight || !w->b_q || (owned && !w->b_owner)) {
         gz_fail(err, errlen, "%s: out of memory", path);
         writer_free(w);
         return NULL;
@@ -198,7 +219,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     bad |= nn_h5_attr_put_i64(w->file, "cols", g->cols);
     bad |= nn_h5_attr_put_i64(w->file, "actions", g->actions);
     bad |= nn_h5_attr_put_str(w->file, "lattice", lattice_word(g->lattice));
-    for (int i = 0; i < DS_COUNT && !bad; i++) {
+    for (int i = 0; i < w->nds && !bad; i++) {
         hsize_t dims[4] = {0}, maxd[4], chunk[4];
         int rank;
         if (i == DS_STATE) {
@@ -242,8 +263,8 @@ static int writer_flush(sp_writer *w, char *err, size_t errlen)
     if (w->nbuf == 0)
         return 0;
     const void *bufs[DS_COUNT] = {w->b_state, w->b_pi, w->b_legal, w->b_z, w->b_game, w->b_ply,
-                                  w->b_weight, w->b_q};
-    for (int i = 0; i < DS_COUNT; i++) {
+                                  w->b_weight, w->b_q, w->b_owner};
+    for (int i = 0; i < w->nds; i++) {
         int rank = i == DS_STATE ? 4 : (i == DS_GAME || i == DS_PLY || i == DS_WEIGHT) ? 1 : 2;
         hsize_t dims[4], start[4] = {0}, count[4];
         dims[0] = (hsize_t)(w->written + w->nbuf);
@@ -286,12 +307,50 @@ int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi
                               float policy_weight, int32_t gameix, int32_t ply, char *err,
                               size_t errlen)
 {
+    return sp_writer_append_owned(w, planes, pi, legal, z, q, policy_weight, NULL, gameix, ply,
+                                  err, errlen);
+}
+
+/* Checks one sample's owner map (n points, values for `players`): each value in
+ * [-1, players], and all -1 or none. Returns the first bad point, or -1 when it is fine;
+ * *mixed says whether the map mixes unknown and known points. */
+static int owner_bad_point(const int8_t *owner, size_t n, int players, bool *mixed)
+{
+    size_t unknown = 0;
+    *mixed = false;
+    for (size_t p = 0; p < n; p++) {
+        if (owner[p] < -1 || owner[p] > players)
+            return (int)p;
+        unknown += owner[p] == -1;
+    }
+    *mixed = unknown != 0 && unknown != n;
+    return -1;
+}
+
+int sp_writer_append_owned(sp_writer *w, const float *planes, const float *pi,
+                           const uint8_t *legal, const float *z, const float *q,
+                           float policy_weight, const int8_t *owner, int32_t gameix,
+                           int32_t ply, char *err, size_t errlen)
+{
     if (!q)
         q = z;
     size_t k = (size_t)w->nbuf;
     if (!(policy_weight >= 0.0f && policy_weight <= SP_MAX_WEIGHT))
         return gz_fail(err, errlen, "%s: sample %lld: policy weight %g is not in [0, %g]", w->tmp,
                        (long long)(w->written + w->nbuf), (double)policy_weight, SP_MAX_WEIGHT);
+    if (owner && !w->b_owner)
+        return gz_fail(err, errlen, "%s: sample %lld: an owner map for a game without point cells "
+                       "(no owner targets)", w->tmp, (long long)(w->written + w->nbuf));
+    if (owner) {
+        bool mixed;
+        int bad = owner_bad_point(owner, w->per[DS_OWNER], w->players, &mixed);
+        if (bad >= 0)
+            return gz_fail(err, errlen, "%s: sample %lld: owner[%d] = %d is not in [-1, %d]", w->tmp,
+                           (long long)(w->written + w->nbuf), bad, owner[bad], w->players);
+        if (mixed)
+            return gz_fail(err, errlen, "%s: sample %lld: the owner map mixes unknown (-1) and known "
+                           "points", w->tmp, (long long)(w->written + w->nbuf));
+    }
     uint8_t *st = w->b_state + k * w->per[DS_STATE];
     for (size_t i = 0; i < w->per[DS_STATE]; i++) {
         float v = planes[i];
@@ -332,6 +391,13 @@ int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi
     w->b_game[k] = gameix;
     w->b_ply[k] = ply;
     w->b_weight[k] = policy_weight;
+    if (w->b_owner) {
+        int8_t *ow = w->b_owner + k * w->per[DS_OWNER];
+        if (owner)
+            memcpy(ow, owner, w->per[DS_OWNER]);
+        else
+            memset(ow, -1, w->per[DS_OWNER]); /* unknown */
+    }
     w->nbuf++;
     if (w->nbuf == w->chunk)
         return writer_flush(w, err, errlen);
@@ -384,7 +450,7 @@ void sp_file_free(sp_file *f)
     if (!f)
         return;
     free(f->path), free(f->game_config), free(f->state), free(f->pi), free(f->legal), free(f->z);
-    free(f->gameix), free(f->ply), free(f->weight), free(f->q);
+    free(f->gameix), free(f->ply), free(f->weight), free(f->q), free(f->owner);
     free(f);
 }
 
@@ -422,13 +488,15 @@ static int read_ds(hid_t file, const char *path, int i, int rank, const hsize_t 
     H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
     size_t sz = ft >= 0 ? H5Tget_size(ft) : 0;
     int want_float = i == DS_PI || i == DS_Z || i == DS_WEIGHT || i == DS_Q;
-    size_t want_sz = (i == DS_STATE || i == DS_LEGAL) ? 1 : 4;
+    size_t want_sz = (i == DS_STATE || i == DS_LEGAL || i == DS_OWNER) ? 1 : 4;
+    /* 1-byte datasets: unsigned, except the signed owner codes */
+    H5T_sign_t want_sign = i == DS_OWNER ? H5T_SGN_2 : H5T_SGN_NONE;
     int type_ok = want_float ? cls == H5T_FLOAT && sz == 4
                              : cls == H5T_INTEGER && sz == want_sz &&
-                                   (want_sz == 4 || H5Tget_sign(ft) == H5T_SGN_NONE);
+                                   (want_sz == 4 || H5Tget_sign(ft) == want_sign);
     if (!type_ok) {
         gz_fail(err, errlen, "%s: dataset %s has the wrong type (expected %s)", path, name,
-             want_float ? "float32" : want_sz == 1 ? "uint8" : "int32");
+             want_float ? "float32" : i == DS_OWNER ? "int8" : want_sz == 1 ? "uint8" : "int32");
         goto out;
     }
     size_t per = 1;
@@ -586,6 +654,25 @@ static int check_indices(const sp_file *f, int64_t i, const char *p, long long i
                        (int)f->gameix[i]);
     if (f->ply[i] < 0)
         return gz_fail(err, errlen, "%s: dataset ply, sample %lld: negative ply %d", p, ix, (int)f->ply[i]);
+    return 0;
+}
+
+/* Sample i's owner map, when the file has one: each point in [-1, players], all -1
+ * (unknown) or none. */
+static int check_owner(const sp_file *f, int64_t i, const char *p, long long ix, char *err,
+                       size_t errlen)
+{
+    if (!f->owner)
+        return 0;
+    size_t hw = (size_t)f->rows * f->cols;
+    bool mixed;
+    int bad = owner_bad_point(f->owner + (size_t)i * hw, hw, f->players, &mixed);
+    if (bad >= 0)
+        return gz_fail(err, errlen, "%s: dataset owner, sample %lld: point %d is %d, not in [-1, %d]",
+                       p, ix, bad, f->owner[(size_t)i * hw + (size_t)bad], f->players);
+    if (mixed)
+        return gz_fail(err, errlen, "%s: dataset owner, sample %lld: mixes unknown (-1) and known "
+                       "points (a map is all -1 or has none)", p, ix);
     return 0;
 }
 
@@ -787,9 +874,24 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
             goto bad;
         }
     }
-    /* version 1 files have the datasets before policy_weight, version 2 those before q */
-    if (check_extents(file, path, version >= 3 ? DS_COUNT : version == 2 ? DS_Q : DS_WEIGHT, err,
-                      errlen) < 0)
+    /* Owner targets: a version 4 file has them exactly when its game has point cells; a
+     * file of a game this build does not know, when it has the dataset. Earlier versions
+     * have none (an owner dataset in them is not looked at). */
+    bool owned = false;
+    if (version >= 4) {
+        const game_ops *gops = game_find(f->game);
+        htri_t present = H5Lexists(file, ds_names[DS_OWNER], H5P_DEFAULT);
+        owned = gops ? owner_targets(gops, f->rows, f->cols, f->actions) : present > 0;
+        if (!owned && present > 0) {
+            gz_fail(err, errlen, "%s: dataset owner in a file of game %s, whose actions are not its "
+                    "points (no owner targets)", path, f->game);
+            goto bad;
+        }
+    }
+    /* version 1 files have the datasets before policy_weight, version 2 those before q,
+     * version 3 those before owner */
+    int nds = owned ? DS_COUNT : version >= 3 ? DS_OWNER : version == 2 ? DS_Q : DS_WEIGHT;
+    if (check_extents(file, path, nds, err, errlen) < 0)
         goto bad;
     f->n = -1;
     hsize_t t_state[3] = {(hsize_t)f->planes, (hsize_t)f->rows, (hsize_t)f->cols};
@@ -833,8 +935,14 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         }
         memcpy(f->q, f->z, sizeof(float) * (size_t)f->players * (size_t)f->n);
     }
+    if (owned) {
+        hsize_t t_hw[1] = {(hsize_t)f->rows * (hsize_t)f->cols};
+        if (read_ds(file, path, DS_OWNER, 2, t_hw, &f->n, (void **)&f->owner, err, errlen) < 0)
+            goto bad;
+    }
     for (int64_t i = 0; i < f->n; i++)
-        if (check_sample(f, path, i, err, errlen) < 0)
+        if (check_sample(f, path, i, err, errlen) < 0 ||
+            check_owner(f, i, path, (long long)i, err, errlen) < 0)
             goto bad;
     H5Fclose(file);
     return f;

@@ -29,14 +29,26 @@
  *                                          the no-resign games: value, lost (0/1)
  *   q     float32 [N, players]             (version 3) the search's root value per
  *                                          player in [-1, 1], mover-first like z
+ *   owner int8    [N, rows*cols]           (version 4, games with point cells only) the
+ *                                          final owner of each point, MOVER-RELATIVE
+ *                                          like z: -1 unknown (no target for the sample:
+ *                                          a resigned game), 0 nobody (empty or a
+ *                                          neutral stone at the game's end), k in
+ *                                          1..players a stone of the player k-1 seats
+ *                                          after the sample's mover (1 = the mover's
+ *                                          own). A sample's map is all -1 or has no -1.
+ * A version 4 file has the owner dataset exactly when its game has point cells
+ * (sp_game_has_owner: game_ops.cells and one action per point: m,n,k and sanling, not
+ * 2048); the dataset's presence is the record, there is no flag attribute.
  * Version 1 files (no policy_weight) are read with every weight 1; files before version
- * 3 (no q) with q = z.
+ * 3 (no q) with q = z; files before version 4 with no owner targets (owner NULL).
  * HDF5 (Debian's serial build) is not thread-safe: one thread at a time. Errors never
  * print: they become messages naming the file and what is wrong.
  */
 #ifndef GZ_SELFPLAY_SAMPLES_H
 #define GZ_SELFPLAY_SAMPLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,7 +56,7 @@
 #include "engine/game.h"
 
 #define SP_FORMAT "gridzero-samples"
-#define SP_VERSION 3
+#define SP_VERSION 4
 #define SP_MAX_WEIGHT 100.0
 #define SP_MAX_POINTS 1e9f /* a scored game's z: points to come, in magnitude */
 #define SP_MODEL_LEN 256
@@ -68,6 +80,10 @@ typedef struct sp_expect {
 /* The expectation "exactly game g's shape". */
 sp_expect sp_expect_game(const game *g);
 
+/* Whether sample files of g carry owner targets: g reports what stands on each point
+ * (game_ops.cells) and its actions are exactly its points. */
+bool sp_game_has_owner(const game *g);
+
 /* The game section of a config as JSON text (for the game_config attribute). Returns a
  * malloc'd string (free with free()) or NULL when out of memory. */
 char *sp_game_config_json(const gz_config *c);
@@ -85,11 +101,20 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
 int sp_writer_append(sp_writer *w, const float *planes, const float *pi, const uint8_t *legal,
                      const float *z, int32_t gameix, int32_t ply, char *err, size_t errlen);
 /* The same with the search's root value q (players, mover-first, each in [-1, 1]; NULL:
- * q = z) and the sample's policy weight (sp_writer_append writes q = z and weight 1). */
+ * q = z) and the sample's policy weight (sp_writer_append writes q = z and weight 1).
+ * Both write an unknown owner map (all -1) in a game with owner targets. */
 int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi,
                               const uint8_t *legal, const float *z, const float *q,
                               float policy_weight, int32_t gameix, int32_t ply, char *err,
                               size_t errlen);
+/* The same with the sample's final-owner map: owner (rows*cols values, mover-relative,
+ * see the owner dataset above: each in [-1, players], all -1 or none), or NULL =
+ * unknown (all -1). In a game without owner targets (!sp_game_has_owner) owner must be
+ * NULL. Returns 0 or -1 with a message naming the sample and the point. */
+int sp_writer_append_owned(sp_writer *w, const float *planes, const float *pi,
+                           const uint8_t *legal, const float *z, const float *q,
+                           float policy_weight, const int8_t *owner, int32_t gameix,
+                           int32_t ply, char *err, size_t errlen);
 /* One no-resign game's measurement for one player (selfplay.h: resignation calibration):
  * the threshold below which it would have resigned, and whether it then lost. */
 typedef struct sp_resign_check {
@@ -133,6 +158,9 @@ typedef struct sp_file {
     int32_t *gameix, *ply; /* (n) */
     float *weight;     /* (n) policy weights (1 for version 1 files) */
     float *q;          /* (n, players) search values (= z before version 3) */
+    int8_t *owner;     /* (n, rows*cols) final owners, mover-relative (-1 unknown, 0 nobody,
+                        * k: the player k-1 seats after the mover); NULL when the file has
+                        * none (versions 1-3, games without point cells) */
 } sp_file;
 
 /* Reads and validates a file: the format and version, the "complete" mark, every
@@ -144,7 +172,8 @@ typedef struct sp_file {
  * >= 0, nothing on illegal moves and summing to 1 (+-1e-3) over the legal ones, z
  * finite in [-1, 1] and summing to 0 (+-1e-3) with two or more players, q finite in
  * [-1, 1] (a scored game's z and q: finite points, |z|, |q| <= SP_MAX_POINTS), game and
- * ply >= 0. Never crashes on corrupt, truncated or forged files. Returns the file (free
+ * ply >= 0, owner (version 4: required exactly when the game, if known, has point cells)
+ * in [-1, players] with a sample all -1 or none. Never crashes on corrupt, truncated or forged files. Returns the file (free
  * with sp_file_free) or NULL with "PATH: what is wrong" (naming the dataset and sample
  * for a bad value). */
 sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen);

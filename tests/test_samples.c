@@ -198,6 +198,7 @@ START_TEST(corrupt_truncated_mismatched)
      * were hit) the same data; never a crash, never silently different data (checksums) */
     sp_file *orig = sp_file_read(path, &e, err, sizeof err);
     ck_assert_ptr_nonnull(orig);
+    ck_assert_ptr_nonnull(orig->owner);
     for (int k = 0; k < 20; k++) {
         copy_prefix(path, bad, st.st_size);
         FILE *fp = fopen(bad, "r+b");
@@ -216,6 +217,7 @@ START_TEST(corrupt_truncated_mismatched)
                               !memcmp(f->z, orig->z, sizeof(float) * f->n * 2) &&
                               !memcmp(f->gameix, orig->gameix, sizeof *f->gameix * f->n) &&
                               !memcmp(f->ply, orig->ply, sizeof *f->ply * f->n) &&
+                              f->owner && !memcmp(f->owner, orig->owner, (size_t)f->n * 9) &&
                               f->meta.generation == orig->meta.generation &&
                               !strcmp(f->game_config, orig->game_config),
                           "damage at %ld went unnoticed", at);
@@ -300,7 +302,7 @@ START_TEST(declared_count_refused)
     struct stat st;
     ck_assert(stat(good, &st) == 0);
     sp_expect e = sp_expect_game(g);
-    const char *all[] = {"state", "pi", "legal", "z", "game", "ply", "policy_weight", NULL};
+    const char *all[] = {"state", "pi", "legal", "z", "game", "ply", "policy_weight", "q", "owner", NULL};
     const hsize_t counts[] = {3000000, 1u << 24, (hsize_t)1 << 36};
     for (int k = 0; k < 3; k++) {
         copy_prefix(good, bad, st.st_size);
@@ -328,6 +330,12 @@ START_TEST(declared_count_refused)
     forge_extent(bad, two, (hsize_t)n - 1);
     ck_assert_ptr_null(sp_file_read(bad, &e, err, sizeof err));
     ck_assert_msg(strstr(err, bad) && strstr(err, "dataset ply"), "%s", err);
+    /* the owner targets alone longer: the same */
+    copy_prefix(good, bad, st.st_size);
+    const char *three[] = {"owner", NULL};
+    forge_extent(bad, three, (hsize_t)n + 1);
+    ck_assert_ptr_null(sp_file_read(bad, &e, err, sizeof err));
+    ck_assert_msg(strstr(err, bad) && strstr(err, "dataset owner") && strstr(err, "samples"), "%s", err);
     /* resignation records declared and never written: refused before the buffers */
     copy_prefix(good, bad, st.st_size);
     hid_t hf = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -354,10 +362,10 @@ START_TEST(declared_count_refused)
 }
 END_TEST
 
-/* Overwrites `count` values of sample `sample` of dataset name (float or uint8 rows)
- * in a copy of src at dst, through HDF5 (so the checksums stay right). */
+/* Overwrites `count` values of sample `sample` of dataset name (rows of the memory type
+ * mem) in a copy of src at dst, through HDF5 (so the checksums stay right). */
 static void forge_row(const char *src, const char *dst, const char *name, hsize_t sample,
-                      const void *vals, hsize_t count, int is_float)
+                      const void *vals, hsize_t count, hid_t mem)
 {
     struct stat st;
     ck_assert(stat(src, &st) == 0);
@@ -370,8 +378,7 @@ static void forge_row(const char *src, const char *dst, const char *name, hsize_
     hsize_t start[2] = {sample, 0}, cnt[2] = {1, count};
     ck_assert_int_ge(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL), 0);
     hid_t ms = H5Screate_simple(2, cnt, NULL);
-    ck_assert_int_ge(H5Dwrite(d, is_float ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8, ms, fs, H5P_DEFAULT,
-                              vals), 0);
+    ck_assert_int_ge(H5Dwrite(d, mem, ms, fs, H5P_DEFAULT, vals), 0);
     H5Sclose(ms);
     H5Sclose(fs);
     H5Dclose(d);
@@ -424,9 +431,9 @@ START_TEST(bad_values_refused)
         float pi[9];
         memcpy(pi, orig->pi + s * 9, sizeof pi);
         if (!strcmp(cases[k].ds, "legal")) {
-            forge_row(good, bad, "legal", s, cases[k].legal, 9, 0);
+            forge_row(good, bad, "legal", s, cases[k].legal, 9, H5T_NATIVE_UINT8);
         } else if (!strcmp(cases[k].ds, "z")) {
-            forge_row(good, bad, "z", s, cases[k].z, 2, 1);
+            forge_row(good, bad, "z", s, cases[k].z, 2, H5T_NATIVE_FLOAT);
         } else {
             if (k == 2)
                 pi[off] = 0.25f;
@@ -441,7 +448,7 @@ START_TEST(bad_values_refused)
                 pi[on] = NAN;
             else
                 pi[on] = 3e38f;
-            forge_row(good, bad, "pi", s, pi, 9, 1);
+            forge_row(good, bad, "pi", s, pi, 9, H5T_NATIVE_FLOAT);
         }
         ck_assert_msg(sp_file_read(bad, &e, err, sizeof err) == NULL, "%s: accepted", cases[k].what);
         char ds[32];
@@ -454,11 +461,315 @@ START_TEST(bad_values_refused)
     float pi[9];
     memcpy(pi, orig->pi + s * 9, sizeof pi);
     pi[on] += 1e-5f;
-    forge_row(good, bad, "pi", s, pi, 9, 1);
+    forge_row(good, bad, "pi", s, pi, 9, H5T_NATIVE_FLOAT);
     sp_file *f = sp_file_read(bad, &e, err, sizeof err);
     ck_assert_msg(f != NULL, "%s", err);
     sp_file_free(f);
     sp_file_free(orig);
+    game_free(g);
+}
+END_TEST
+
+/* ---- owner targets (format 4) ---- */
+
+/* Small three-player Sanling (5 x 5 points, 25 actions): owner codes 0..3. */
+static game *owner_game(const char *name)
+{
+    gz_config c;
+    cfg_defaults(&c, name);
+    if (!strcmp(name, "sanling")) {
+        c.game.size = 5;
+        c.game.players = 3;
+        c.game.moves = 9;
+    } else { /* 2048 */
+        c.game.rows = 3;
+        c.game.cols = 3;
+    }
+    char err[256];
+    game *g = game_new(&c.game, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    return g;
+}
+
+enum { OWN_N = 40 };
+
+/* Sample i's owner map in owner_file: i % 4 == 0 none given (NULL), 1 written by the
+ * old wrapper sp_writer_append, 2 and 3 a map of every code: all -1 read back for the
+ * first two. */
+static int8_t own_want(int i, int p) { return i % 4 < 2 ? -1 : (int8_t)((i + p) % 4); }
+
+/* Writes OWN_N samples of the Sanling game g to path, their owner maps as own_want. */
+static void owner_file(const game *g, const char *path)
+{
+    char err[512];
+    sp_writer *w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    int hw = g->rows * g->cols, np = g->planes * hw;
+    float *planes = calloc((size_t)np, sizeof(float)), pi[25], z[3] = {1, -0.5f, -0.5f};
+    uint8_t legal[25];
+    int8_t owner[25];
+    ck_assert_int_eq(g->actions, 25);
+    for (int a = 0; a < 25; a++)
+        pi[a] = 1.0f / 25, legal[a] = 1;
+    for (int i = 0; i < OWN_N; i++) {
+        for (int p = 0; p < hw; p++)
+            owner[p] = own_want(i, p);
+        int rc = i % 4 == 1 ? sp_writer_append(w, planes, pi, legal, z, i, 0, err, sizeof err)
+                            : sp_writer_append_owned(w, planes, pi, legal, z, NULL, 1.0f,
+                                                     i % 4 ? owner : NULL, i, 0, err, sizeof err);
+        ck_assert_msg(rc == 0, "%s", err);
+    }
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    free(planes);
+}
+
+/* Runs `gridzero info path` into out. */
+static void run_info(const char *path, char *out, size_t len)
+{
+    const char *bin = getenv("GZ_BIN");
+    ck_assert_msg(bin != NULL, "GZ_BIN not set (run through meson test)");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "'%s' info '%s' 2>&1", bin, path);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = 0;
+    ck_assert_int_eq(pclose(p), 0);
+}
+
+/* Owner maps go through the writer and the reader exactly; NULL and the old wrappers
+ * write unknown (-1) maps; the writer refuses codes out of [-1, players], mixed maps,
+ * and any map in a game without point cells (2048), whose files have no owner. */
+START_TEST(owner_round_trip)
+{
+    game *g = owner_game("sanling");
+    ck_assert(sp_game_has_owner(g));
+    char path[300], err[512], out[4096];
+    snprintf(path, sizeof path, "%s/own.h5", dir);
+    owner_file(g, path);
+    sp_expect e = sp_expect_game(g);
+    sp_file *f = sp_file_read(path, &e, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->version, SP_VERSION);
+    ck_assert_int_eq(SP_VERSION, 4);
+    ck_assert_int_eq(f->n, OWN_N);
+    ck_assert_ptr_nonnull(f->owner);
+    for (int i = 0; i < OWN_N; i++)
+        for (int p = 0; p < 25; p++)
+            ck_assert_msg(f->owner[i * 25 + p] == own_want(f->gameix[i], p),
+                          "sample %d point %d: owner %d, wrote %d", i, p, f->owner[i * 25 + p],
+                          own_want(f->gameix[i], p));
+    sp_file_free(f);
+    /* gridzero info: half of the samples have a map (the rest: unknown) */
+    run_info(path, out, sizeof out);
+    ck_assert_msg(strstr(out, "for 20 of 40 samples (50.0%"), "%s", out);
+    /* refusals, each naming the sample and the point */
+    char p2[300];
+    snprintf(p2, sizeof p2, "%s/refused.h5", dir);
+    sp_writer *w = sp_writer_open(p2, g, NULL, NULL, err, sizeof err);
+    ck_assert_ptr_nonnull(w);
+    float *planes = calloc((size_t)g->planes * 25, sizeof(float)), pi[25], z[3] = {0, 0, 0};
+    uint8_t legal[25];
+    int8_t owner[25] = {0};
+    for (int a = 0; a < 25; a++)
+        pi[a] = 1.0f / 25, legal[a] = 1;
+    owner[7] = 4; /* three players: codes up to 3 */
+    ck_assert_int_eq(sp_writer_append_owned(w, planes, pi, legal, z, NULL, 1, owner, 0, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "sample 0") && strstr(err, "owner[7] = 4 is not in [-1, 3]"), "%s", err);
+    owner[7] = -2;
+    ck_assert_int_eq(sp_writer_append_owned(w, planes, pi, legal, z, NULL, 1, owner, 0, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "owner[7] = -2"), "%s", err);
+    owner[7] = -1; /* one unknown point among known ones */
+    ck_assert_int_eq(sp_writer_append_owned(w, planes, pi, legal, z, NULL, 1, owner, 0, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "mixes unknown"), "%s", err);
+    sp_writer_abort(w);
+    free(planes);
+    game_free(g);
+
+    /* 2048: no point cells, no owner dataset; a map is refused */
+    g = owner_game("2048");
+    ck_assert(!sp_game_has_owner(g));
+    snprintf(path, sizeof path, "%s/g2048.h5", dir);
+    w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    planes = calloc((size_t)g->planes * 9, sizeof(float));
+    float p4[4] = {0.25f, 0.25f, 0.25f, 0.25f}, pts = 12;
+    uint8_t l4[4] = {1, 1, 1, 1};
+    int8_t o9[9] = {0};
+    ck_assert_int_eq(sp_writer_append_owned(w, planes, p4, l4, &pts, NULL, 1, o9, 0, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "owner map for a game without point cells"), "%s", err);
+    ck_assert_msg(sp_writer_append_owned(w, planes, p4, l4, &pts, NULL, 1, NULL, 0, 0, err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_msg(sp_writer_append(w, planes, p4, l4, &pts, 0, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    e = sp_expect_game(g);
+    f = sp_file_read(path, &e, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->version, 4);
+    ck_assert_int_eq(f->n, 2);
+    ck_assert_ptr_null(f->owner);
+    sp_file_free(f);
+    hid_t hf = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert_int_ge(hf, 0);
+    ck_assert_int_eq(H5Lexists(hf, "owner", H5P_DEFAULT), 0);
+    H5Fclose(hf);
+    run_info(path, out, sizeof out);
+    ck_assert_msg(strstr(out, "owner       none (the game's actions are not its points)"), "%s", out);
+    /* a forged owner dataset in a 2048 file: refused by name */
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/g2048_owner.h5", dir);
+    struct stat st;
+    ck_assert(stat(path, &st) == 0);
+    copy_prefix(path, bad, st.st_size);
+    hf = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
+    hsize_t od[2] = {2, 9};
+    hid_t os = H5Screate_simple(2, od, NULL);
+    hid_t d = H5Dcreate2(hf, "owner", H5T_STD_I8LE, os, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int8_t zeros[18] = {0};
+    ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_INT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros), 0);
+    H5Dclose(d), H5Sclose(os);
+    ck_assert_int_ge(H5Fclose(hf), 0);
+    ck_assert_ptr_null(sp_file_read(bad, &e, err, sizeof err));
+    ck_assert_msg(strstr(err, bad) && strstr(err, "dataset owner in a file of game 2048"), "%s", err);
+    free(planes);
+    game_free(g);
+
+    /* m,n,k through the old wrapper (gen_random_games): an owner dataset of unknowns */
+    g = gen_mnk(3, 3, 3);
+    snprintf(path, sizeof path, "%s/ttt.h5", dir);
+    int64_t n = gen_random_games(g, path, 3, 2, 0);
+    e = sp_expect_game(g);
+    f = sp_file_read(path, &e, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_ptr_nonnull(f->owner);
+    for (int64_t i = 0; i < n * 9; i++)
+        ck_assert_int_eq(f->owner[i], -1);
+    sp_file_free(f);
+    run_info(path, out, sizeof out);
+    ck_assert_msg(strstr(out, "for 0 of"), "%s", out);
+    game_free(g);
+}
+END_TEST
+
+/* Copies src to dst and edits dst: deletes dataset del (NULL: none) and sets the
+ * version attribute to version (0: unchanged). */
+static void forge_version(const char *src, const char *dst, const char *del, int version)
+{
+    struct stat st;
+    ck_assert(stat(src, &st) == 0);
+    copy_prefix(src, dst, st.st_size);
+    hid_t hf = H5Fopen(dst, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(hf, 0);
+    if (del)
+        ck_assert_int_ge(H5Ldelete(hf, del, H5P_DEFAULT), 0);
+    if (version) {
+        ck_assert_int_ge(H5Adelete(hf, "version"), 0);
+        hid_t sp = H5Screate(H5S_SCALAR);
+        hid_t a = H5Acreate2(hf, "version", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+        long long v = version;
+        ck_assert_int_ge(H5Awrite(a, H5T_NATIVE_LLONG, &v), 0);
+        H5Aclose(a), H5Sclose(sp);
+    }
+    ck_assert_int_ge(H5Fclose(hf), 0);
+}
+
+/* Files before version 4 read with owner NULL (an owner dataset in them is not looked
+ * at); a version 4 file of a point game without its owner dataset is refused. */
+START_TEST(owner_older_versions)
+{
+    game *g = owner_game("sanling");
+    char path[300], old[300], err[512], out[4096];
+    snprintf(path, sizeof path, "%s/own.h5", dir);
+    snprintf(old, sizeof old, "%s/v3.h5", dir);
+    owner_file(g, path);
+    sp_expect e = sp_expect_game(g);
+    sp_file *cur = sp_file_read(path, &e, err, sizeof err);
+    ck_assert_msg(cur != NULL, "%s", err);
+    for (int keep = 0; keep < 2; keep++) {
+        forge_version(path, old, keep ? NULL : "owner", 3);
+        sp_file *f = sp_file_read(old, &e, err, sizeof err);
+        ck_assert_msg(f != NULL, "%s", err);
+        ck_assert_int_eq(f->version, 3);
+        ck_assert_ptr_null(f->owner);
+        ck_assert_int_eq(f->n, cur->n);
+        ck_assert(!memcmp(f->z, cur->z, sizeof(float) * 3 * (size_t)f->n));
+        ck_assert(!memcmp(f->q, cur->q, sizeof(float) * 3 * (size_t)f->n));
+        ck_assert(!memcmp(f->state, cur->state, (size_t)f->n * (size_t)g->planes * 25));
+        sp_file_free(f);
+    }
+    run_info(old, out, sizeof out);
+    ck_assert_msg(strstr(out, "version 3") && strstr(out, "owner       none (a file before version 4)"),
+                  "%s", out);
+    /* version 1 (no policy_weight, no q), too */
+    forge_version(path, old, "q", 0);
+    char v1[300];
+    snprintf(v1, sizeof v1, "%s/v1.h5", dir);
+    forge_version(old, v1, "policy_weight", 1);
+    sp_file *f = sp_file_read(v1, &e, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->version, 1);
+    ck_assert_ptr_null(f->owner);
+    sp_file_free(f);
+    /* version 4 without the dataset: missing */
+    forge_version(path, old, "owner", 0);
+    ck_assert_ptr_null(sp_file_read(old, &e, err, sizeof err));
+    ck_assert_msg(strstr(err, old) && strstr(err, "dataset owner is missing"), "%s", err);
+    sp_file_free(cur);
+    game_free(g);
+}
+END_TEST
+
+/* Owner codes out of [-1, players], a map mixing unknown and known points, and an owner
+ * dataset of another type or width: refused naming the dataset and the sample. */
+START_TEST(owner_bad_values_refused)
+{
+    game *g = owner_game("sanling");
+    char good[300], bad[300], err[512];
+    snprintf(good, sizeof good, "%s/own.h5", dir);
+    snprintf(bad, sizeof bad, "%s/bad.h5", dir);
+    owner_file(g, good);
+    sp_expect e = sp_expect_game(g);
+    struct {
+        int sample, point, value;
+        const char *want;
+    } cases[] = {
+        {3, 2, 5, "point 2 is 5, not in [-1, 3]"},  /* sample 3: a known map */
+        {3, 24, 4, "point 24 is 4, not in [-1, 3]"},
+        {6, 0, -2, "point 0 is -2, not in [-1, 3]"},
+        {7, 11, -1, "mixes unknown (-1) and known"}, /* one unknown among known */
+        {4, 11, 0, "mixes unknown (-1) and known"},  /* one known among unknown */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int8_t row[25];
+        for (int p = 0; p < 25; p++)
+            row[p] = own_want(cases[k].sample, p);
+        row[cases[k].point] = (int8_t)cases[k].value;
+        forge_row(good, bad, "owner", (hsize_t)cases[k].sample, row, 25, H5T_NATIVE_INT8);
+        ck_assert_msg(sp_file_read(bad, &e, err, sizeof err) == NULL, "case %zu accepted", k);
+        char want[64];
+        snprintf(want, sizeof want, "sample %d:", cases[k].sample);
+        ck_assert_msg(strstr(err, bad) && strstr(err, "dataset owner") && strstr(err, want) &&
+                          strstr(err, cases[k].want),
+                      "case %zu: %s", k, err);
+    }
+    /* another type (uint8) or width (24 points): refused by name */
+    for (int k = 0; k < 2; k++) {
+        forge_version(good, bad, "owner", 0);
+        hid_t hf = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
+        hsize_t od[2] = {OWN_N, k ? 24 : 25};
+        hid_t os = H5Screate_simple(2, od, NULL);
+        hid_t d = H5Dcreate2(hf, "owner", k ? H5T_STD_I8LE : H5T_STD_U8LE, os, H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT);
+        int8_t *zeros = calloc(OWN_N * 25, 1);
+        ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_INT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros), 0);
+        free(zeros);
+        H5Dclose(d), H5Sclose(os);
+        ck_assert_int_ge(H5Fclose(hf), 0);
+        ck_assert_ptr_null(sp_file_read(bad, &e, err, sizeof err));
+        ck_assert_msg(strstr(err, bad) && strstr(err, "dataset owner") &&
+                          strstr(err, k ? "dimension 1 is 24, expected 25" : "wrong type (expected int8)"),
+                      "%s", err);
+    }
     game_free(g);
 }
 END_TEST
@@ -497,6 +808,9 @@ static Suite *samples_suite(void)
     tcase_add_test(tc, corrupt_truncated_mismatched);
     tcase_add_test(tc, declared_count_refused);
     tcase_add_test(tc, bad_values_refused);
+    tcase_add_test(tc, owner_round_trip);
+    tcase_add_test(tc, owner_older_versions);
+    tcase_add_test(tc, owner_bad_values_refused);
     tcase_add_test(tc, writer_disk_full);
     suite_add_tcase(s, tc);
     return s;
