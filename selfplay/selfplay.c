@@ -380,7 +380,10 @@ static float points_to_come(const game *g, const sp_opts *o, const sp_slot *s, i
     return final[q] - now;
 }
 
-/* The game in slot s ended with outcome z (absolute players): write its samples. */
+/* The game in slot s ended with outcome z (absolute players): write its samples. A game
+ * with point cells that ended on the board (not resigned) gives each sample the final
+ * position's owners seen from its mover (samples.h: the owner dataset); a resigned
+ * game's are unknown. */
 static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const float *z,
                        bool resigned, float *fplanes, char *err, size_t errlen)
 {
@@ -391,6 +394,12 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
     float final[GAME_MAX_PLAYERS] = {0};
     if (scored)
         g->ops->score(g, end, final);
+    /* the final position's cells (absolute players), once; each sample's map in owner */
+    int8_t cells[GAME_MAX_CELLS], owner[GAME_MAX_CELLS];
+    bool owned = sp_game_has_owner(g) && !resigned;
+    assert(hw <= GAME_MAX_CELLS);
+    if (owned)
+        g->ops->cells(g, end, cells);
     pthread_mutex_lock(&sh->lock);
     for (int i = 0; i < s->n && rc == 0; i++) {
         for (int k = 0; k < np; k++)
@@ -401,9 +410,12 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
             /* a scored game's target: the points still to come from this position */
             zm[k] = scored ? points_to_come(g, sh->o, s, s->ply[i], q, final) : z[q];
         }
-        rc = sp_writer_append_weighted(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
-                                       zm, s->q + (size_t)i * P, s->weight[i], s->gameix, s->ply[i],
-                                       err, errlen);
+        if (owned) /* a stone of player c: 1 + its seats after the mover; else nobody */
+            for (int k = 0; k < hw; k++)
+                owner[k] = (int8_t)(cells[k] >= 0 ? 1 + (cells[k] - s->mover[i] + P) % P : 0);
+        rc = sp_writer_append_owned(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
+                                    zm, s->q + (size_t)i * P, s->weight[i], owned ? owner : NULL,
+                                    s->gameix, s->ply[i], err, errlen);
         sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
     }
     if (rc == 0) {

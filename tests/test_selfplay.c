@@ -3,7 +3,8 @@
  * dataset reader; h5ls/h5dump see the datasets of DESIGN.md §5), π is a distribution
  * over the legal moves, and every game replays: consecutive samples differ by one move,
  * the planes decode to the replayed position, z is the replayed game's result in
- * mover-first order (or a resignation). Resignation and its false-resignation check,
+ * mover-first order (or a resignation), the owner map is the final position's stones
+ * seen from the mover (all unknown after a resignation). Resignation and its false-resignation check,
  * determinism, many games per worker and two workers, and a stop flag. */
 #include <check.h>
 #include <math.h>
@@ -154,6 +155,8 @@ static replay_stats check_file(const char *path, const game *g, int games, int r
     ck_assert_int_eq(f->players, 2);
     ck_assert_int_eq(f->actions, 9);
     ck_assert_int_gt(f->n, 0);
+    ck_assert_int_eq(f->version, 4);
+    ck_assert_ptr_nonnull(f->owner);
     int A = g->actions, P = g->players, hw = g->rows * g->cols, np = g->planes * hw;
     ck_assert_int_eq(hw, A);
     replay_stats rs = {0};
@@ -176,7 +179,7 @@ static replay_stats check_file(const char *path, const game *g, int games, int r
     game_state *s = game_state_new(g, NULL), *t = game_state_new(g, NULL);
     float *enc = malloc(sizeof(float) * (size_t)np);
     uint8_t legal[GAME_MAX_ACTIONS];
-    int board[GAME_MAX_CELLS], owner[GAME_MAX_CELLS];
+    int board[GAME_MAX_CELLS], owner[GAME_MAX_CELLS], movers[GAME_MAX_ACTIONS + 1];
     int64_t i = 0;
     while (i < f->n) {
         int gi = f->gameix[i];
@@ -203,6 +206,7 @@ static replay_stats check_file(const char *path, const game *g, int games, int r
             /* ... and decode to its stones and player to move */
             int mover = decode_mnk(g, st, board);
             ck_assert_int_eq(mover, game_current_player(g, s));
+            movers[j - i] = mover;
             for (int k = 0; k < hw; k++)
                 ck_assert_int_eq(board[k], owner[k]);
             game_legal(g, s, legal);
@@ -268,6 +272,27 @@ static replay_stats check_file(const char *path, const game *g, int games, int r
             }
         }
         ck_assert(end - i <= g->max_game_length);
+        /* owner targets: the final board (owner[], replayed), 1 = the sample's mover's
+         * stone, 2 = the opponent's, 0 = empty; a resigned game's all -1 */
+        bool resigned = !game_terminal(g, s);
+        for (int64_t j = i; j < end; j++) {
+            const int8_t *ow = f->owner + j * hw;
+            int own = 0, opp = 0, nobody = 0;
+            for (int k = 0; k < hw; k++) {
+                int want = resigned ? -1 : owner[k] < 0 ? 0 : owner[k] == movers[j - i] ? 1 : 2;
+                ck_assert_msg(ow[k] == want, "game %d ply %d point %d: owner %d, want %d", gi,
+                              f->ply[j], k, ow[k], want);
+                own += ow[k] == 1, opp += ow[k] == 2, nobody += ow[k] == 0;
+            }
+            /* the codes rotate with the mover: own and opponent swap at each move */
+            if (j > i && !resigned) {
+                const int8_t *prev = f->owner + (j - 1) * hw;
+                for (int k = 0; k < hw; k++)
+                    ck_assert(ow[k] == (prev[k] == 0 ? 0 : 3 - prev[k]));
+            }
+            if (!resigned)
+                ck_assert_int_eq(own + opp + nobody, hw);
+        }
         i = end;
     }
     for (int k = 0; k < games; k++)
@@ -305,6 +330,11 @@ static int64_t check_file_generic(const char *path, const game *g, int games)
     float *enc = malloc(sizeof(float) * (size_t)np);
     uint8_t *legal = malloc((size_t)A);
     char *seen = calloc((size_t)games, 1);
+    int *movers = malloc(sizeof(int) * (size_t)(g->max_game_length > 0 ? g->max_game_length : A));
+    int8_t cells[GAME_MAX_CELLS];
+    int hw = g->rows * g->cols;
+    ck_assert_int_eq(f->version, 4);
+    ck_assert(f->owner != NULL || !sp_game_has_owner(g));
     int64_t i = 0;
     int ngames = 0;
     while (i < f->n) {
@@ -333,6 +363,7 @@ static int64_t check_file_generic(const char *path, const game *g, int games)
             }
             ck_assert(fabs(sum - 1.0) < 1e-4);
             int mover = game_current_player(g, s);
+            movers[j - i] = mover;
             for (int k = 0; k < P; k++) {
                 float zk = f->z[j * P + k];
                 if (j == i)
@@ -371,10 +402,33 @@ static int64_t check_file_generic(const char *path, const game *g, int games)
             ck_assert_int_eq(game_play(g, s, played), 0);
         }
         ck_assert(game_terminal(g, s));
+        /* owner targets: code k at a sample is a stone of the player k-1 seats after its
+         * mover in the final position, 0 a point without one; so code 1 counts the
+         * mover's final stones */
+        if (f->owner) {
+            g->ops->cells(g, s, cells);
+            for (int64_t j = i; j < end; j++) {
+                const int8_t *ow = f->owner + j * hw;
+                int mine = 0, have = 0;
+                for (int k = 0; k < hw; k++) {
+                    if (cells[k] < 0)
+                        ck_assert_msg(ow[k] == 0, "game %d ply %d point %d: owner %d of an empty "
+                                      "point", gi, f->ply[j], k, ow[k]);
+                    else
+                        ck_assert_msg(ow[k] >= 1 && ow[k] <= P && (movers[j - i] + ow[k] - 1) % P == cells[k],
+                                      "game %d ply %d point %d: owner %d, stone of player %d, mover %d",
+                                      gi, f->ply[j], k, ow[k], cells[k], movers[j - i]);
+                    mine += cells[k] == movers[j - i];
+                    have += ow[k] == 1;
+                }
+                ck_assert_int_eq(have, mine);
+            }
+        }
         i = end;
     }
     ck_assert_int_eq(ngames, games);
     int64_t n = f->n;
+    free(movers);
     free(seen);
     free(legal);
     free(enc);
@@ -402,7 +456,7 @@ static void check_h5_tools(const char *path, int64_t n)
     out[len] = 0;
     ck_assert_int_eq(pclose(p), 0);
     const char *want[] = {"state", "{%lld/Inf, 5, 3, 3}", "pi", "{%lld/Inf, 9}", "legal",
-                          "z", "{%lld/Inf, 2}", "game", "ply", "{%lld/Inf}"};
+                          "z", "{%lld/Inf, 2}", "game", "ply", "{%lld/Inf}", "owner"};
     for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
         char w[64];
         snprintf(w, sizeof w, want[k], (long long)n);
