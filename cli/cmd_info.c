@@ -36,6 +36,10 @@ static int info_model(const char *path)
     printf("  value head  1x1 conv to %d channels, %s pool, FC %d, FC %d players, tanh "
            "(mover first)\n", s->head_channels,
            s->value_pool == NN_POOL_MEAN_MAX ? "mean and max" : "average", s->value_hidden, s->players);
+    if (s->aux_owner)
+        printf("  owner head  1x1 conv from the value head's %d channels to %d classes a point "
+               "(nobody, then the players mover first; training only)\n", s->head_channels,
+               s->players + 1);
     printf("  parameters  %zu in %d tensors\n", p->layout.count, p->layout.ntensors);
     printf("  FLOPs       %.1f M per position (%dx%d)\n", nn_spec_flops(s, s->rows, s->cols) / 1e6,
            s->rows, s->cols);

@@ -127,6 +127,9 @@ static const cfg_field fields[] = {
     {"net.aux_policy", T_BOOL, OFF(net.aux_policy), 0, 1, 0, NULL, NULL, NULL,
      "an auxiliary policy head (training only) learns the opponent's reply: the next "
      "position's search policy (KataGo); games of 2 or more players with a conv policy head"},
+    {"net.aux_owner", T_BOOL, OFF(net.aux_owner), 0, 1, 0, NULL, NULL, NULL,
+     "an auxiliary ownership head (training only) learns who holds each point at the game's "
+     "end, from the value head's hidden layer (KataGo); games whose actions are points"},
     {"net.threads", T_INT, OFF(net.threads), 0, 256, 0, NULL, NULL, NULL,
      "inference threads; 0 = the machine's cores"},
     {"net.cache", T_INT, OFF(net.cache), 0, 1 << 24, 65536, NULL, NULL, NULL,
@@ -204,6 +207,9 @@ static const cfg_field fields[] = {
      "weight of the value loss"},
     {"train.aux_policy_weight", T_FLOAT, OFF(train.aux_policy_weight), 0, 100, 0.15, NULL, NULL,
      NULL, "weight of the opponent-reply head's cross-entropy (net.aux_policy; KataGo 0.15)"},
+    {"train.owner_weight", T_FLOAT, OFF(train.owner_weight), 0, 100, 1.5, NULL, NULL, NULL,
+     "weight of the ownership head's cross-entropy, a mean over the points (net.aux_owner; "
+     "KataGo 1.5)"},
     {"train.q_ratio", T_FLOAT, OFF(train.q_ratio), 0, 1, 0, NULL, NULL, NULL,
      "value target = (1 - q_ratio) x game outcome + q_ratio x the search's root value (files "
      "before format 3 have only the outcome)"},

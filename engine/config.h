@@ -73,6 +73,7 @@ typedef struct cfg_net {
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" */
     char value_pool[CFG_STR_LEN];  /* "mean" | "mean_max" */
     bool aux_policy;   /* an auxiliary head predicts the opponent's reply (training only) */
+    bool aux_owner;    /* an auxiliary head predicts each point's final owner (training only) */
     int threads;       /* inference threads; 0 = the machine's cores */
     int cache;         /* position-cache entries; 0 = no cache */
     int max_batch;     /* largest batch one forward pass gets; 0 = all a worker gathers */
@@ -115,6 +116,7 @@ typedef struct cfg_train {
     double validation_fraction;
     double value_weight;
     double aux_policy_weight; /* weight of the opponent-reply head's loss (net.aux_policy) */
+    double owner_weight;  /* weight of the ownership head's loss (net.aux_owner) */
     double q_ratio;       /* value target: (1 - q_ratio) z + q_ratio q */
     double reuse;         /* > 0: steps = reuse * new positions / batch_size; 0: steps */
     char schedule_scope[CFG_STR_LEN]; /* "run" | "generation" (gridzero run) */

@@ -96,6 +96,11 @@ void nn_layout_init(nn_layout *L, const nn_spec *s)
         L->pol_aux_w = add(L, "policy.aux.weight", NN_T_CONV_WEIGHT, 4, 1, H, 1, 1);
         L->pol_aux_b = add(L, "policy.aux.bias", NN_T_BIAS, 1, 1, 0, 0, 0);
     }
+    L->own_w = L->own_b = -1;
+    if (s->aux_owner) {
+        L->own_w = add(L, "owner.weight", NN_T_CONV_WEIGHT, 4, s->players + 1, H, 1, 1);
+        L->own_b = add(L, "owner.bias", NN_T_BIAS, 1, s->players + 1, 0, 0, 0);
+    }
 }
 
 int nn_layout_find(const nn_layout *L, const char *name)
@@ -194,7 +199,8 @@ void nn_params_init_he(nn_params *p, uint64_t seed)
         double fan_in = (double)t->size / t->shape[0];
         if (t->ndim == 4 && t->shape[2] == 3 && L->spec.lattice == GAME_LATTICE_HEX)
             fan_in = fan_in * 7.0 / 9.0;
-        bool last = i == L->pol_out_w || i == L->val_fc2_w || i == L->pol_aux_w;
+        bool last = i == L->pol_out_w || i == L->val_fc2_w || i == L->pol_aux_w ||
+                    i == L->own_w;
         double sd = sqrt((last ? 1.0 : 2.0) / fan_in);
         float *x = nn_tensor_ptr(L, p->data, i);
         for (size_t j = 0; j < t->size; j++)

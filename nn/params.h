@@ -25,6 +25,7 @@
  *   value.fc1.weight (V, H)  dense_weight   value.fc1.bias (V)  bias
  *   value.fc2.weight (N, V)  dense_weight   value.fc2.bias (N)  bias
  *   aux_policy only: policy.aux.weight (1, H, 1, 1) conv_weight,  policy.aux.bias (1) bias
+ *   aux_owner only:  owner.weight (N+1, H, 1, 1) conv_weight,  owner.bias (N+1) bias
  *
  * Dense weights are (out, in), row-major. BN mean/var (kind NN_T_BN_MEAN / NN_T_BN_VAR)
  * are running statistics: in the table and the checkpoint, never trained by gradient.
@@ -95,6 +96,7 @@ typedef struct nn_layout {
     nn_bn_ix val_bn;
     int val_fc1_w, val_fc1_b, val_fc2_w, val_fc2_b;
     int pol_aux_w, pol_aux_b; /* the opponent-reply head; -1 without it */
+    int own_w, own_b;         /* the ownership head; -1 without it */
 } nn_layout;
 
 /* Int8 calibration of a net (nn/quant.h, `gridzero quantize`): the range [0, r] of

@@ -79,6 +79,8 @@ int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
         return gz_fail(err, errlen, "spec: value_pool: expected mean or mean_max");
     if (s->aux_policy && (s->policy != NN_POLICY_CONV || s->players < 2))
         return gz_fail(err, errlen, "spec: aux_policy needs a conv policy head and 2 or more players");
+    if (s->aux_owner && s->policy != NN_POLICY_CONV)
+        return gz_fail(err, errlen, "spec: aux_owner needs point actions (a conv policy head)");
     if (s->policy == NN_POLICY_CONV && s->actions != s->rows * s->cols)
         return gz_fail(err, errlen,
                     "spec: policy_head conv needs one action per point (actions = rows*cols = %d), "
@@ -119,6 +121,13 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
                                     "and a %s head",
                     g->name, g->players, g->players == 1 ? "" : "s",
                     strcmp(net->policy_head, "dense") == 0 ? "dense" : "conv");
+    s->aux_owner = net->aux_owner;
+    if (s->aux_owner && (!g->ops->cells || g->actions != g->rows * g->cols ||
+                         s->policy != NN_POLICY_CONV))
+        return gz_fail(err, errlen, "key net.aux_owner: the ownership head needs a game whose "
+                                    "actions are the board's points (with stones to own) and "
+                                    "net.policy_head conv; game %s has none",
+                    g->name);
     if (s->policy == NN_POLICY_CONV && g->actions != g->rows * g->cols)
         return gz_fail(err, errlen,
                     "key net.policy_head: \"conv\" needs point actions, but game %s has %d actions on "
@@ -149,6 +158,8 @@ char *nn_spec_to_json(const nn_spec *s)
         cJSON_AddStringToObject(o, "value_pool", nn_pool_name(s->value_pool));
     if (s->aux_policy) /* absent: no such head, as in every file before the key */
         cJSON_AddBoolToObject(o, "aux_policy", 1);
+    if (s->aux_owner) /* absent: no such head, as in every file before the key */
+        cJSON_AddBoolToObject(o, "aux_owner", 1);
     if (s->rule[0])
         cJSON_AddStringToObject(o, "rule", s->rule);
     char *txt = cJSON_PrintUnformatted(o);
@@ -223,6 +234,13 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         goto out;
     }
     s->aux_policy = cJSON_IsTrue(aux);
+    /* "aux_owner" came with the ownership head: absent means none */
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(o, "aux_owner");
+    if (own && !cJSON_IsBool(own)) {
+        gz_fail(err, errlen, "spec JSON: key aux_owner: expected true or false");
+        goto out;
+    }
+    s->aux_owner = cJSON_IsTrue(own);
     /* "rule" came with the renju and caro rules: absent means made before (freestyle or
      * exact five, or a game without rules). */
     const cJSON *rule = cJSON_GetObjectItemCaseSensitive(o, "rule");

@@ -18,6 +18,11 @@
  *            trained (train/net_train.h) and stored, but no inference path computes it:
  *            it shapes the trunk (KataGo's auxiliary policy target) and costs nothing
  *            at play time.
+ *   aux owner (aux_owner, point actions only): a 1x1 conv with bias (H -> players + 1) on
+ *            the value head's hidden layer (after its BN and ReLU, before the pooling):
+ *            for each point, logits over who holds it at the game's end — nobody, the
+ *            player to move, next, the one after (KataGo's ownership target). Trained
+ *            and stored like the aux policy; no inference path computes it.
  * C = channels, H = head_channels, V = value_hidden. Value outputs are MOVER-FIRST:
  * output i is the outcome of the player i seats after the player to move ("to move,
  * next, the one after"); the evaluator rotates them to absolute order.
@@ -78,6 +83,7 @@ typedef struct nn_spec {
     nn_value_kind value; /* zerosum only with 2 or more players; score for scored games */
     nn_pool_kind value_pool; /* mean, or mean and max (value FC input H or 2H) */
     bool aux_policy;      /* the opponent-reply head (conv policy, 2 or more players) */
+    bool aux_owner;       /* the ownership head (point actions) */
     char rule[GAME_NAME_LEN]; /* the game's rule it was made for (game.h: g->rule, e.g.
                                  "renju"); "" = none, or a checkpoint older than the key */
 } nn_spec;

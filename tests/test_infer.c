@@ -175,14 +175,15 @@ START_TEST(dnnl_matches_reference_other_shapes)
 }
 END_TEST
 
-/* A net with the opponent-reply head (training only): oneDNN still matches the
- * reference, and both give exactly what the same net without the head gives. */
+/* A net with the opponent-reply and ownership heads (training only): oneDNN still
+ * matches the reference, and both give exactly what the same net without them gives. */
 START_TEST(aux_policy_head_is_not_inferred)
 {
     for (int k = 0; k < 2; k++) {
         nn_spec s = spec_make(k ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE, 2 + k, 2, NN_POLICY_CONV, 7, 7);
         nn_params *plain = random_params(&s, 31 + k);
         s.aux_policy = true;
+        s.aux_owner = true;
         nn_params *aux = random_params(&s, 33 + k);
         memcpy(aux->data, plain->data, sizeof(float) * plain->layout.count); /* shared tensors */
         ck_assert_msg(compare(aux, 7, 7, 7, 601 + k) <= 1e-4, "aux %d: oneDNN vs reference", k);

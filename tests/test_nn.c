@@ -245,6 +245,74 @@ START_TEST(spec_aux_policy)
 }
 END_TEST
 
+/* net.aux_owner: the ownership head's two tensors come last, after the aux policy's
+ * (players + 1 classes from the value head's H channels); the spec key is written only
+ * when on and absent means off; JSON and checkpoint round trips; adapt starts it afresh;
+ * a game without point cells (2048) is refused by name, as is a bad JSON value. */
+START_TEST(spec_aux_owner)
+{
+    gz_config c;
+    cfg_defaults(&c, "sanling");
+    char err[512];
+    game *g = game_new(&c.game, err, sizeof err);
+    ck_assert_ptr_nonnull(g);
+    nn_spec s, t, plain;
+    c.net.aux_policy = true;
+    ck_assert_int_eq(nn_spec_from_config(&plain, &c.net, g, err, sizeof err), 0);
+    ck_assert(!plain.aux_owner);
+    char *j = nn_spec_to_json(&plain);
+    ck_assert_ptr_null(strstr(j, "aux_owner"));
+    free(j);
+    c.net.aux_owner = true;
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), 0);
+    ck_assert(s.aux_owner);
+    j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"aux_owner\":true"));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_mem_eq(&s, &t, sizeof s);
+    free(j);
+    nn_layout L, L0;
+    nn_layout_init(&L, &s);
+    nn_layout_init(&L0, &plain);
+    ck_assert_int_eq(L.ntensors, L0.ntensors + 2);
+    ck_assert_int_eq(L.own_w, L0.ntensors);
+    ck_assert_int_eq(L0.own_w, -1);
+    ck_assert_str_eq(L.t[L.own_w].name, "owner.weight");
+    ck_assert_str_eq(L.t[L.own_b].name, "owner.bias");
+    ck_assert_int_eq(L.t[L.own_w].shape[0], s.players + 1);
+    ck_assert_int_eq(L.t[L.own_w].shape[1], s.head_channels);
+    ck_assert_uint_eq(L.count, L0.count + (size_t)(s.players + 1) * (s.head_channels + 1));
+    for (int i = 0; i < L0.ntensors; i++)
+        ck_assert(!strcmp(L.t[i].name, L0.t[i].name) && L.t[i].offset == L0.t[i].offset);
+    nn_params *p = random_params(s, 25);
+    nn_params *q = ckpt_round_trip(p, "owner.h5");
+    nn_params *z = random_params(plain, 26);
+    char report[256];
+    nn_params *a = nn_params_adapt(z, &s, 1, report, sizeof report, err, sizeof err);
+    ck_assert_msg(a != NULL, "%s", err);
+    ck_assert_mem_eq(a->data, z->data, z->layout.count * sizeof(float));
+    ck_assert_msg(strstr(report, "owner.weight, owner.bias initialised afresh") != NULL, "%s", report);
+    nn_params_free(a);
+    ck_assert_int_eq(nn_spec_from_json(&t, "{\"planes\":5,\"rows\":9,\"cols\":9,\"lattice\":\"square\","
+                                           "\"players\":2,\"actions\":81,\"blocks\":1,\"channels\":8,"
+                                           "\"head_channels\":4,\"value_hidden\":8,\"policy_head\":"
+                                           "\"conv\",\"aux_owner\":\"yes\"}", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "aux_owner"), "%s", err);
+    game_free(g);
+    gz_config c1;
+    cfg_defaults(&c1, "2048");
+    c1.net.aux_owner = true;
+    game *g1 = game_new(&c1.game, err, sizeof err);
+    ck_assert_msg(g1 != NULL, "%s", err);
+    ck_assert_int_eq(nn_spec_from_config(&t, &c1.net, g1, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "net.aux_owner") != NULL, "%s", err);
+    game_free(g1);
+    nn_params_free(p);
+    nn_params_free(q);
+    nn_params_free(z);
+}
+END_TEST
+
 START_TEST(layout_order_offsets_and_count)
 {
     nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, NN_POLICY_CONV);
@@ -783,6 +851,7 @@ static Suite *nn_suite(void)
     tcase_add_test(t, spec_rule_checked);
     tcase_add_test(t, spec_value_pool);
     tcase_add_test(t, spec_aux_policy);
+    tcase_add_test(t, spec_aux_owner);
     tcase_add_test(t, layout_order_offsets_and_count);
     tcase_add_test(t, he_init_deterministic_and_masked);
     tcase_add_test(t, bad_spec_rejected_by_name);

@@ -176,6 +176,17 @@ static void grad_case(nn_spec s, uint64_t seed)
         dopp = to_d(opp, (size_t)n * s.actions);
         train_net_set_aux_f64(c.t, dopp, 0.3);
     }
+    /* the ownership head's targets: every class somewhere, sample 1 with no owner known
+     * (all -1) and sample 2 with some unknown points */
+    int8_t *own = NULL;
+    if (s.aux_owner) {
+        own = malloc((size_t)n * hw);
+        for (int i = 0; i < n * hw; i++) {
+            int bi = i / hw;
+            own[i] = bi == 1 || (bi == 2 && i % 3 == 0) ? -1 : (int8_t)rng_below(&r, (uint32_t)s.players + 1);
+        }
+        train_net_set_owner_f64(c.t, own, 0.4);
+    }
     double *dg = calloc(L->count, sizeof(double));
     dloss(&c);
     train_net_backward_f64(c.t, c.params, dg, VW, WD);
@@ -186,16 +197,39 @@ static void grad_case(nn_spec s, uint64_t seed)
     train_losses fl;
     if (s.aux_policy)
         train_net_set_aux(t, opp, 0.3);
+    if (s.aux_owner)
+        train_net_set_owner(t, own, 0.4);
     train_net_forward(t, p->data, n, b.x, b.pi, b.legal, b.z, TRAIN_MODE_TRAIN, VW, WD, &fl);
     train_net_backward(t, p->data, fg, VW, WD);
     if (s.aux_policy) {
         /* the aux loss is in the total, and the aux head learns */
         ck_assert(fl.aux > 0.5);
-        ck_assert(fabs(fl.total - (fl.policy + VW * fl.value + fl.l2 + 0.3 * fl.aux)) < 1e-4);
+        ck_assert(fabs(fl.total - (fl.policy + VW * fl.value + fl.l2 + 0.3 * fl.aux +
+                                   (s.aux_owner ? 0.4 * fl.owner : 0))) < 1e-4);
         double gs = 0;
         for (size_t j = 0; j < L->t[L->pol_aux_w].size; j++)
             gs += fabs(fg[L->t[L->pol_aux_w].offset + j]);
         ck_assert(gs > 1e-6);
+    }
+    if (s.aux_owner) {
+        /* the ownership loss is in the total, and is the mean CE over the known points of
+         * each sample, averaged over the batch: check it by hand from the probabilities */
+        ck_assert(fl.owner > 0.1);
+        ck_assert(fabs(fl.total - (fl.policy + VW * fl.value + fl.l2 + 0.4 * fl.owner +
+                                   (s.aux_policy ? 0.3 * fl.aux : 0))) < 1e-4);
+        const float *op = train_net_owner_probs(t);
+        ck_assert_ptr_nonnull(op);
+        double ce = 0;
+        size_t M = (size_t)n * hw;
+        for (size_t m = 0; m < M; m++) {
+            double sum = 0;
+            for (int k = 0; k <= s.players; k++)
+                sum += op[(size_t)k * M + m];
+            ck_assert_double_eq_tol(sum, 1, 1e-5);
+            if (own[m] >= 0)
+                ce -= log(op[(size_t)own[m] * M + m]);
+        }
+        ck_assert_double_eq_tol(fl.owner, ce / ((double)hw * n), 1e-4);
     }
     const double h = 1e-6;
     for (int i = 0; i < L->ntensors; i++) {
@@ -229,7 +263,7 @@ static void grad_case(nn_spec s, uint64_t seed)
             ck_assert_msg(fabs(f[j] - g[j]) <= 2e-3 * mx + 1e-5, "%s[%zu]: float %.8g vs double %.8g",
                           T->name, j, (double)f[j], g[j]);
     }
-    free(dg), free(fg), free(c.params), free(c.x), free(c.pi), free(c.z), free(opp), free(dopp);
+    free(dg), free(fg), free(c.params), free(c.x), free(c.pi), free(c.z), free(opp), free(dopp), free(own);
     free_batch(&b);
     train_net_free_f64(c.t);
     train_net_free(t);
@@ -299,6 +333,24 @@ START_TEST(grad_aux_policy)
               21);
     grad_case(aux_policy(mean_max(tiny_spec(GAME_LATTICE_HEX, 5, 5, 1, 4, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))),
               22);
+}
+END_TEST
+
+static nn_spec aux_owner(nn_spec s)
+{
+    s.aux_owner = true;
+    return s;
+}
+
+/* The ownership head (net.aux_owner): gradients against finite differences with known,
+ * unknown and partly known maps, 2 and 3 players, square and hex, beside the aux policy. */
+START_TEST(grad_aux_owner)
+{
+    grad_case(aux_owner(zerosum(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))),
+              23);
+    grad_case(aux_owner(aux_policy(mean_max(tiny_spec(GAME_LATTICE_HEX, 5, 5, 1, 4, 3, NN_POLICY_CONV,
+                                                      NN_TRUNK_RESIDUAL)))),
+              24);
 }
 END_TEST
 
@@ -618,10 +670,10 @@ static void augmentation_case(int rows, int cols)
     uint8_t l0[64], l1[64];
     ck_assert_int_eq(g->nsym, rows == cols ? 8 : 4);
     for (int64_t i = 0; i < dataset_train_count(d); i += 7) {
-        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0, NULL);
+        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0, NULL, NULL);
         for (int k = 0; k < g->nsym; k++) {
             sym_id s = g->sym[k];
-            dataset_get(d, i, s, x1, pi1, l1, z1, NULL);
+            dataset_get(d, i, s, x1, pi1, l1, z1, NULL, NULL);
             for (int r = 0; r < rows; r++)
                 for (int c = 0; c < cols; c++) {
                     int r2, c2;
@@ -947,7 +999,7 @@ START_TEST(policy_weight_round_trip)
     float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
     uint8_t dl[25];
     for (int i = 0; i < 6; i++) {
-        dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL);
+        dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL);
         /* the sample's identity: its planes[0..5] marker */
         int id = 0;
         for (int k = 0; k < 6; k++)
@@ -966,7 +1018,7 @@ START_TEST(policy_weight_round_trip)
     uint8_t lb[75];
     for (int b = 0; b < 3; b++)
         dataset_get(d, b == 0 ? 0 : b == 1 ? 3 : 5, SYM_ID, xb + (size_t)b * np, pib + b * 25, lb + b * 25,
-                    zb + b * 2, NULL);
+                    zb + b * 2, NULL, NULL);
     train_losses l;
     train_net_forward(t, p->data, 3, xb, pib, lb, zb, TRAIN_MODE_TRAIN, 1, 0, &l);
     ck_assert_double_eq_tol(l.policy, 0, 1e-12);
@@ -1029,7 +1081,7 @@ START_TEST(opponent_reply_targets)
     for (int s = 0; s < g->nsym; s++) {
         sym_id sy = g->sym[s];
         for (int i = 0; i < ns; i++) {
-            dataset_get(d, i, sy, x, dpi, dl, dz, opp);
+            dataset_get(d, i, sy, x, dpi, dl, dz, opp, NULL);
             int gm = order[i][0], ply = order[i][1];
             int has_next = (gm == 0 && ply < 3) || (gm == 1 && (ply == 0 || ply == 3));
             float want_mass = has_next && !(gm == 1 && ply == 3) ? scale : 0; /* 1,4 has weight 0 */
@@ -1067,7 +1119,7 @@ START_TEST(opponent_reply_targets)
     float *xb = malloc(sizeof(float) * (size_t)ns * np), pib[8 * 25], zb[16], ob[8 * 25];
     uint8_t lb[8 * 25];
     for (int i = 0; i < ns; i++)
-        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, ob + i * 25);
+        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, ob + i * 25, NULL);
     train_net_set_aux(ev, ob, 1);
     train_losses l0, l1;
     train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l0);
@@ -1085,6 +1137,100 @@ START_TEST(opponent_reply_targets)
     snprintf(c.net.policy_head, sizeof c.net.policy_head, "dense");
     ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "net.aux_policy") != NULL, "%s", err);
+    free(x), free(planes);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
+/* The ownership targets: each sample's own is its file's owner map (sample format 4)
+ * under the same symmetry as its planes, all -1 for a sample written without one; then
+ * the trainer steps a net with the ownership head on them and its loss falls, and the
+ * config key is refused where it cannot apply. */
+START_TEST(ownership_targets)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(5, 5, 4);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/own.h5", tmpdir);
+    sp_writer *w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    int hw = 25, np = g->planes * hw;
+    const int ns = 8;
+    float *planes = calloc((size_t)np, sizeof(float)), z[2] = {1, -1}, pi[25] = {0};
+    uint8_t legal[25];
+    memset(legal, 1, sizeof legal);
+    pi[12] = 1;
+    int8_t maps[8][25];
+    for (int i = 0; i < ns; i++) {
+        /* a pattern per sample, shown by the planes (so a 1x1 head can learn it): plane 0
+         * marks owner 1, plane 1 owner 2; sample 5 has no map (all -1) */
+        memset(planes, 0, sizeof(float) * (size_t)np);
+        for (int a = 0; a < hw; a++) {
+            maps[i][a] = i == 5 ? -1 : (int8_t)((a * 7 + i * 3) % 3);
+            planes[a] = maps[i][a] == 1;
+            planes[hw + a] = maps[i][a] == 2;
+        }
+        ck_assert_msg(sp_writer_append_owned(w, planes, pi, legal, z, NULL, 1, i == 5 ? NULL : maps[i],
+                                             i, 0, err, sizeof err) == 0, "%s", err);
+    }
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+    dataset *d = dataset_new(g, 0, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(dataset_train_count(d), ns);
+    float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
+    uint8_t dl[25];
+    int8_t own[25];
+    for (int k = 0; k < g->nsym; k++) {
+        sym_id sy = g->sym[k];
+        for (int i = 0; i < ns; i++) {
+            dataset_get(d, i, sy, x, dpi, dl, dz, NULL, own);
+            for (int a = 0; a < hw; a++) {
+                int b = sym_map_action(g, sy, a);
+                ck_assert_msg(own[b] == maps[i][a], "sample %d sym %d point %d: owner %d, want %d", i, k, a,
+                              own[b], maps[i][a]);
+                /* the planes moved the same way */
+                ck_assert_float_eq(x[b], (float)(maps[i][a] == 1));
+            }
+        }
+    }
+    /* the trainer with the ownership head: its loss is there, and it falls on this data */
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    c.net.blocks = 1, c.net.channels = 8, c.net.head_channels = 8, c.net.value_hidden = 8;
+    c.net.aux_owner = true;
+    nn_spec s;
+    ck_assert_msg(nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0, "%s", err);
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    nn_params_init_he(p, 3);
+    cfg_train tc = train_cfg("sgd", 8, 0.05, 0);
+    tc.owner_weight = 1;
+    trainer *t = trainer_new(p, &tc, 100, 7, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    train_net *ev = train_net_new(&p->layout, ns, err, sizeof err);
+    float *xb = malloc(sizeof(float) * (size_t)ns * np), pib[8 * 25], zb[16];
+    uint8_t lb[8 * 25];
+    int8_t ob[8 * 25];
+    for (int i = 0; i < ns; i++)
+        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, NULL, ob + i * 25);
+    train_net_set_owner(ev, ob, 1);
+    train_losses l0, l1;
+    train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l0);
+    ck_assert_msg(l0.owner > 0.5, "owner loss %g", l0.owner);
+    ck_assert(fabs(l0.total - (l0.policy + l0.value + l0.l2 + l0.owner)) < 1e-4);
+    for (int k = 0; k < 200; k++)
+        ck_assert(trainer_step(t, d, &l1, NULL, err, sizeof err) == 0);
+    ck_assert(l1.owner > 0);
+    train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l1);
+    ck_assert_msg(l1.owner < 0.3 * l0.owner, "owner loss %g -> %g", l0.owner, l1.owner);
+    train_net_free(ev);
+    free(xb);
+    trainer_free(t);
+    /* refused by name: a dense policy head */
+    snprintf(c.net.policy_head, sizeof c.net.policy_head, "dense");
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "net.aux_owner") != NULL, "%s", err);
     free(x), free(planes);
     dataset_free(d);
     game_free(g);
@@ -1155,7 +1301,7 @@ START_TEST(q_value_target)
         ck_assert_int_eq(dataset_train_count(d), 3);
         double sum0 = 0;
         for (int i = 0; i < 3; i++) {
-            dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL);
+            dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL);
             ck_assert_float_eq_tol(dz[0] + dz[1], 0, 1e-6);
             sum0 += dz[0];
         }
@@ -1418,6 +1564,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_value_pool_mean_max);
     tcase_add_test(tc, grad_score_value);
     tcase_add_test(tc, grad_aux_policy);
+    tcase_add_test(tc, grad_aux_owner);
     tcase_add_test(tc, zerosum_values_and_loss);
     tcase_add_test(tc, eval_equals_reference);
     suite_add_tcase(s, tc);
@@ -1436,6 +1583,7 @@ static Suite *train_suite(void)
     tcase_add_test(tl, policy_weight_round_trip);
     tcase_add_test(tl, q_value_target);
     tcase_add_test(tl, opponent_reply_targets);
+    tcase_add_test(tl, ownership_targets);
     tcase_add_test(tl, cli_train_end_to_end);
     tcase_add_test(tl, cli_train_refuses_bad_files);
     suite_add_tcase(s, tl);

@@ -22,6 +22,8 @@ typedef struct split {
                      * (a game's samples share one file, so they stay together here and
                      * the window keeps or drops them together: the offsets hold) */
     double wsum;    /* sum of the held samples' policy weights (= their pi masses) */
+    int8_t *own;    /* (n, HW) final owners, mover-relative (samples.h; -1 unknown), or NULL
+                     * in a game without them */
 } split;
 
 struct dataset {
@@ -30,6 +32,8 @@ struct dataset {
     sp_expect expect;
     double val_fraction;
     size_t per_state, A, P;
+    size_t hw_own;      /* points of an ownership map: rows*cols in a game with point cells,
+                         * else 0 (no maps held) */
     uint8_t *sym_u8;    /* (per_state) scratch: planes under a symmetry */
     float q_ratio;
     /* mutated by add/window */
@@ -41,6 +45,7 @@ struct dataset {
 static void split_free(split *s)
 {
     free(s->state), free(s->pi), free(s->legal), free(s->z), free(s->gen), free(s->next);
+    free(s->own);
     memset(s, 0, sizeof *s);
 }
 
@@ -69,7 +74,13 @@ static int split_reserve(const dataset *d, split *s, int64_t need)
     int32_t *nx = realloc(s->next, sizeof(int32_t) * (size_t)cap);
     if (nx)
         s->next = nx;
-    if (!st || !pi || !lg || !z || !gen || !nx)
+    int8_t *own = s->own;
+    if (d->hw_own) {
+        own = realloc(s->own, (size_t)cap * d->hw_own);
+        if (own)
+            s->own = own;
+    }
+    if (!st || !pi || !lg || !z || !gen || !nx || (d->hw_own && !own))
         return -1;
     s->cap = cap;
     return 0;
@@ -88,6 +99,8 @@ dataset *dataset_new(const game *g, double validation_fraction, char *err, size_
     d->per_state = (size_t)g->planes * g->rows * g->cols;
     d->A = (size_t)g->actions;
     d->P = (size_t)g->players;
+    size_t hw = (size_t)g->rows * g->cols;
+    d->hw_own = sp_game_has_owner(g) ? hw : 0;
     d->sym_u8 = malloc(d->per_state);
     if (!d->sym_u8) {
         free(d);
@@ -202,6 +215,13 @@ static int add_file(dataset *d, const char *path, char *err, size_t errlen)
         for (size_t p = 0; p < d->P; p++)
             zk[p] = d->q_ratio > 0 ? (1 - d->q_ratio) * zf[p] + d->q_ratio * qf[p] : zf[p];
         s->gen[k] = f->meta.generation;
+        if (d->hw_own) {
+            int8_t *ok = s->own + (size_t)k * d->hw_own;
+            if (f->owner)
+                memcpy(ok, f->owner + (size_t)i * d->hw_own, d->hw_own);
+            else
+                memset(ok, -1, d->hw_own); /* files before version 4: no ownership target */
+        }
     }
     int linked = link_next_plies(d, f, pos, which);
     free(pos), free(which);
@@ -296,6 +316,8 @@ static void window_split(dataset *d, split *s, int64_t oldest)
             memmove(s->z + (size_t)k * d->P, s->z + (size_t)i * d->P, sizeof(float) * d->P);
             s->gen[k] = s->gen[i];
             s->next[k] = s->next[i];
+            if (d->hw_own)
+                memmove(s->own + (size_t)k * d->hw_own, s->own + (size_t)i * d->hw_own, d->hw_own);
         }
         k++;
     }
@@ -346,10 +368,21 @@ static void map_pi(const dataset *d, sym_id sym, const float *src, float *dst)
 }
 
 /* Sample i of split s under symmetry sym into the outputs' row 0; opp (may be NULL): the
- * next ply's pi (the reply), or zeros. */
+ * next ply's pi (the reply), or zeros; own (may be NULL): the ownership map, or all -1 in
+ * a game without one. */
 static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, float *x, float *pi,
-                    uint8_t *legal, float *z, float *opp)
+                    uint8_t *legal, float *z, float *opp, int8_t *own)
 {
+    if (own) {
+        size_t hw = (size_t)d->g->rows * d->g->cols;
+        if (!d->hw_own)
+            memset(own, -1, hw);
+        else if (sym == SYM_ID)
+            memcpy(own, s->own + (size_t)i * hw, hw);
+        else
+            for (size_t a = 0; a < hw; a++)
+                own[sym_map_action(d->g, sym, (int)a)] = s->own[(size_t)i * hw + a];
+    }
     const game *g = d->g;
     size_t hw = (size_t)g->rows * g->cols;
     const uint8_t *st = s->state + (size_t)i * d->per_state;
@@ -407,14 +440,15 @@ static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, flo
 }
 
 void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal, float *z,
-                 float *opp)
+                 float *opp, int8_t *own)
 {
-    get_one(d, &d->tr, i, s, x, pi, legal, z, opp);
+    get_one(d, &d->tr, i, s, x, pi, legal, z, opp, own);
 }
 
 void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
-                         float *pi, uint8_t *legal, float *z, float *opp)
+                         float *pi, uint8_t *legal, float *z, float *opp, int8_t *own)
 {
+    size_t hw = (size_t)d->g->rows * d->g->cols;
     for (int b = 0; b < n; b++) {
         int64_t i = (int64_t)(rng_uniform(r) * (double)d->tr.n);
         if (i >= d->tr.n)
@@ -424,22 +458,24 @@ void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int au
             continue;
         size_t k = (size_t)(b - lo);
         get_one(d, &d->tr, i, s, x + k * d->per_state, pi + k * d->A, legal + k * d->A,
-                z + k * d->P, opp ? opp + k * d->A : NULL);
+                z + k * d->P, opp ? opp + k * d->A : NULL, own ? own + k * hw : NULL);
     }
 }
 
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z, float *opp)
+                    uint8_t *legal, float *z, float *opp, int8_t *own)
 {
-    dataset_sample_part(d, r, n, 0, n, augment, x, pi, legal, z, opp);
+    dataset_sample_part(d, r, n, 0, n, augment, x, pi, legal, z, opp, own);
 }
 
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
-                       float *z, float *opp)
+                       float *z, float *opp, int8_t *own)
 {
+    size_t hw = (size_t)d->g->rows * d->g->cols;
     for (int b = 0; b < n; b++)
         get_one(d, &d->va, start + b, SYM_ID, x + (size_t)b * d->per_state, pi + (size_t)b * d->A,
-                legal + (size_t)b * d->A, z + (size_t)b * d->P, opp ? opp + (size_t)b * d->A : NULL);
+                legal + (size_t)b * d->A, z + (size_t)b * d->P, opp ? opp + (size_t)b * d->A : NULL,
+                own ? own + (size_t)b * hw : NULL);
 }
 
 /* FNV-1a of a held sample's planes and legal mask (its compact bytes). */
@@ -506,7 +542,8 @@ int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n
     }
     for (int i = 0; i < n; i++) {
         int64_t k = idx[(int64_t)((double)i * (double)m / n)];
-        get_one(d, s, k, SYM_ID, x + d->per_state * (size_t)i, pi, legal + d->A * (size_t)i, z, NULL);
+        get_one(d, s, k, SYM_ID, x + d->per_state * (size_t)i, pi, legal + d->A * (size_t)i, z, NULL,
+                NULL);
     }
     free(pi), free(z);
     return 0;

@@ -20,6 +20,9 @@
  * split's normalisation included), under the same symmetry: the reply of the player
  * who moves next. A sample with no next ply held (the game's last position, a
  * fast-search position not written, or a file with two samples at one ply) gets all 0.
+ * The ownership target (own, for a net's ownership head) of a sample is its file's final
+ * owner map (samples.h: rows*cols int8, mover-relative, -1 unknown) under the same
+ * symmetry; all -1 for files before version 4 and in games without point cells.
  * Single-threaded; no allocation in the batch functions.
  */
 #ifndef GZ_TRAIN_DATASET_H
@@ -65,20 +68,21 @@ int64_t dataset_newest_generation(const dataset *d);
 /* Fills a training mini-batch of n samples drawn uniformly (with replacement) from the
  * training split using r, each under a random element of the game's symmetry group when
  * augment != 0: x (n, planes, rows, cols) floats in [0,1], pi (n, A), legal (n, A),
- * z (n, players), and when opp is not NULL the opponent-reply targets opp (n, A).
+ * z (n, players), when opp is not NULL the opponent-reply targets opp (n, A), and when
+ * own is not NULL the ownership targets own (n, rows*cols).
  * Requires dataset_train_count > 0. */
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z, float *opp);
+                    uint8_t *legal, float *z, float *opp, int8_t *own);
 
 /* The same draws as dataset_sample(d, r, n, ...) (r advances by all n), but only
  * samples [lo, hi) of the batch are written, to x, pi, legal, z from their start:
  * data-parallel ranks draw the same batch and each fills its own shard. */
 void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
-                         float *pi, uint8_t *legal, float *z, float *opp);
+                         float *pi, uint8_t *legal, float *z, float *opp, int8_t *own);
 
 /* Validation samples start .. start+n-1 (no augmentation), same outputs. */
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
-                       float *z, float *opp);
+                       float *z, float *opp, int8_t *own);
 
 /* The distinct positions of a split (val 0: training, 1: validation), in file order:
  * the first sample of each distinct (planes, legal mask); every game starts from the
@@ -95,6 +99,6 @@ int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n
 
 /* Training sample i under symmetry s (tests). */
 void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal,
-                 float *z, float *opp);
+                 float *z, float *opp, int8_t *own);
 
 #endif

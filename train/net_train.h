@@ -16,6 +16,10 @@
  *                set by train_net_set_aux: the mean over the batch of -sum_a opp_a log q_a,
  *                q the aux head's softmax over every point (a sample whose opp is all 0,
  *                no reply known, adds nothing).
+ *   + owner_weight * owner CE, with an ownership head (spec aux_owner) and targets set by
+ *                train_net_set_owner: the mean over the batch of the mean over the points
+ *                of -log o(owner), o the head's softmax over the players + 1 classes of a
+ *                point (a point whose owner is unknown adds nothing).
  * Activations are kept in the channel-major batch layout of layers.h. Everything is
  * allocated once by train_net_new for a maximum batch; forward/backward never allocate.
  *
@@ -50,6 +54,8 @@ typedef struct train_losses {
     double value_acc; /* fraction of z != 0 entries whose sign v agrees with (0.5 if none) */
     double aux;       /* the opponent-reply head's cross-entropy (0 without the head or
                          its targets) */
+    double owner;     /* the ownership head's cross-entropy, a mean over the points (0
+                         without the head or its targets) */
 } train_losses;
 
 /* Data-parallel training: several processes ("ranks") each hold a shard of one
@@ -107,6 +113,18 @@ void train_net_set_aux(train_net *t, const float *opp, double weight);
 /* The aux head's probabilities (n, A) of the last forward, NULL without the head. */
 const float *train_net_aux_probs(const train_net *t);
 
+/* The ownership targets of the forwards from now on, for a net with the ownership head
+ * (spec aux_owner; otherwise ignored): own (n, rows*cols) per sample, the owner of each
+ * point at the game's end, mover-relative as in sample files (selfplay/samples.h: -1
+ * unknown, 0 nobody, k = the player k-1 seats after the mover), borrowed until the next
+ * call and read by forward and backward; weight >= 0 the loss's weight. own NULL or
+ * weight 0: the head's outputs are computed but add no loss and get no gradient. */
+void train_net_set_owner(train_net *t, const int8_t *own, double weight);
+/* The ownership head's probabilities of the last forward, channel-major (players + 1,
+ * n * rows * cols): class k of point p of sample b at [k * n*HW + b*HW + p]; NULL
+ * without the head. */
+const float *train_net_owner_probs(const train_net *t);
+
 /* Outputs of the last forward (borrowed, valid until the next forward):
  * probabilities (n, A) (0 on illegal moves), logits (n, A), values (n, players) tanh. */
 const float *train_net_probs(const train_net *t);
@@ -129,6 +147,8 @@ void train_net_backward_f64(train_net_f64 *t, const double *params, double *grad
 void train_net_set_reducer_f64(train_net_f64 *t, const train_reducer *r);
 void train_net_set_aux_f64(train_net_f64 *t, const double *opp, double weight);
 const double *train_net_aux_probs_f64(const train_net_f64 *t);
+void train_net_set_owner_f64(train_net_f64 *t, const int8_t *own, double weight);
+const double *train_net_owner_probs_f64(const train_net_f64 *t);
 const double *train_net_probs_f64(const train_net_f64 *t);
 const double *train_net_values_f64(const train_net_f64 *t);
 const double *train_net_logits_f64(const train_net_f64 *t);

@@ -10,6 +10,8 @@ struct TN {
     int linear_value;   /* score head: the value FC's outputs as they are (no tanh) */
     int aux;            /* the opponent-reply head (spec aux_policy) */
     uint8_t *ones;      /* (maxN, A) all 1: the aux head's softmax runs over every point */
+    int own;            /* the ownership head (spec aux_owner) */
+    int K;              /* its classes: nobody, then the players mover-first (P + 1) */
     size_t conv_scratch_n;
     /* mutated by forward/backward; M = n * HW */
     int n;
@@ -18,6 +20,10 @@ struct TN {
     double aux_weight;
     int aux_on;      /* the last forward had aux targets and a weight > 0 */
     R *aux_logits, *aux_probs; /* (N, A) */
+    const int8_t *own_lab; /* the ownership targets (train_net_set_owner; borrowed), or NULL */
+    double own_weight;
+    int own_on;         /* the last forward had ownership targets and a weight > 0 */
+    R *own_logits, *own_probs, *down; /* (K, M): channel-major like the convs' outputs */
     const uint8_t *legal;
     R *x0;              /* (planes, M) input, channel-major */
     R *stem_c, *stem_a; /* (C, M) conv output; BN+ReLU output */
@@ -69,7 +75,7 @@ void F(train_net_free)(TN *t)
                       &t->p_a, &t->p_flat, &t->logits, &t->probs, &t->v_c, &t->v_a, &t->pooled,
                       &t->h1, &t->vt, &t->v, &t->g, &t->t1, &t->t2, &t->gh1, &t->gh2, &t->dlogits,
                       &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch, &t->aux_logits,
-                      &t->aux_probs};
+                      &t->aux_probs, &t->own_logits, &t->own_probs, &t->down};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(*bufs[i]);
     free(t->red_buf);
@@ -118,6 +124,8 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->zerosum = s->value == NN_VALUE_ZEROSUM;
     t->linear_value = s->value == NN_VALUE_SCORE;
     t->aux = s->aux_policy && !t->dense_policy;
+    t->own = s->aux_owner && !t->dense_policy;
+    t->K = s->players + 1;
     t->maxc = t->C > t->Hc ? t->C : t->Hc;
     size_t N = (size_t)max_batch, M = N * t->HW, C = (size_t)t->C, Hc = (size_t)t->Hc;
     conv_dims ds = {max_batch, t->planes, t->C, t->rows, t->cols, t->hex};
@@ -158,6 +166,10 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->scratch = F(alloc_f)(t->conv_scratch_n * (size_t)t->nth, &ok);
     t->aux_logits = F(alloc_f)(t->aux ? N * t->A : 1, &ok);
     t->aux_probs = F(alloc_f)(t->aux ? N * t->A : 1, &ok);
+    size_t km = t->own ? (size_t)t->K * M : 1;
+    t->own_logits = F(alloc_f)(km, &ok);
+    t->own_probs = F(alloc_f)(km, &ok);
+    t->down = F(alloc_f)(km, &ok);
     t->ones = malloc(t->aux ? N * t->A : 1);
     if (t->ones)
         memset(t->ones, 1, t->aux ? N * t->A : 1);
@@ -182,6 +194,62 @@ void F(train_net_set_aux)(TN *t, const R *opp, double weight)
 }
 
 const R *F(train_net_aux_probs)(const TN *t) { return t->aux ? t->aux_probs : NULL; }
+
+void F(train_net_set_owner)(TN *t, const int8_t *own, double weight)
+{
+    t->own_lab = own;
+    t->own_weight = weight;
+}
+
+const R *F(train_net_owner_probs)(const TN *t) { return t->own ? t->own_probs : NULL; }
+
+/* The ownership head's forward on the value head's hidden layer: logits (K, M), then a
+ * softmax over the K classes of every point. With targets, returns the loss: the mean
+ * over the batch of the mean over the points of -log p(owner), points with an unknown
+ * owner (-1) adding nothing; else 0. */
+static double F(owner_forward)(TN *t, R *params, int n)
+{
+    int HW = t->HW, K = t->K;
+    size_t M = (size_t)n * HW;
+    conv_dims d = {n, t->Hc, K, t->rows, t->cols, 0};
+    F(conv1x1_forward)(t->own_logits, t->v_a, params + t->L.t[t->L.own_w].offset,
+                       params + t->L.t[t->L.own_b].offset, d);
+    double loss = 0;
+    for (size_t m = 0; m < M; m++) {
+        double mx = -INFINITY, sum = 0;
+        for (int k = 0; k < K; k++)
+            mx = fmax(mx, t->own_logits[(size_t)k * M + m]);
+        for (int k = 0; k < K; k++) {
+            double e = exp(t->own_logits[(size_t)k * M + m] - mx);
+            t->own_probs[(size_t)k * M + m] = (R)e;
+            sum += e;
+        }
+        for (int k = 0; k < K; k++)
+            t->own_probs[(size_t)k * M + m] = (R)(t->own_probs[(size_t)k * M + m] / sum);
+        int lab = t->own_lab ? t->own_lab[m] : -1;
+        if (lab >= 0 && lab < K) /* log p = logit - mx - log sum, exact for tiny p */
+            loss -= t->own_logits[(size_t)lab * M + m] - mx - log(sum);
+    }
+    return loss / ((double)HW * n);
+}
+
+/* The ownership head's backward: its logits' gradient, then the conv's, accumulated
+ * into gh1 (the value head's hidden layer, before its ReLU and BN). */
+static void F(owner_backward)(TN *t, const R *params, R *grads, int n)
+{
+    int HW = t->HW, K = t->K;
+    size_t M = (size_t)n * HW;
+    R scale = (R)(t->own_weight / ((double)HW * t->nglobal));
+    for (size_t m = 0; m < M; m++) {
+        int lab = t->own_lab[m];
+        for (int k = 0; k < K; k++)
+            t->down[(size_t)k * M + m] =
+                lab >= 0 && lab < K ? scale * (t->own_probs[(size_t)k * M + m] - (R)(k == lab)) : 0;
+    }
+    conv_dims d = {n, t->Hc, K, t->rows, t->cols, 0};
+    F(conv1x1_backward)(t->gh1, grads + t->L.t[t->L.own_w].offset, grads + t->L.t[t->L.own_b].offset,
+                        t->down, t->v_a, params + t->L.t[t->L.own_w].offset, d);
+}
 
 void F(train_net_set_reducer)(TN *t, const train_reducer *r)
 {
@@ -447,6 +515,8 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     if (!t->linear_value)
         F(tanh_forward)(t->vt, t->vt, (size_t)n * t->P);
     F(value_finish_forward)(t, n);
+    t->own_on = 0;
+    double own_loss = t->own ? F(owner_forward)(t, params, n) : 0;
 
     t->aux_on = 0;
     if (!(pi && legal && z)) {
@@ -473,6 +543,8 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
         t->aux_on = t->opp && t->aux_weight > 0;
     }
     l.value = F(value_mse_forward)(t->v, z, n, t->P) * F(value_loss_scale)(t);
+    t->own_on = t->own && t->own_lab && t->own_weight > 0;
+    l.owner = t->own && t->own_lab ? own_loss : 0;
     double ss = 0;
     for (int i = 0; i < L->ntensors; i++) {
         if (!nn_tensor_decays(L->t[i].kind))
@@ -482,7 +554,8 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
             ss += (double)w[j] * w[j];
     }
     l.l2 = 0.5 * weight_decay * ss;
-    l.total = l.policy + value_weight * l.value + l.l2 + (t->aux_on ? t->aux_weight * l.aux : 0);
+    l.total = l.policy + value_weight * l.value + l.l2 + (t->aux_on ? t->aux_weight * l.aux : 0) +
+              (t->own_on ? t->own_weight * l.owner : 0);
     int agree = 0, count = 0;
     for (int i = 0; i < n * t->P; i++)
         if (z[i] != 0) {
@@ -602,6 +675,8 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
                    F(W)(t, P, L->val_fc1_w), n, t->Wp, t->V);
     F(zero)(t->gh1, hm);
     F(gpool_backward)(t->gh1, t->dpooled, t->v_a, n, Hc, HW, t->gmax);
+    if (t->own_on)
+        F(owner_backward)(t, P, grads, n);
     F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_a, t->v_c, 0, Hc, M, 0, 0, Hc);
     F(conv1x1_backward)(t->g, G(L->val_conv), NULL, t->gh2, x, F(W)(t, P, L->val_conv), dh);
 

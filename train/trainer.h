@@ -32,14 +32,16 @@ void trainer_free(trainer *t); /* accepts NULL */
 
 /* One step on a batch of tc->batch_size samples from d (augmented; with the aux head of
  * spec aux_policy, its opponent-reply targets from d too, weight
- * tc->aux_policy_weight). Returns 0, or -1
+ * tc->aux_policy_weight; with the ownership head of spec aux_owner, its targets from d,
+ * weight tc->owner_weight). Returns 0, or -1
  * with "step S: ..." when the loss or a gradient is NaN/Inf; the weights are then left
  * as before the step except the BN running statistics (do not save them). */
 int trainer_step(trainer *t, const dataset *d, train_losses *losses, double *lr, char *err,
                  size_t errlen);
 
 /* A step on a given batch (x NCHW, pi, legal, z; n <= batch_size): for benchmarks. An
- * opponent-reply head (spec aux_policy) gets no targets here and no loss. */
+ * opponent-reply head (spec aux_policy) or ownership head (spec aux_owner) gets no
+ * targets here and no loss. */
 int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
                        const float *z, train_losses *losses, double *lr, char *err, size_t errlen);
 
