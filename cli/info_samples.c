@@ -95,7 +95,7 @@ int info_samples(const char *path)
                "unknown: resigned games)", (long long)owned, (long long)f->n,
                100.0 * (double)owned / (double)f->n);
         if (owned)
-            printf("; points %.1f%% the mover's, %.1f%% %s, %.1f%% nobody's",
+            printf("\n              their points: %.1f%% the mover's, %.1f%% %s, %.1f%% nobody's",
                    100.0 * (double)pts[1] / all, 100.0 * (double)pts[2] / all,
                    f->players > 2 ? "the others'" : "the opponent's", 100.0 * (double)pts[0] / all);
         printf("\n");
