@@ -49,9 +49,12 @@ static void usage(FILE *f)
             "every *.h5 of a directory; files of another game or shape are refused by name),\n"
             "keeping the newest train.window generations, with a random symmetry per sample and\n"
             "train.validation_fraction of the games held out. Starts from MODEL (--from) or from\n"
-            "random He weights (seed from the config). When MODEL holds the optimizer state of an\n"
-            "unfinished run (same optimizer), that run resumes exactly: its schedule, momentum\n"
-            "and sampling rng continue. --steps (default train.steps) counts the steps of this\n"
+            "random He weights (seed from the config); --from keeps MODEL's architecture, adding\n"
+            "the training-only heads net.aux_policy / net.aux_owner when CONFIG sets them true\n"
+            "and MODEL lacks them (initialised afresh; the optimizer then starts a new run).\n"
+            "Otherwise, when MODEL holds the optimizer state of an unfinished run (same\n"
+            "optimizer), that run resumes exactly: its schedule, momentum and sampling rng\n"
+            "continue. --steps (default train.steps) counts the steps of this\n"
             "invocation. Every train.log_every steps prints policy CE, value MSE, L2, total,\n"
             "policy entropy, value sign accuracy, lr, samples/s and the validation losses\n"
             "(JSON lines to --metrics FILE, appended). A NaN/Inf loss stops training naming the\n"
@@ -205,8 +208,30 @@ int cmd_train(int argc, char **argv)
     }
     nn_ckpt_meta from_meta = {0};
     nn_params *p = NULL;
+    char added[512] = "";
     if (from) {
         p = nn_ckpt_load(from, g, &from_meta, err, sizeof err);
+        /* the model's architecture is kept; a training-only head the config asks for and
+         * the model lacks is added to it, initialised afresh */
+        if (p && ((c.net.aux_policy && !p->layout.spec.aux_policy) ||
+                  (c.net.aux_owner && !p->layout.spec.aux_owner))) {
+            nn_spec ns = p->layout.spec;
+            ns.aux_policy |= c.net.aux_policy;
+            ns.aux_owner |= c.net.aux_owner;
+            char report[400];
+            nn_params *q = NULL;
+            if (nn_spec_validate(&ns, err, sizeof err) == 0)
+                q = nn_params_adapt(p, &ns, rng_derive(c.seed, 0x617578), report, sizeof report, err,
+                                    sizeof err);
+            nn_params_free(p);
+            p = q;
+            if (!p) {
+                cli_error("%s: cannot add the head net.aux_policy / net.aux_owner asks for: %s", from,
+                          err);
+                goto out;
+            }
+            snprintf(added, sizeof added, "; heads added: %s", report);
+        }
     } else {
         nn_spec s;
         if (nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0 &&
@@ -230,7 +255,9 @@ int cmd_train(int argc, char **argv)
         goto out;
     }
     const char *resumed = "";
-    if (from) {
+    if (from && added[0]) {
+        resumed = " (a new optimizer run: the layout changed)";
+    } else if (from) {
         int r = trainer_resume(t, from, err, sizeof err);
         if (r < 0) {
             cli_error("%s", err);
@@ -245,9 +272,9 @@ int cmd_train(int argc, char **argv)
     }
     if (lead)
         printf("train: %lld training + %lld validation samples from %d file(s), generations up to %lld; "
-           "%s%s; %lld steps of batch %d, %s%s\n",
+           "%s%s%s; %lld steps of batch %d, %s%s\n",
            (long long)dataset_train_count(d), (long long)dataset_val_count(d), dataset_files(d),
-           (long long)dataset_newest_generation(d), from ? from : "random init", resumed,
+           (long long)dataset_newest_generation(d), from ? from : "random init", resumed, added,
            (long long)steps, c.train.batch_size, c.train.optimizer,
            comm_size(cm) > 1 ? ", data-parallel over MPI ranks" : "");
     rc = EXIT_FAIL;

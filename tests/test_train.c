@@ -1415,6 +1415,26 @@ START_TEST(cli_train_end_to_end)
     ck_assert_int_eq(meta.step, 35);
     ck_assert_str_eq(meta.parent, model);
     nn_params_free(p);
+    /* --from a model without the training-only heads the config asks for: they are added
+     * (initialised afresh), the rest kept, and the optimizer starts a new run */
+    char model4[300];
+    snprintf(model4, sizeof model4, "%s/m4.h5", tmpdir);
+    snprintf(cmd, sizeof cmd, "%s train --set train.batch_size=32 --set net.aux_owner=true --set "
+             "net.aux_policy=true --data %s --from %s -o %s --steps 2 > %s/out4.txt 2>&1",
+             bin, data, model2, model4, tmpdir);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    p = nn_ckpt_load(model4, g, &meta, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    ck_assert(p->layout.spec.aux_owner && p->layout.spec.aux_policy);
+    ck_assert_int_ge(p->layout.own_w, 0);
+    nn_params_free(p);
+    snprintf(path, sizeof path, "%s/out4.txt", tmpdir);
+    f = fopen(path, "r");
+    ck_assert(fgets(line, sizeof line, f) != NULL);
+    fclose(f);
+    ck_assert_msg(strstr(line, "heads added: policy.aux.weight, policy.aux.bias, owner.weight, owner.bias") &&
+                      strstr(line, "a new optimizer run"),
+                  "%s", line);
     /* gridzero info describes a sample file */
     snprintf(cmd, sizeof cmd, "%s info %s/gen1.h5 > %s/info.txt 2>&1", bin, data, tmpdir);
     ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
