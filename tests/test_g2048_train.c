@@ -273,12 +273,12 @@ START_TEST(samples_with_points)
     float x[18 * 9], px[4], z;
     uint8_t lx[4];
     for (int i = 0; i < 3; i++) {
-        dataset_get(d, i, SYM_ID, x, px, lx, &z, NULL, NULL);
+        dataset_get(d, i, SYM_ID, x, px, lx, &z, NULL, NULL, NULL);
         ck_assert_double_eq_tol(z, nn_score_to_value(zs[i]), 1e-3);
     }
     for (int e = 0; e < g->nsym; e++) {
         sym_id sy = g->sym[e];
-        dataset_get(d, 1, sy, x, px, lx, &z, NULL, NULL);
+        dataset_get(d, 1, sy, x, px, lx, &z, NULL, NULL, NULL);
         for (int a = 0; a < 4; a++) {
             int b = sym_map_action(g, sy, a);
             ck_assert_float_eq(px[b], pi[a]);

@@ -670,10 +670,10 @@ static void augmentation_case(int rows, int cols)
     uint8_t l0[64], l1[64];
     ck_assert_int_eq(g->nsym, rows == cols ? 8 : 4);
     for (int64_t i = 0; i < dataset_train_count(d); i += 7) {
-        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0, NULL, NULL);
+        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0, NULL, NULL, NULL);
         for (int k = 0; k < g->nsym; k++) {
             sym_id s = g->sym[k];
-            dataset_get(d, i, s, x1, pi1, l1, z1, NULL, NULL);
+            dataset_get(d, i, s, x1, pi1, l1, z1, NULL, NULL, NULL);
             for (int r = 0; r < rows; r++)
                 for (int c = 0; c < cols; c++) {
                     int r2, c2;
@@ -999,7 +999,7 @@ START_TEST(policy_weight_round_trip)
     float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
     uint8_t dl[25];
     for (int i = 0; i < 6; i++) {
-        dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL);
+        dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL, NULL);
         /* the sample's identity: its planes[0..5] marker */
         int id = 0;
         for (int k = 0; k < 6; k++)
@@ -1018,7 +1018,7 @@ START_TEST(policy_weight_round_trip)
     uint8_t lb[75];
     for (int b = 0; b < 3; b++)
         dataset_get(d, b == 0 ? 0 : b == 1 ? 3 : 5, SYM_ID, xb + (size_t)b * np, pib + b * 25, lb + b * 25,
-                    zb + b * 2, NULL, NULL);
+                    zb + b * 2, NULL, NULL, NULL);
     train_losses l;
     train_net_forward(t, p->data, 3, xb, pib, lb, zb, TRAIN_MODE_TRAIN, 1, 0, &l);
     ck_assert_double_eq_tol(l.policy, 0, 1e-12);
@@ -1081,7 +1081,7 @@ START_TEST(opponent_reply_targets)
     for (int s = 0; s < g->nsym; s++) {
         sym_id sy = g->sym[s];
         for (int i = 0; i < ns; i++) {
-            dataset_get(d, i, sy, x, dpi, dl, dz, opp, NULL);
+            dataset_get(d, i, sy, x, dpi, dl, dz, opp, NULL, NULL);
             int gm = order[i][0], ply = order[i][1];
             int has_next = (gm == 0 && ply < 3) || (gm == 1 && (ply == 0 || ply == 3));
             float want_mass = has_next && !(gm == 1 && ply == 3) ? scale : 0; /* 1,4 has weight 0 */
@@ -1119,7 +1119,7 @@ START_TEST(opponent_reply_targets)
     float *xb = malloc(sizeof(float) * (size_t)ns * np), pib[8 * 25], zb[16], ob[8 * 25];
     uint8_t lb[8 * 25];
     for (int i = 0; i < ns; i++)
-        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, ob + i * 25, NULL);
+        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, ob + i * 25, NULL, NULL);
     train_net_set_aux(ev, ob, 1);
     train_losses l0, l1;
     train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l0);
@@ -1185,7 +1185,7 @@ START_TEST(ownership_targets)
     for (int k = 0; k < g->nsym; k++) {
         sym_id sy = g->sym[k];
         for (int i = 0; i < ns; i++) {
-            dataset_get(d, i, sy, x, dpi, dl, dz, NULL, own);
+            dataset_get(d, i, sy, x, dpi, dl, dz, NULL, own, NULL);
             for (int a = 0; a < hw; a++) {
                 int b = sym_map_action(g, sy, a);
                 ck_assert_msg(own[b] == maps[i][a], "sample %d sym %d point %d: owner %d, want %d", i, k, a,
@@ -1213,7 +1213,7 @@ START_TEST(ownership_targets)
     uint8_t lb[8 * 25];
     int8_t ob[8 * 25];
     for (int i = 0; i < ns; i++)
-        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, NULL, ob + i * 25);
+        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, NULL, ob + i * 25, NULL);
     train_net_set_owner(ev, ob, 1);
     train_losses l0, l1;
     train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l0);
@@ -1301,7 +1301,7 @@ START_TEST(q_value_target)
         ck_assert_int_eq(dataset_train_count(d), 3);
         double sum0 = 0;
         for (int i = 0; i < 3; i++) {
-            dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL);
+            dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL, NULL);
             ck_assert_float_eq_tol(dz[0] + dz[1], 0, 1e-6);
             sum0 += dz[0];
         }
