@@ -44,6 +44,8 @@ static nn_spec tiny_spec(game_lattice lat, int rows, int cols, int blocks, int C
     s.value_hidden = 5;
     s.policy = pol;
     s.trunk = trunk;
+    if (pol == NN_POLICY_ACTION_VALUE)
+        s.value = NN_VALUE_SCORE; /* the head needs a game with a score */
     char err[256];
     ck_assert_msg(nn_spec_validate(&s, err, sizeof err) == 0, "%s", err);
     return s;
@@ -187,6 +189,19 @@ static void grad_case(nn_spec s, uint64_t seed)
         }
         train_net_set_owner_f64(c.t, own, 0.4);
     }
+    /* the action-value head's targets (h scale): sample 1 with none (all NaN), sample 2
+     * with a target on some moves only, the others on every move */
+    float *qa = NULL;
+    double *dqa = NULL;
+    if (s.policy == NN_POLICY_ACTION_VALUE) {
+        qa = malloc(sizeof(float) * (size_t)n * s.actions);
+        for (int i = 0; i < n * s.actions; i++) {
+            int bi = i / s.actions;
+            qa[i] = bi == 1 || (bi == 2 && i % 2 == 0) ? NAN : (float)(4 * rng_uniform(&r) - 1);
+        }
+        dqa = to_d(qa, (size_t)n * s.actions);
+        train_net_set_action_values_f64(c.t, dqa, 0.7);
+    }
     double *dg = calloc(L->count, sizeof(double));
     dloss(&c);
     train_net_backward_f64(c.t, c.params, dg, VW, WD);
@@ -199,8 +214,39 @@ static void grad_case(nn_spec s, uint64_t seed)
         train_net_set_aux(t, opp, 0.3);
     if (s.aux_owner)
         train_net_set_owner(t, own, 0.4);
+    if (qa)
+        train_net_set_action_values(t, qa, 0.7);
     train_net_forward(t, p->data, n, b.x, b.pi, b.legal, b.z, TRAIN_MODE_TRAIN, VW, WD, &fl);
     train_net_backward(t, p->data, fg, VW, WD);
+    if (qa) {
+        /* no policy CE; the action-value MSE is in the total: per sample the mean over
+         * its moves with a target, then the batch mean (sample 1 adds nothing); the
+         * probabilities are the softmax of the outputs over the legal moves (T = 1) */
+        ck_assert(fl.policy == 0);
+        ck_assert(fabs(fl.total - (VW * fl.value + fl.l2 + 0.7 * fl.action_value)) < 1e-4);
+        const float *y = train_net_logits(t), *pr = train_net_probs(t);
+        double want = 0;
+        for (int i = 0; i < n; i++) {
+            double sq = 0, mx = -INFINITY, sum = 0;
+            int k = 0;
+            for (int a = 0; a < s.actions; a++) {
+                float q = qa[i * s.actions + a];
+                if (!isnan(q))
+                    sq += (y[i * s.actions + a] - q) * (y[i * s.actions + a] - q), k++;
+                if (b.legal[i * s.actions + a])
+                    mx = fmax(mx, y[i * s.actions + a]);
+            }
+            want += k ? sq / k : 0;
+            for (int a = 0; a < s.actions; a++)
+                sum += b.legal[i * s.actions + a] ? exp(y[i * s.actions + a] - mx) : 0;
+            for (int a = 0; a < s.actions; a++)
+                ck_assert_double_eq_tol(pr[i * s.actions + a],
+                                        b.legal[i * s.actions + a] ? exp(y[i * s.actions + a] - mx) / sum : 0,
+                                        1e-5);
+        }
+        ck_assert(fl.action_value > 0.1);
+        ck_assert_double_eq_tol(fl.action_value, want / n, 1e-4 * (1 + want / n));
+    }
     if (s.aux_policy) {
         /* the aux loss is in the total, and the aux head learns */
         ck_assert(fl.aux > 0.5);
@@ -264,6 +310,7 @@ static void grad_case(nn_spec s, uint64_t seed)
                           T->name, j, (double)f[j], g[j]);
     }
     free(dg), free(fg), free(c.params), free(c.x), free(c.pi), free(c.z), free(opp), free(dopp), free(own);
+    free(qa), free(dqa);
     free_batch(&b);
     train_net_free_f64(c.t);
     train_net_free(t);
@@ -366,6 +413,17 @@ START_TEST(grad_score_value)
 {
     grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 3, 3, 1, 4, 1, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 16);
     grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 4, 3, 1, 4, 1, NN_POLICY_DENSE, NN_TRUNK_RESIDUAL)), 17);
+}
+END_TEST
+
+/* The action-value head (seed 003): its masked MSE's gradient, through the dense layers,
+ * the head's BN and 1x1 conv and the trunk, against central finite differences in double
+ * precision, and the float path against the double one; the loss and the priors checked
+ * by hand (in grad_case). */
+START_TEST(grad_action_value)
+{
+    grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 3, 3, 1, 4, 1, NN_POLICY_ACTION_VALUE, NN_TRUNK_RESIDUAL)), 18);
+    grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 4, 3, 1, 3, 1, NN_POLICY_ACTION_VALUE, NN_TRUNK_PLAIN)), 19);
 }
 END_TEST
 
@@ -1563,6 +1621,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_zerosum_value);
     tcase_add_test(tc, grad_value_pool_mean_max);
     tcase_add_test(tc, grad_score_value);
+    tcase_add_test(tc, grad_action_value);
     tcase_add_test(tc, grad_aux_policy);
     tcase_add_test(tc, grad_aux_owner);
     tcase_add_test(tc, zerosum_values_and_loss);
