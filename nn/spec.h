@@ -57,7 +57,7 @@ typedef enum { NN_POLICY_CONV = 0, NN_POLICY_DENSE = 1, NN_POLICY_ACTION_VALUE =
 /* The action-value head's prior temperature, in the h scale of nn_score_to_value: the
  * priors are softmax(y_a / T) over the legal moves. With T = 1 a move whose value is
  * lower by 1 in h gets e^-1 of the prior: at 20000 points to come (a 4x4 game on its way
- * to 2048) that is about 220 points, near the end (500 to come) about 45 points, so the
+ * to 2048) that is about 220 points, near the end (500 to come) about 43 points, so the
  * priors are broad where moves differ little in the long run and sharp where a move
  * loses the game. */
 #define NN_ACTION_VALUE_TEMP 1.0
