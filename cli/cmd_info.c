@@ -30,6 +30,10 @@ static int info_model(const char *path)
         printf("  policy head 1x1 conv to %d channels, 1x1 conv to one logit per point "
                "(fully convolutional)%s\n", s->head_channels,
                s->aux_policy ? "; a second 1x1 conv to the opponent's reply (training only)" : "");
+    else if (s->policy == NN_POLICY_ACTION_VALUE)
+        printf("  policy head 1x1 conv to %d channels, dense to %d action values h(points of the "
+               "move + points to come after it); priors softmax(y / %g)\n", s->head_channels,
+               s->actions, NN_ACTION_VALUE_TEMP);
     else
         printf("  policy head 1x1 conv to %d channels, dense to %d actions\n", s->head_channels,
                s->actions);

@@ -533,6 +533,10 @@ static void add_losses(cJSON *o, const char *prefix, const train_losses *l)
         snprintf(k, sizeof k, "%sowner", prefix);
         cJSON_AddNumberToObject(o, k, l->owner);
     }
+    if (l->action_value != 0) { /* a net with the action-value head */
+        snprintf(k, sizeof k, "%saction_value", prefix);
+        cJSON_AddNumberToObject(o, k, l->action_value);
+    }
 }
 
 /* The training window's sample files, as rank 0 lists them for every rank: one line
@@ -807,13 +811,13 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         }
         acc.policy += l.policy, acc.value += l.value, acc.l2 += l.l2, acc.total += l.total;
         acc.entropy += l.entropy, acc.value_acc += l.value_acc, acc.aux += l.aux;
-        acc.owner += l.owner;
+        acc.owner += l.owner, acc.action_value += l.action_value;
         nacc++;
         if ((s % r->c.train.log_every == 0 || s == steps) && lead(r)) {
             double now = cli_now();
             train_losses mean = {acc.policy / nacc, acc.value / nacc, acc.l2 / nacc,
                                  acc.total / nacc, acc.entropy / nacc, acc.value_acc / nacc,
-                                 acc.aux / nacc, acc.owner / nacc};
+                                 acc.aux / nacc, acc.owner / nacc, acc.action_value / nacc};
             cJSON *m = event("train", gen);
             cJSON_AddNumberToObject(m, "step", s);
             cJSON_AddNumberToObject(m, "lr", lr);

@@ -78,6 +78,8 @@ static void log_line(FILE *mf, int64_t step, int64_t steps, const train_losses *
         printf("  aux %.4f", l->aux);
     if (l->owner != 0)
         printf("  owner %.4f", l->owner);
+    if (l->action_value != 0)
+        printf("  action_value %.4f", l->action_value);
     if (nval)
         printf("  | val policy %.4f value %.4f vacc %.3f", v->policy, v->value, v->value_acc);
     printf("\n");
@@ -93,6 +95,8 @@ static void log_line(FILE *mf, int64_t step, int64_t steps, const train_losses *
             fprintf(mf, ",\"aux_policy_ce\":%.6g", l->aux);
         if (l->owner != 0)
             fprintf(mf, ",\"owner_ce\":%.6g", l->owner);
+        if (l->action_value != 0)
+            fprintf(mf, ",\"action_value_mse\":%.6g", l->action_value);
         if (nval)
             fprintf(mf, ",\"val_samples\":%lld,\"val_policy_ce\":%.6g,\"val_value_mse\":%.6g,"
                         "\"val_total\":%.6g,\"val_value_acc\":%.6g",
@@ -290,14 +294,14 @@ int cmd_train(int argc, char **argv)
         }
         sum.policy += l.policy, sum.value += l.value, sum.l2 += l.l2, sum.total += l.total;
         sum.entropy += l.entropy, sum.value_acc += l.value_acc, sum.aux += l.aux;
-        sum.owner += l.owner;
+        sum.owner += l.owner, sum.action_value += l.action_value;
         nsum++;
         if ((k % c.train.log_every == 0 || k == steps) && lead) {
             double tn = cli_now();
             double sps = (double)nsum * c.train.batch_size / (tn - t_log);
             train_losses avg = {sum.policy / nsum, sum.value / nsum, sum.l2 / nsum, sum.total / nsum,
                                 sum.entropy / nsum, sum.value_acc / nsum, sum.aux / nsum,
-                                sum.owner / nsum};
+                                sum.owner / nsum, sum.action_value / nsum};
             nval = trainer_validate(t, d, VAL_SAMPLES, &v);
             log_line(mf, k, steps, &avg, lr, sps, &v, nval);
             t_log = cli_now();

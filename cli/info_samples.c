@@ -100,6 +100,28 @@ int info_samples(const char *path)
                    f->players > 2 ? "the others'" : "the opponent's", 100.0 * (double)pts[0] / all);
         printf("\n");
     }
+    if (scored && !f->qa) {
+        printf("  qa          none (%s)\n", f->version < 5 ? "a file before version 5"
+                                                           : "the game keeps no score");
+    } else if (f->qa && f->n) {
+        /* action-value targets: samples with at least one, and how many moves have one */
+        int64_t with = 0, moves = 0;
+        double sum = 0;
+        for (int64_t i = 0; i < f->n; i++) {
+            int k = 0;
+            for (int a = 0; a < f->actions; a++) {
+                float v = f->qa[(size_t)i * f->actions + a];
+                if (!isnan(v))
+                    k++, sum += v;
+            }
+            with += k > 0;
+            moves += k;
+        }
+        printf("  qa          for %lld of %lld samples (%.1f%%), %.2f moves each, mean %.1f points "
+               "(a move's points plus the points to come after it: the action-value head's "
+               "target)\n", (long long)with, (long long)f->n, 100.0 * (double)with / (double)f->n,
+               with ? (double)moves / (double)with : 0.0, moves ? sum / (double)moves : 0.0);
+    }
     sp_file_free(f);
     return EXIT_OK;
 }

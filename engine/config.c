@@ -112,8 +112,10 @@ static const cfg_field fields[] = {
      "channels of the heads' 1x1 convs"},
     {"net.value_hidden", T_INT, OFF(net.value_hidden), 1, 1024, 64, NULL, NULL, NULL,
      "hidden units of the value head"},
-    {"net.policy_head", T_STR, OFF(net.policy_head), 0, 0, 0, "conv", "conv|dense", NULL,
-     "conv: one logit per point (fully convolutional); dense: FC to the actions"},
+    {"net.policy_head", T_STR, OFF(net.policy_head), 0, 0, 0, "conv", "conv|dense|action_value", NULL,
+     "conv: one logit per point (fully convolutional); dense: FC to the actions; action_value "
+     "(games with a score, seed 003): the dense layers learn each move's value in points by MSE, "
+     "the priors are their softmax"},
     {"net.precision", T_STR, OFF(net.precision), 0, 0, 0, "auto", "auto|fp32|bf16|int8", NULL,
      "inference precision; auto = int8 for a calibrated model on a CPU with VNNI (gridzero "
      "quantize), else bf16 where the CPU has it, else fp32"},
@@ -210,6 +212,9 @@ static const cfg_field fields[] = {
     {"train.owner_weight", T_FLOAT, OFF(train.owner_weight), 0, 100, 1.5, NULL, NULL, NULL,
      "weight of the ownership head's cross-entropy, a mean over the points (net.aux_owner; "
      "KataGo 1.5)"},
+    {"train.action_value_weight", T_FLOAT, OFF(train.action_value_weight), 0, 100, 1, NULL, NULL,
+     NULL, "weight of the action-value head's MSE in the h scale, a mean over each sample's moves "
+     "with a target (net.policy_head action_value; the value MSE's scale)"},
     {"train.q_ratio", T_FLOAT, OFF(train.q_ratio), 0, 1, 0, NULL, NULL, NULL,
      "value target = (1 - q_ratio) x game outcome + q_ratio x the search's root value (files "
      "before format 3 have only the outcome)"},

@@ -67,7 +67,7 @@ typedef struct cfg_net {
     int channels;
     int head_channels;
     int value_hidden;
-    char policy_head[CFG_STR_LEN]; /* "conv" | "dense" */
+    char policy_head[CFG_STR_LEN]; /* "conv" | "dense" | "action_value" */
     char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" | "int8" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" */
@@ -117,6 +117,8 @@ typedef struct cfg_train {
     double value_weight;
     double aux_policy_weight; /* weight of the opponent-reply head's loss (net.aux_policy) */
     double owner_weight;  /* weight of the ownership head's loss (net.aux_owner) */
+    double action_value_weight; /* weight of the action-value head's MSE (net.policy_head
+                                   action_value) */
     double q_ratio;       /* value target: (1 - q_ratio) z + q_ratio q */
     double reuse;         /* > 0: steps = reuse * new positions / batch_size; 0: steps */
     char schedule_scope[CFG_STR_LEN]; /* "run" | "generation" (gridzero run) */

@@ -4,7 +4,9 @@
  * mover's point of view, as game encode() writes them), optional legal masks
  * legal[n][actions], and write
  *   policy[n][actions]  probabilities: softmax of the logits over the legal actions
- *                       (0 on illegal ones; legal == NULL: over every action);
+ *                       (0 on illegal ones; legal == NULL: over every action); with an
+ *                       action-value head the "logits" are the moves' values y_a in the
+ *                       h scale and the priors softmax(y_a / NN_ACTION_VALUE_TEMP);
  *   values[n][players]  tanh outputs in [-1, 1], MOVER-FIRST (index 0 = player to move).
  * A conv-policy net runs on any rows x cols (actions = rows * cols there); a dense-policy
  * net only on the spec's board.
@@ -34,8 +36,9 @@
 void nn_masked_softmax(int actions, const float *logits, const uint8_t *legal, float *out);
 
 /* The reference forward of p on a rows x cols board (see above). logits (may be NULL)
- * also receives the raw policy logits[n][actions] (before masking), for comparing
- * with a trainer's forward. Returns 0, or -1 with a message (a dense-policy net on
+ * also receives the raw policy logits[n][actions] (before masking and the temperature;
+ * with an action-value head the moves' values y_a), for comparing with a trainer's
+ * forward. Returns 0, or -1 with a message (a dense-policy net on
  * another board, out of memory). */
 int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *input,
                    const uint8_t *legal, float *policy, float *values, float *logits, char *err,

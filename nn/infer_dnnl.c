@@ -314,9 +314,9 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
         gz_fail(err, errlen, "inference: board %dx%d out of range", rows, cols);
         return NULL;
     }
-    if (s->policy == NN_POLICY_DENSE && (rows != s->rows || cols != s->cols)) {
-        gz_fail(err, errlen, "inference: dense policy head: the net runs only on %dx%d, not %dx%d",
-             s->rows, s->cols, rows, cols);
+    if (nn_policy_is_fc(s) && (rows != s->rows || cols != s->cols)) {
+        gz_fail(err, errlen, "inference: %s policy head: the net runs only on %dx%d, not %dx%d",
+             nn_policy_name(s->policy), s->rows, s->cols, rows, cols);
         return NULL;
     }
     prec = nn_precision_resolve(prec, p);
@@ -687,7 +687,8 @@ HEADS_HOT static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t 
             mx = z > mx ? z : mx;
         }
     } else {
-        /* W[a][h * hw + p] against x[p][h] */
+        /* W[a][h * hw + p] against x[p][h]; an action-value head's y_a / T (spec.h) */
+        float scale = nn_policy_logit_scale(s);
         for (int a = 0; a < A; a++) {
             if (legal && !legal[a])
                 continue;
@@ -696,6 +697,7 @@ HEADS_HOT static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t 
             for (int h = 0; h < H; h++)
                 for (int p = 0; p < hw; p++)
                     acc += w[(size_t)h * hw + p] * hbuf[(size_t)p * H2 + h];
+            acc *= scale;
             policy[a] = acc;
             mx = acc > mx ? acc : mx;
         }

@@ -90,9 +90,9 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
     const nn_layout *L = &p->layout;
     const nn_spec *s = &L->spec;
     const float *P = p->data;
-    if (s->policy == NN_POLICY_DENSE && (rows != s->rows || cols != s->cols)) {
-        snprintf(err, errlen, "dense policy head: the net runs only on %dx%d, not %dx%d", s->rows,
-                 s->cols, rows, cols);
+    if (nn_policy_is_fc(s) && (rows != s->rows || cols != s->cols)) {
+        snprintf(err, errlen, "%s policy head: the net runs only on %dx%d, not %dx%d",
+                 nn_policy_name(s->policy), s->rows, s->cols, rows, cols);
         return -1;
     }
     int C = s->channels, H = s->head_channels, V = s->value_hidden, HW = rows * cols;
@@ -145,6 +145,10 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
         }
         if (logits)
             memcpy(logits + (size_t)b * A, lg, sizeof(float) * (size_t)A);
+        /* the action-value head's priors: softmax of y_a / T (spec.h) */
+        float scale = nn_policy_logit_scale(s);
+        for (int a = 0; a < A && scale != 1.0f; a++)
+            lg[a] *= scale;
         nn_masked_softmax(A, lg, legal ? legal + (size_t)b * A : NULL, policy + (size_t)b * A);
         /* value head */
         conv_forward(hv, x, nn_tensor_cptr(L, P, L->val_conv), H, C, 1, rows, cols);

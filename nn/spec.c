@@ -8,7 +8,10 @@
 #include <cjson/cJSON.h>
 #include "engine/errmsg.h"
 
-const char *nn_policy_name(nn_policy_kind k) { return k == NN_POLICY_DENSE ? "dense" : "conv"; }
+const char *nn_policy_name(nn_policy_kind k)
+{
+    return k == NN_POLICY_DENSE ? "dense" : k == NN_POLICY_ACTION_VALUE ? "action_value" : "conv";
+}
 const char *nn_trunk_name(nn_trunk_kind k) { return k == NN_TRUNK_PLAIN ? "plain" : "residual"; }
 const char *nn_pool_name(nn_pool_kind k) { return k == NN_POOL_MEAN_MAX ? "mean_max" : "mean"; }
 const char *nn_value_name(nn_value_kind k)
@@ -67,8 +70,12 @@ int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
         return gz_fail(err, errlen, "spec: head_channels: expected 1..1024, got %d", s->head_channels);
     if (s->value_hidden < 1 || s->value_hidden > 4096)
         return gz_fail(err, errlen, "spec: value_hidden: expected 1..4096, got %d", s->value_hidden);
-    if (s->policy != NN_POLICY_CONV && s->policy != NN_POLICY_DENSE)
-        return gz_fail(err, errlen, "spec: policy_head: expected conv or dense");
+    if (s->policy != NN_POLICY_CONV && s->policy != NN_POLICY_DENSE &&
+        s->policy != NN_POLICY_ACTION_VALUE)
+        return gz_fail(err, errlen, "spec: policy_head: expected conv, dense or action_value");
+    if (s->policy == NN_POLICY_ACTION_VALUE && s->value != NN_VALUE_SCORE)
+        return gz_fail(err, errlen, "spec: policy_head action_value needs the score value head (a "
+                                    "game with a score)");
     if (s->trunk != NN_TRUNK_RESIDUAL && s->trunk != NN_TRUNK_PLAIN)
         return gz_fail(err, errlen, "spec: trunk: expected residual or plain");
     if (s->value != NN_VALUE_INDEPENDENT && s->value != NN_VALUE_SCORE &&
@@ -103,7 +110,9 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     s->channels = net->channels;
     s->head_channels = net->head_channels;
     s->value_hidden = net->value_hidden;
-    s->policy = strcmp(net->policy_head, "dense") == 0 ? NN_POLICY_DENSE : NN_POLICY_CONV;
+    s->policy = !strcmp(net->policy_head, "dense")          ? NN_POLICY_DENSE
+                : !strcmp(net->policy_head, "action_value") ? NN_POLICY_ACTION_VALUE
+                                                            : NN_POLICY_CONV;
     s->trunk = strcmp(net->trunk, "plain") == 0 ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
     s->value_pool = strcmp(net->value_pool, "mean_max") == 0 ? NN_POOL_MEAN_MAX : NN_POOL_MEAN;
     /* one player has nothing to sum to zero against: its value is its own */
@@ -114,13 +123,18 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     else if (!strcmp(net->value_head, "score"))
         return gz_fail(err, errlen, "key net.value_head: \"score\" needs a game with a score (2048); "
                                     "game %s has outcomes: use zerosum or independent", g->name);
+    if (s->policy == NN_POLICY_ACTION_VALUE && !game_scored(g))
+        return gz_fail(err, errlen, "key net.policy_head: \"action_value\" (each move's value in "
+                                    "points, seed 003) needs a game with a score (2048); game %s has "
+                                    "outcomes: use conv or dense",
+                       g->name);
     s->aux_policy = net->aux_policy;
     if (s->aux_policy && (g->players < 2 || s->policy != NN_POLICY_CONV))
         return gz_fail(err, errlen, "key net.aux_policy: the opponent-reply head needs a game of 2 or "
                                     "more players and net.policy_head conv; game %s has %d player%s "
                                     "and a %s head",
                     g->name, g->players, g->players == 1 ? "" : "s",
-                    strcmp(net->policy_head, "dense") == 0 ? "dense" : "conv");
+                    net->policy_head);
     s->aux_owner = net->aux_owner;
     if (s->aux_owner && (!g->ops->cells || g->actions != g->rows * g->cols ||
                          s->policy != NN_POLICY_CONV))
@@ -209,8 +223,13 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         get_int(o, "blocks", &s->blocks, err, errlen) ||
         get_int(o, "channels", &s->channels, err, errlen) ||
         get_int(o, "head_channels", &s->head_channels, err, errlen) ||
-        get_int(o, "value_hidden", &s->value_hidden, err, errlen) ||
-        get_choice(o, "policy_head", "conv", "dense", &pol, err, errlen))
+        get_int(o, "value_hidden", &s->value_hidden, err, errlen))
+        goto out;
+    /* "action_value" came with seed 003's head; older files say conv or dense */
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(o, "policy_head");
+    if (cJSON_IsString(ph) && !strcmp(ph->valuestring, "action_value"))
+        pol = NN_POLICY_ACTION_VALUE;
+    else if (get_choice(o, "policy_head", "conv", "dense", &pol, err, errlen))
         goto out;
     /* "trunk" came after version 1's first files: absent means residual. */
     if (cJSON_GetObjectItemCaseSensitive(o, "trunk") &&
@@ -254,7 +273,9 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
     }
     s->value = value == NN_VALUE_SCORE ? NN_VALUE_SCORE : value ? NN_VALUE_ZEROSUM : NN_VALUE_INDEPENDENT;
     s->lattice = lat ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
-    s->policy = pol ? NN_POLICY_DENSE : NN_POLICY_CONV;
+    s->policy = pol == NN_POLICY_ACTION_VALUE ? NN_POLICY_ACTION_VALUE
+                : pol                         ? NN_POLICY_DENSE
+                                              : NN_POLICY_CONV;
     s->trunk = trunk ? NN_TRUNK_PLAIN : NN_TRUNK_RESIDUAL;
     s->value_pool = vpool ? NN_POOL_MEAN_MAX : NN_POOL_MEAN;
     rc = nn_spec_validate(s, err, errlen);
@@ -305,12 +326,13 @@ int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen
     if (m->players != g->players)
         return gz_fail(err, errlen, "spec players = %d, but game %s has %d players", m->players, g->name,
                     g->players);
-    if (m->policy == NN_POLICY_DENSE) {
+    if (nn_policy_is_fc(m)) {
         if (m->rows != g->rows || m->cols != g->cols || m->actions != g->actions)
             return gz_fail(err, errlen,
-                        "spec board %dx%d with %d actions (dense policy head: fixed size), but game %s "
+                        "spec board %dx%d with %d actions (%s policy head: fixed size), but game %s "
                         "is %dx%d with %d actions",
-                        m->rows, m->cols, m->actions, g->name, g->rows, g->cols, g->actions);
+                        m->rows, m->cols, m->actions, nn_policy_name(m->policy), g->name, g->rows,
+                        g->cols, g->actions);
     } else if (g->actions != g->rows * g->cols) {
         return gz_fail(err, errlen, "spec policy head conv needs point actions; game %s has %d actions",
                     g->name, g->actions);

@@ -9,6 +9,15 @@
  *   policy:  1x1 conv (C -> H) -> BN -> ReLU -> then
  *              conv head:  1x1 conv with bias (H -> 1): one logit per point (rows*cols)
  *              dense head: FC with bias (H*rows*cols -> actions)
+ *              action_value head (scored games only, seed 003's RNCNN_L0): the dense
+ *                head's layers (tensors policy.fc.*), but each output is a move's
+ *                value y_a = h(points the move gains + the points to come after it)
+ *                in the score head's scale (nn_score_to_value), trained by MSE on the
+ *                sample files' per-move targets (qa), not by cross-entropy on visits.
+ *                The search's priors are derived from them: softmax over the legal
+ *                moves of y_a / NN_ACTION_VALUE_TEMP (in the h scale, so one
+ *                temperature serves 3x3 scores of 10^2 and 4x4 scores of 10^5); the
+ *                search's value stays the value head's (see nn_policy_logit_scale)
  *   value:   1x1 conv (C -> H) -> BN -> ReLU -> global pool -> FC (H or 2H -> V) + bias
  *            (value_pool "mean": the H channel means; "mean_max": the H means, then
  *            the H maxima, as KataGo's global pooling)
@@ -43,7 +52,15 @@
 #define NN_MAX_BLOCKS 40
 #define NN_BN_EPS 1e-5f
 
-typedef enum { NN_POLICY_CONV = 0, NN_POLICY_DENSE = 1 } nn_policy_kind;
+typedef enum { NN_POLICY_CONV = 0, NN_POLICY_DENSE = 1, NN_POLICY_ACTION_VALUE = 2 } nn_policy_kind;
+
+/* The action-value head's prior temperature, in the h scale of nn_score_to_value: the
+ * priors are softmax(y_a / T) over the legal moves. With T = 1 a move whose value is
+ * lower by 1 in h gets e^-1 of the prior: at 20000 points to come (a 4x4 game on its way
+ * to 2048) that is about 220 points, near the end (500 to come) about 43 points, so the
+ * priors are broad where moves differ little in the long run and sharp where a move
+ * loses the game. */
+#define NN_ACTION_VALUE_TEMP 1.0
 typedef enum { NN_TRUNK_RESIDUAL = 0, NN_TRUNK_PLAIN = 1 } nn_trunk_kind;
 /* How the value FC's `players` outputs become values (nn_value_finish):
  *   independent  v_i = tanh(o_i), one free output per player;
@@ -89,7 +106,8 @@ typedef struct nn_spec {
 } nn_spec;
 
 /* Builds the spec for game g from the net section. A conv policy head needs point
- * actions (g->actions == rows * cols). A scored game (game_scored: 2048) gets the score
+ * actions (g->actions == rows * cols); an action_value head a scored game (refused by
+ * key name otherwise). A scored game (game_scored: 2048) gets the score
  * value head whatever net.value_head says of outcomes (zerosum, independent); asking
  * for "score" in a game without a score is an error. Returns 0, or -1 with a message
  * naming the key. */
@@ -120,13 +138,25 @@ double nn_spec_flops(const nn_spec *s, int rows, int cols);
  * out), as the spec's value kind says. Shared by every inference path. */
 void nn_value_finish(const nn_spec *s, float *v);
 
+/* Whether the policy outputs come from a dense layer over the flattened head (dense and
+ * action_value heads: fixed board size, FC to the actions). */
+static inline bool nn_policy_is_fc(const nn_spec *s) { return s->policy != NN_POLICY_CONV; }
+
+/* What the policy outputs are multiplied by before the masked softmax that makes the
+ * priors: 1 / NN_ACTION_VALUE_TEMP for the action-value head, 1 for logits. Every
+ * inference path and the trainer's reported probabilities use it. */
+static inline float nn_policy_logit_scale(const nn_spec *s)
+{
+    return s->policy == NN_POLICY_ACTION_VALUE ? (float)(1.0 / NN_ACTION_VALUE_TEMP) : 1.0f;
+}
+
 /* The value FC's input width: H, or 2H with mean_max pooling. */
 static inline int nn_value_pool_width(const nn_spec *s)
 {
     return s->head_channels * (s->value_pool == NN_POOL_MEAN_MAX ? 2 : 1);
 }
 
-/* "conv"/"dense", "residual"/"plain", "square"/"hex", "independent"/"zerosum"/"score",
+/* "conv"/"dense"/"action_value", "residual"/"plain", "square"/"hex", "independent"/"zerosum"/"score",
  * "mean"/"mean_max". */
 const char *nn_value_name(nn_value_kind k);
 const char *nn_policy_name(nn_policy_kind k);

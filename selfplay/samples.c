@@ -29,6 +29,11 @@ bool sp_game_has_owner(const game *g)
     return owner_targets(g->ops, g->rows, g->cols, g->actions);
 }
 
+/* Whether a game of these ops has action-value targets (sp_game_has_qa). */
+static bool qa_targets(const game_ops *ops) { return ops && ops->score; }
+
+bool sp_game_has_qa(const game *g) { return qa_targets(g->ops); }
+
 sp_expect sp_expect_game(const game *g)
 {
     sp_expect e;
@@ -67,17 +72,25 @@ char *sp_game_config_json(const gz_config *c)
 /* ---- writer -------------------------------------------------------------------- */
 
 /* In the order the versions added them: a file of version v has the first 6 (v 1), 7
- * (v 2), 8 (v 3) or, with owner targets, 9 (v 4). */
-enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_WEIGHT, DS_Q, DS_OWNER, DS_COUNT };
+ * (v 2), 8 (v 3), with owner targets owner (v 4), with action-value targets qa (v 5). */
+enum { DS_STATE, DS_PI, DS_LEGAL, DS_Z, DS_GAME, DS_PLY, DS_WEIGHT, DS_Q, DS_OWNER, DS_QA, DS_COUNT };
 static const char *const ds_names[DS_COUNT] = {"state", "pi", "legal", "z", "game", "ply",
-                                               "policy_weight", "q", "owner"};
+                                               "policy_weight", "q", "owner", "qa"};
+#define DS_BIT(i) (1u << (i))
+/* The datasets of a file of version v: the first `upto` of ds_names, then owner and qa
+ * when it has those targets. */
+static unsigned ds_mask(int upto, bool owned, bool qa)
+{
+    return (DS_BIT(upto) - 1) | (owned ? DS_BIT(DS_OWNER) : 0) | (qa ? DS_BIT(DS_QA) : 0);
+}
 
 struct sp_writer {
     /* immutable after open */
     char *path, *tmp;
     int planes, rows, cols, actions, players, chunk;
     bool scored;          /* z holds points to come (a scored game), not outcomes */
-    int nds;              /* datasets written: DS_COUNT with owner targets, else DS_OWNER */
+    unsigned mask;        /* datasets written (DS_BIT): the first DS_OWNER, owner with owner
+                           * targets, qa with action-value targets */
     size_t per[DS_COUNT]; /* elements per sample of each dataset */
     hid_t file, ds[DS_COUNT];
     /* mutated */
@@ -87,6 +100,7 @@ struct sp_writer {
     float *b_pi, *b_z, *b_weight, *b_q;
     int32_t *b_game, *b_ply;
     int8_t *b_owner; /* NULL without owner targets */
+    float *b_qa;     /* NULL without action-value targets */
     bool discarded;  /* the file was pointed at memory after a write error */
 };
 
@@ -108,6 +122,7 @@ static hid_t ds_file_type(int i)
     case DS_PI:
     case DS_Z:
     case DS_WEIGHT:
+    case DS_QA:
     case DS_Q: return H5T_IEEE_F32LE;
     default: return H5T_STD_I32LE;
     }
@@ -122,6 +137,7 @@ static hid_t ds_mem_type(int i)
     case DS_PI:
     case DS_Z:
     case DS_WEIGHT:
+    case DS_QA:
     case DS_Q: return H5T_NATIVE_FLOAT;
     default: return H5T_NATIVE_INT32;
     }
@@ -131,6 +147,7 @@ static void writer_free(sp_writer *w)
 {
     free(w->path), free(w->tmp), free(w->b_state), free(w->b_legal), free(w->b_pi), free(w->b_z);
     free(w->b_game), free(w->b_ply), free(w->b_weight), free(w->b_q), free(w->b_owner);
+    free(w->b_qa);
     free(w);
 }
 
@@ -170,13 +187,15 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->players = g->players;
     w->scored = game_scored(g);
     bool owned = sp_game_has_owner(g);
-    w->nds = owned ? DS_COUNT : DS_OWNER;
+    bool qa = sp_game_has_qa(g);
+    w->mask = ds_mask(DS_OWNER, owned, qa);
     size_t hw = (size_t)g->rows * g->cols;
     w->per[DS_STATE] = (size_t)g->planes * hw;
     w->per[DS_PI] = w->per[DS_LEGAL] = (size_t)g->actions;
     w->per[DS_Z] = w->per[DS_Q] = (size_t)g->players;
     w->per[DS_GAME] = w->per[DS_PLY] = w->per[DS_WEIGHT] = 1;
     w->per[DS_OWNER] = hw;
+    w->per[DS_QA] = (size_t)g->actions;
     /* chunks of about 256 KB of state, 16..1024 samples */
     size_t ch = (256u << 10) / w->per[DS_STATE];
     w->chunk = ch < 16 ? 16 : ch > 1024 ? 1024 : (int)ch;
@@ -192,8 +211,9 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     w->b_weight = malloc(sizeof(float) * w->chunk);
     w->b_q = malloc(sizeof(float) * w->per[DS_Q] * w->chunk);
     w->b_owner = owned ? malloc(w->per[DS_OWNER] * w->chunk) : NULL;
+    w->b_qa = qa ? malloc(sizeof(float) * w->per[DS_QA] * w->chunk) : NULL;
     if (!w->path || !w->tmp || !w->b_state || !w->b_legal || !w->b_pi || !w->b_z || !w->b_game || !w->b_ply ||
-        !w->b_weight || !w->b_q || (owned && !w->b_owner)) {
+        !w->b_weight || !w->b_q || (owned && !w->b_owner) || (qa && !w->b_qa)) {
         gz_fail(err, errlen, "%s: out of memory", path);
         writer_free(w);
         return NULL;
@@ -219,7 +239,9 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     bad |= nn_h5_attr_put_i64(w->file, "cols", g->cols);
     bad |= nn_h5_attr_put_i64(w->file, "actions", g->actions);
     bad |= nn_h5_attr_put_str(w->file, "lattice", lattice_word(g->lattice));
-    for (int i = 0; i < w->nds && !bad; i++) {
+    for (int i = 0; i < DS_COUNT && !bad; i++) {
+        if (!(w->mask & DS_BIT(i)))
+            continue;
         hsize_t dims[4] = {0}, maxd[4], chunk[4];
         int rank;
         if (i == DS_STATE) {
@@ -263,8 +285,10 @@ static int writer_flush(sp_writer *w, char *err, size_t errlen)
     if (w->nbuf == 0)
         return 0;
     const void *bufs[DS_COUNT] = {w->b_state, w->b_pi, w->b_legal, w->b_z, w->b_game, w->b_ply,
-                                  w->b_weight, w->b_q, w->b_owner};
-    for (int i = 0; i < w->nds; i++) {
+                                  w->b_weight, w->b_q, w->b_owner, w->b_qa};
+    for (int i = 0; i < DS_COUNT; i++) {
+        if (!(w->mask & DS_BIT(i)))
+            continue;
         int rank = i == DS_STATE ? 4 : (i == DS_GAME || i == DS_PLY || i == DS_WEIGHT) ? 1 : 2;
         hsize_t dims[4], start[4] = {0}, count[4];
         dims[0] = (hsize_t)(w->written + w->nbuf);
@@ -311,6 +335,26 @@ int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi
                                   err, errlen);
 }
 
+int sp_writer_append_owned(sp_writer *w, const float *planes, const float *pi,
+                           const uint8_t *legal, const float *z, const float *q,
+                           float policy_weight, const int8_t *owner, int32_t gameix,
+                           int32_t ply, char *err, size_t errlen)
+{
+    return sp_writer_append_full(w, planes, pi, legal, z, q, policy_weight, owner, NULL, gameix,
+                                 ply, err, errlen);
+}
+
+/* Checks one sample's action-value targets (n moves): each NaN (no target) or finite
+ * points of magnitude <= SP_MAX_POINTS, and NaN on every illegal move. Returns the first
+ * bad move, or -1 when they are fine. */
+static int qa_bad_move(const float *qa, const uint8_t *legal, size_t n)
+{
+    for (size_t a = 0; a < n; a++)
+        if (!isnan(qa[a]) && (!legal[a] || !(fabsf(qa[a]) <= SP_MAX_POINTS)))
+            return (int)a;
+    return -1;
+}
+
 /* Checks one sample's owner map (n points, values for `players`): each value in
  * [-1, players], and all -1 or none. Returns the first bad point, or -1 when it is fine;
  * *mixed says whether the map mixes unknown and known points. */
@@ -327,10 +371,10 @@ static int owner_bad_point(const int8_t *owner, size_t n, int players, bool *mix
     return -1;
 }
 
-int sp_writer_append_owned(sp_writer *w, const float *planes, const float *pi,
-                           const uint8_t *legal, const float *z, const float *q,
-                           float policy_weight, const int8_t *owner, int32_t gameix,
-                           int32_t ply, char *err, size_t errlen)
+int sp_writer_append_full(sp_writer *w, const float *planes, const float *pi,
+                          const uint8_t *legal, const float *z, const float *q,
+                          float policy_weight, const int8_t *owner, const float *qa,
+                          int32_t gameix, int32_t ply, char *err, size_t errlen)
 {
     if (!q)
         q = z;
@@ -350,6 +394,16 @@ int sp_writer_append_owned(sp_writer *w, const float *planes, const float *pi,
         if (mixed)
             return gz_fail(err, errlen, "%s: sample %lld: the owner map mixes unknown (-1) and known "
                            "points", w->tmp, (long long)(w->written + w->nbuf));
+    }
+    if (qa && !w->b_qa)
+        return gz_fail(err, errlen, "%s: sample %lld: action-value targets for a game without a "
+                       "score", w->tmp, (long long)(w->written + w->nbuf));
+    if (qa) {
+        int bad = qa_bad_move(qa, legal, w->per[DS_QA]);
+        if (bad >= 0)
+            return gz_fail(err, errlen, "%s: sample %lld: qa[%d] = %g is not a target (NaN, or "
+                           "finite points of magnitude at most %g on a legal move)", w->tmp,
+                           (long long)(w->written + w->nbuf), bad, (double)qa[bad], SP_MAX_POINTS);
     }
     uint8_t *st = w->b_state + k * w->per[DS_STATE];
     for (size_t i = 0; i < w->per[DS_STATE]; i++) {
@@ -397,6 +451,11 @@ int sp_writer_append_owned(sp_writer *w, const float *planes, const float *pi,
             memcpy(ow, owner, w->per[DS_OWNER]);
         else
             memset(ow, -1, w->per[DS_OWNER]); /* unknown */
+    }
+    if (w->b_qa) {
+        float *qk = w->b_qa + k * w->per[DS_QA];
+        for (size_t a = 0; a < w->per[DS_QA]; a++)
+            qk[a] = qa ? qa[a] : NAN; /* no target */
     }
     w->nbuf++;
     if (w->nbuf == w->chunk)
@@ -451,6 +510,7 @@ void sp_file_free(sp_file *f)
         return;
     free(f->path), free(f->game_config), free(f->state), free(f->pi), free(f->legal), free(f->z);
     free(f->gameix), free(f->ply), free(f->weight), free(f->q), free(f->owner);
+    free(f->qa);
     free(f);
 }
 
@@ -487,7 +547,7 @@ static int read_ds(hid_t file, const char *path, int i, int rank, const hsize_t 
     }
     H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
     size_t sz = ft >= 0 ? H5Tget_size(ft) : 0;
-    int want_float = i == DS_PI || i == DS_Z || i == DS_WEIGHT || i == DS_Q;
+    int want_float = i == DS_PI || i == DS_Z || i == DS_WEIGHT || i == DS_Q || i == DS_QA;
     size_t want_sz = (i == DS_STATE || i == DS_LEGAL || i == DS_OWNER) ? 1 : 4;
     /* 1-byte datasets: unsigned, except the signed owner codes */
     H5T_sign_t want_sign = i == DS_OWNER ? H5T_SGN_2 : H5T_SGN_NONE;
@@ -595,14 +655,16 @@ out:
 }
 
 /* Checks, before anything proportional to the declared sample count is allocated, that
- * the first nds datasets of ds_names (the ones the file's version has) exist, agree on
+ * the datasets of mask (DS_BIT: the ones the file's version has) exist, agree on
  * the number of samples, and really hold them: the storage of each (check_storage) and
  * the whole against the file's size. Shapes and types are checked by read_ds. */
-static int check_extents(hid_t file, const char *path, int nds, char *err, size_t errlen)
+static int check_extents(hid_t file, const char *path, unsigned mask, char *err, size_t errlen)
 {
     hsize_t n0 = 0;
     double total = 0;
-    for (int i = 0; i < nds; i++) {
+    for (int i = 0; i < DS_COUNT; i++) {
+        if (!(mask & DS_BIT(i)))
+            continue;
         const char *name = ds_names[i];
         if (H5Lexists(file, name, H5P_DEFAULT) <= 0)
             return gz_fail(err, errlen, "%s: dataset %s is missing", path, name);
@@ -673,6 +735,22 @@ static int check_owner(const sp_file *f, int64_t i, const char *p, long long ix,
     if (mixed)
         return gz_fail(err, errlen, "%s: dataset owner, sample %lld: mixes unknown (-1) and known "
                        "points (a map is all -1 or has none)", p, ix);
+    return 0;
+}
+
+/* Sample i's action-value targets, when the file has them: NaN or finite points of
+ * magnitude <= SP_MAX_POINTS, NaN on illegal moves. */
+static int check_qa(const sp_file *f, int64_t i, const char *p, long long ix, char *err,
+                    size_t errlen)
+{
+    if (!f->qa)
+        return 0;
+    const float *qa = f->qa + (size_t)i * f->actions;
+    int bad = qa_bad_move(qa, f->legal + (size_t)i * f->actions, (size_t)f->actions);
+    if (bad >= 0)
+        return gz_fail(err, errlen, "%s: dataset qa, sample %lld: move %d is %g, not a target (NaN, "
+                       "or finite points of magnitude at most %g on a legal move)", p, ix, bad,
+                       (double)qa[bad], SP_MAX_POINTS);
     return 0;
 }
 
@@ -888,10 +966,24 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
             goto bad;
         }
     }
+    /* Action-value targets: a version 5 file has them exactly when its game keeps a
+     * score; a file of a game this build does not know, when it has the dataset. Earlier
+     * versions have none (a qa dataset in them is not looked at). */
+    bool has_qa = false;
+    if (version >= 5) {
+        const game_ops *gops = game_find(f->game);
+        htri_t present = H5Lexists(file, ds_names[DS_QA], H5P_DEFAULT);
+        has_qa = gops ? qa_targets(gops) : present > 0;
+        if (!has_qa && present > 0) {
+            gz_fail(err, errlen, "%s: dataset qa in a file of game %s, which keeps no score (no "
+                    "action-value targets)", path, f->game);
+            goto bad;
+        }
+    }
     /* version 1 files have the datasets before policy_weight, version 2 those before q,
-     * version 3 those before owner */
-    int nds = owned ? DS_COUNT : version >= 3 ? DS_OWNER : version == 2 ? DS_Q : DS_WEIGHT;
-    if (check_extents(file, path, nds, err, errlen) < 0)
+     * version 3 and later those before owner, then owner and qa where they apply */
+    unsigned mask = ds_mask(version >= 3 ? DS_OWNER : version == 2 ? DS_Q : DS_WEIGHT, owned, has_qa);
+    if (check_extents(file, path, mask, err, errlen) < 0)
         goto bad;
     f->n = -1;
     hsize_t t_state[3] = {(hsize_t)f->planes, (hsize_t)f->rows, (hsize_t)f->cols};
@@ -940,9 +1032,12 @@ sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size
         if (read_ds(file, path, DS_OWNER, 2, t_hw, &f->n, (void **)&f->owner, err, errlen) < 0)
             goto bad;
     }
+    if (has_qa && read_ds(file, path, DS_QA, 2, t_act, &f->n, (void **)&f->qa, err, errlen) < 0)
+        goto bad;
     for (int64_t i = 0; i < f->n; i++)
         if (check_sample(f, path, i, err, errlen) < 0 ||
-            check_owner(f, i, path, (long long)i, err, errlen) < 0)
+            check_owner(f, i, path, (long long)i, err, errlen) < 0 ||
+            check_qa(f, i, path, (long long)i, err, errlen) < 0)
             goto bad;
     H5Fclose(file);
     return f;

@@ -37,11 +37,24 @@
  *                                          1..players a stone of the player k-1 seats
  *                                          after the sample's mover (1 = the mover's
  *                                          own). A sample's map is all -1 or has no -1.
+ *   qa    float32 [N, actions]             (version 5, games with a score only: 2048)
+ *                                          per move, the points it gains plus the points
+ *                                          to come after it, from the mover's view (the
+ *                                          action-value head's target, served as h(qa)):
+ *                                          in the rollout bootstrap's tree export the
+ *                                          best points reached through the move (seed
+ *                                          003, mcts_node_sample.best_after); at a played
+ *                                          position the search's Q of the move (reward +
+ *                                          the child's mean points to come). NaN = no
+ *                                          target (a move the search never tried; always
+ *                                          on illegal moves); finite, |qa| <= SP_MAX_POINTS.
  * A version 4 file has the owner dataset exactly when its game has point cells
  * (sp_game_has_owner: game_ops.cells and one action per point: m,n,k and sanling, not
  * 2048); the dataset's presence is the record, there is no flag attribute.
  * Version 1 files (no policy_weight) are read with every weight 1; files before version
- * 3 (no q) with q = z; files before version 4 with no owner targets (owner NULL).
+ * 3 (no q) with q = z; files before version 4 with no owner targets (owner NULL); files
+ * before version 5 with no action-value targets (qa NULL: every move NaN). A version 5
+ * file has the qa dataset exactly when its game keeps a score (sp_game_has_qa).
  * HDF5 (Debian's serial build) is not thread-safe: one thread at a time. Errors never
  * print: they become messages naming the file and what is wrong.
  */
@@ -56,7 +69,7 @@
 #include "engine/game.h"
 
 #define SP_FORMAT "gridzero-samples"
-#define SP_VERSION 4
+#define SP_VERSION 5
 #define SP_MAX_WEIGHT 100.0
 #define SP_MAX_POINTS 1e9f /* a scored game's z: points to come, in magnitude */
 #define SP_MODEL_LEN 256
@@ -84,6 +97,10 @@ sp_expect sp_expect_game(const game *g);
  * (game_ops.cells) and its actions are exactly its points. */
 bool sp_game_has_owner(const game *g);
 
+/* Whether sample files of g carry action-value targets (qa): g keeps a score
+ * (game_ops.score: 2048). */
+bool sp_game_has_qa(const game *g);
+
 /* The game section of a config as JSON text (for the game_config attribute). Returns a
  * malloc'd string (free with free()) or NULL when out of memory. */
 char *sp_game_config_json(const gz_config *c);
@@ -110,11 +127,20 @@ int sp_writer_append_weighted(sp_writer *w, const float *planes, const float *pi
 /* The same with the sample's final-owner map: owner (rows*cols values, mover-relative,
  * see the owner dataset above: each in [-1, players], all -1 or none), or NULL =
  * unknown (all -1). In a game without owner targets (!sp_game_has_owner) owner must be
- * NULL. Returns 0 or -1 with a message naming the sample and the point. */
+ * NULL. Returns 0 or -1 with a message naming the sample and the point. In a game with
+ * action-value targets it writes none (every move NaN). */
 int sp_writer_append_owned(sp_writer *w, const float *planes, const float *pi,
                            const uint8_t *legal, const float *z, const float *q,
                            float policy_weight, const int8_t *owner, int32_t gameix,
                            int32_t ply, char *err, size_t errlen);
+/* The same with the sample's action-value targets: qa (actions values in points, see the
+ * qa dataset above: NaN = none, NaN on illegal moves), or NULL = none. In a game without
+ * them (!sp_game_has_qa) qa must be NULL. Returns 0 or -1 with a message naming the sample
+ * and the move. */
+int sp_writer_append_full(sp_writer *w, const float *planes, const float *pi,
+                          const uint8_t *legal, const float *z, const float *q,
+                          float policy_weight, const int8_t *owner, const float *qa,
+                          int32_t gameix, int32_t ply, char *err, size_t errlen);
 /* One no-resign game's measurement for one player (selfplay.h: resignation calibration):
  * the threshold below which it would have resigned, and whether it then lost. */
 typedef struct sp_resign_check {
@@ -161,6 +187,8 @@ typedef struct sp_file {
     int8_t *owner;     /* (n, rows*cols) final owners, mover-relative (-1 unknown, 0 nobody,
                         * k: the player k-1 seats after the mover); NULL when the file has
                         * none (versions 1-3, games without point cells) */
+    float *qa;         /* (n, actions) action-value targets in points, NaN = none; NULL when
+                        * the file has none (versions 1-4, games without a score) */
 } sp_file;
 
 /* Reads and validates a file: the format and version, the "complete" mark, every
@@ -173,7 +201,8 @@ typedef struct sp_file {
  * finite in [-1, 1] and summing to 0 (+-1e-3) with two or more players, q finite in
  * [-1, 1] (a scored game's z and q: finite points, |z|, |q| <= SP_MAX_POINTS), game and
  * ply >= 0, owner (version 4: required exactly when the game, if known, has point cells)
- * in [-1, players] with a sample all -1 or none. Never crashes on corrupt, truncated or forged files. Returns the file (free
+ * in [-1, players] with a sample all -1 or none, qa (version 5: required exactly when the
+ * game, if known, keeps a score) NaN or finite points, NaN on illegal moves. Never crashes on corrupt, truncated or forged files. Returns the file (free
  * with sp_file_free) or NULL with "PATH: what is wrong" (naming the dataset and sample
  * for a bad value). */
 sp_file *sp_file_read(const char *path, const sp_expect *expect, char *err, size_t errlen);

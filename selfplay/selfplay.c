@@ -1,6 +1,7 @@
 #include "selfplay.h"
 
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -118,6 +119,9 @@ typedef struct sp_slot {
     int plies;            /* moves played in the game */
     float *weight;        /* (cap) policy weight */
     float *q;             /* (cap, players) root value, mover-first */
+    float *qa;            /* (cap, actions) games with a score: each move's Q in points
+                           * (its reward + the child's mean points to come), NaN for moves
+                           * the search did not visit (samples.h: qa); else NULL */
     rng r;                /* full or fast search per move (playout cap randomisation) */
     bool full;            /* this move's search is a full one */
 } sp_slot;
@@ -210,6 +214,10 @@ static bool slot_reserve(const game *g, sp_slot *s, int need)
     s->weight = p;
     if (!(p = realloc(s->q, c * (size_t)g->players * sizeof(float)))) return false;
     s->q = p;
+    if (sp_game_has_qa(g)) {
+        if (!(p = realloc(s->qa, c * A * sizeof(float)))) return false;
+        s->qa = p;
+    }
     s->cap = cap;
     return true;
 }
@@ -413,9 +421,10 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
         if (owned) /* a stone of player c: 1 + its seats after the mover; else nobody */
             for (int k = 0; k < hw; k++)
                 owner[k] = (int8_t)(cells[k] >= 0 ? 1 + (cells[k] - s->mover[i] + P) % P : 0);
-        rc = sp_writer_append_owned(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
-                                    zm, s->q + (size_t)i * P, s->weight[i], owned ? owner : NULL,
-                                    s->gameix, s->ply[i], err, errlen);
+        rc = sp_writer_append_full(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
+                                   zm, s->q + (size_t)i * P, s->weight[i], owned ? owner : NULL,
+                                   s->qa ? s->qa + (size_t)i * A : NULL, s->gameix, s->ply[i], err,
+                                   errlen);
         sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
     }
     if (rc == 0) {
@@ -489,10 +498,17 @@ static int export_node(void *ctx, const mcts_node_sample *ns)
     export_ctx *x = ctx;
     const game *g = x->sh->g;
     game_encode(g, ns->state, x->fplanes);
-    /* z: the best points to come reached through the node; q: their mean */
+    /* z: the best points to come reached through the node; q: their mean; qa: per move
+     * the best points reached through it (its reward included), seed 003's targets of
+     * its move values; moves never tried have none */
     float z[GAME_MAX_PLAYERS] = {ns->best}, q[GAME_MAX_PLAYERS] = {ns->value[0]};
-    if (sp_writer_append_weighted(x->sh->w, x->fplanes, ns->pi, ns->legal, z, q, 1.0f, x->s->gameix,
-                                  x->ply + ns->depth, x->err, x->errlen) < 0)
+    float qa[GAME_MAX_ACTIONS];
+    bool has_qa = sp_game_has_qa(g);
+    for (int a = 0; has_qa && a < g->actions; a++)
+        qa[a] = ns->best_after && ns->best_after[a] > -FLT_MAX ? ns->best_after[a] : NAN;
+    if (sp_writer_append_full(x->sh->w, x->fplanes, ns->pi, ns->legal, z, q, 1.0f, NULL,
+                              has_qa ? qa : NULL, x->s->gameix, x->ply + ns->depth, x->err,
+                              x->errlen) < 0)
         return 1;
     x->written++;
     return 0;
@@ -515,8 +531,9 @@ static void *worker_main(void *arg)
     float *fplanes = malloc(sizeof(float) * (size_t)np);
     float *pi = malloc(sizeof(float) * (size_t)A);
     game_state *scratch = malloc(g->state_size);
+    mcts_child_info *kids = malloc(sizeof *kids * (size_t)A); /* the root's children (qa) */
     mcts_batch *batch = mcts_batch_new(g, nslots * o->search.batch);
-    bool ok = slots && active && active_ix && fplanes && pi && scratch && batch &&
+    bool ok = slots && active && active_ix && fplanes && pi && scratch && kids && batch &&
               (!o->swap2 || swap2_alloc(&wk->sw, g) == 0);
     for (int i = 0; ok && i < nslots; i++) {
         sp_slot *s = &slots[i];
@@ -638,6 +655,16 @@ static void *worker_main(void *arg)
                         v = v < -1 ? -1 : v > 1 ? 1 : v;
                     s->q[(size_t)s->n * g->players + k] = v;
                 }
+                if (s->qa) {
+                    /* each visited move's Q in points: the action-value head's target */
+                    float *qa = s->qa + (size_t)s->n * A;
+                    for (int a = 0; a < A; a++)
+                        qa[a] = NAN;
+                    int nc = mcts_children(s->tree, MCTS_ROOT, kids, A);
+                    for (int c = 0; c < nc; c++)
+                        if (kids[c].visits > 0 && isfinite(kids[c].q))
+                            qa[kids[c].action] = kids[c].q;
+                }
                 s->n++;
             }
             if (game_scored(g)) {
@@ -714,6 +741,7 @@ static void *worker_main(void *arg)
         free(slots[i].mover);
         free(slots[i].weight);
         free(slots[i].q);
+        free(slots[i].qa);
         free(slots[i].ply);
         free(slots[i].mscore);
         free(slots[i].mvalue);
@@ -724,6 +752,7 @@ static void *worker_main(void *arg)
     free(fplanes);
     free(pi);
     free(scratch);
+    free(kids);
     mcts_batch_free(batch);
     swap2_free(&wk->sw);
     return NULL;

@@ -273,12 +273,12 @@ START_TEST(samples_with_points)
     float x[18 * 9], px[4], z;
     uint8_t lx[4];
     for (int i = 0; i < 3; i++) {
-        dataset_get(d, i, SYM_ID, x, px, lx, &z, NULL, NULL);
+        dataset_get(d, i, SYM_ID, x, px, lx, &z, NULL, NULL, NULL);
         ck_assert_double_eq_tol(z, nn_score_to_value(zs[i]), 1e-3);
     }
     for (int e = 0; e < g->nsym; e++) {
         sym_id sy = g->sym[e];
-        dataset_get(d, 1, sy, x, px, lx, &z, NULL, NULL);
+        dataset_get(d, 1, sy, x, px, lx, &z, NULL, NULL, NULL);
         for (int a = 0; a < 4; a++) {
             int b = sym_map_action(g, sy, a);
             ck_assert_float_eq(px[b], pi[a]);
@@ -341,6 +341,100 @@ START_TEST(adapt_3x3_to_4x4)
     nn_params_free(p3);
     game_free(g3);
     game_free(g4);
+}
+END_TEST
+
+/* net.policy_head = action_value: 2048's spec (the dense head's tensors, the score value
+ * head), its JSON (older specs without it are unchanged), the refusal by key for a game
+ * of outcomes, and adapt 3x3 -> 4x4 (the FC afresh; a dense model refused by name). */
+START_TEST(action_value_spec_refusal_adapt)
+{
+    gz_config c, m, c4;
+    game *g = make("2048", 3, 3, &c);
+    game *gm = make("mnk", 3, 3, &m);
+    game *g4 = make("2048", 4, 4, &c4);
+    char err[512], rep[512];
+    nn_spec s, s4, sd;
+    snprintf(c.net.policy_head, sizeof c.net.policy_head, "action_value");
+    ck_assert_msg(nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(s.policy, NN_POLICY_ACTION_VALUE);
+    ck_assert_int_eq(s.value, NN_VALUE_SCORE);
+    char *j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"policy_head\":\"action_value\""));
+    nn_spec back;
+    ck_assert_msg(nn_spec_from_json(&back, j, err, sizeof err) == 0, "%s", err);
+    ck_assert(memcmp(&back, &s, sizeof s) == 0);
+    free(j);
+    ck_assert_msg(nn_spec_check_game(&s, g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(nn_spec_check_game(&s, g4, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "action_value policy head"), "%s", err);
+    /* a game without a score: refused naming the key */
+    snprintf(m.net.policy_head, sizeof m.net.policy_head, "action_value");
+    ck_assert_int_eq(nn_spec_from_config(&sd, &m.net, gm, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "net.policy_head") && strstr(err, "action_value") &&
+                      strstr(err, "game mnk"), "%s", err);
+    /* the same tensors as the dense head; adapt keeps all but the board-sized FC */
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    ck_assert_ptr_nonnull(p);
+    nn_params_init_he(p, 5);
+    ck_assert_int_ge(nn_layout_find(&p->layout, "policy.fc.weight"), 0);
+    snprintf(c4.net.policy_head, sizeof c4.net.policy_head, "action_value");
+    ck_assert_msg(nn_spec_from_config(&s4, &c4.net, g4, err, sizeof err) == 0, "%s", err);
+    nn_params *p4 = nn_params_adapt(p, &s4, 6, rep, sizeof rep, err, sizeof err);
+    ck_assert_msg(p4 != NULL, "%s", err);
+    ck_assert_msg(strstr(rep, "policy.fc.weight"), "%s", rep);
+    nn_params_free(p4);
+    snprintf(c4.net.policy_head, sizeof c4.net.policy_head, "dense");
+    ck_assert_int_eq(nn_spec_from_config(&sd, &c4.net, g4, err, sizeof err), 0);
+    ck_assert_ptr_null(nn_params_adapt(p, &sd, 6, rep, sizeof rep, err, sizeof err));
+    ck_assert_msg(strstr(err, "policy_head"), "%s", err);
+    nn_params_free(p);
+    game_free(g);
+    game_free(gm);
+    game_free(g4);
+}
+END_TEST
+
+/* The dataset serves the qa targets as h(points), mapped with 2048's moves under every
+ * symmetry like pi, NaN kept where there is none; a sample written without targets (as
+ * in a version 4 file) serves all NaN. */
+START_TEST(action_value_dataset_symmetries)
+{
+    gz_config c;
+    game *g = make("2048", 3, 3, &c);
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/qa.h5", dir);
+    sp_writer *w = sp_writer_open(path, g, "{}", NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    float planes[18 * 9] = {0}, pi[4] = {0.5f, 0.25f, 0.25f, 0.0f}, z = 300;
+    uint8_t legal[4] = {1, 1, 1, 0};
+    float qa[4] = {250.0f, NAN, 3000.5f, NAN};
+    planes[17 * 9 + 1] = 1.0f;
+    ck_assert_msg(sp_writer_append_full(w, planes, pi, legal, &z, NULL, 1, NULL, qa, 0, 0, err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_msg(sp_writer_append(w, planes, pi, legal, &z, 0, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(sp_writer_close(w, err, sizeof err), 0);
+    dataset *d = dataset_new(g, 0.0, err, sizeof err);
+    ck_assert_int_eq(dataset_add_path(d, path, err, sizeof err), 0);
+    float x[18 * 9], px[4], zz, qx[4];
+    uint8_t lx[4];
+    for (int e = 0; e < g->nsym; e++) {
+        sym_id sy = g->sym[e];
+        dataset_get(d, 0, sy, x, px, lx, &zz, NULL, NULL, qx);
+        for (int a = 0; a < 4; a++) {
+            int b = sym_map_action(g, sy, a);
+            ck_assert_float_eq(px[b], pi[a]);
+            if (isnan(qa[a]))
+                ck_assert_msg(isnan(qx[b]), "sym %d move %d: %g", e, a, (double)qx[b]);
+            else
+                ck_assert_double_eq_tol(qx[b], nn_score_to_value(qa[a]), 1e-4);
+        }
+        dataset_get(d, 1, sy, x, px, lx, &zz, NULL, NULL, qx);
+        for (int a = 0; a < 4; a++)
+            ck_assert(isnan(qx[a]));
+    }
+    dataset_free(d);
+    game_free(g);
 }
 END_TEST
 
@@ -508,6 +602,77 @@ START_TEST(runs_3x3_then_4x4)
 }
 END_TEST
 
+/* Checks a 2048 sample file's action-value targets: NaN on illegal moves; a finite
+ * target on every move the search visited (pi > 0); with best = 1 (the tree export)
+ * each target at most the node's z, the best points reached through it; returns the
+ * number of finite targets. */
+static int check_qa_file(const char *path, int best)
+{
+    gz_config c;
+    game *g = make("2048", 3, 3, &c);
+    sp_expect ex = sp_expect_game(g);
+    char err[512];
+    sp_file *f = sp_file_read(path, &ex, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->version, 5);
+    ck_assert_ptr_nonnull(f->qa);
+    int finite = 0;
+    for (int64_t i = 0; i < f->n; i++)
+        for (int a = 0; a < 4; a++) {
+            float q = f->qa[i * 4 + a];
+            if (!f->legal[i * 4 + a])
+                ck_assert(isnan(q));
+            if (f->pi[i * 4 + a] > 0 && f->weight[i] > 0)
+                ck_assert_msg(!isnan(q), "%s: sample %lld move %d visited without a target", path,
+                              (long long)i, a);
+            if (isnan(q))
+                continue;
+            finite++;
+            ck_assert(q >= 0);
+            if (best)
+                ck_assert_msg(q <= f->z[i] + 1e-3f, "%s: sample %lld move %d: %g above the best %g",
+                              path, (long long)i, a, (double)q, (double)f->z[i]);
+        }
+    sp_file_free(f);
+    game_free(g);
+    return finite;
+}
+
+/* A tiny 3x3 run with the action-value head end to end: the rollout bootstrap writes the
+ * tree's best points after each move (qa <= the node's best, a target on every visited
+ * move), generation 2's self-play the search's Q of each visited move, the trainer
+ * reports the head's loss, and the models carry the head. */
+START_TEST(action_value_tiny_run)
+{
+    const char *src = getenv("GZ_SRC");
+    ck_assert_ptr_nonnull(src);
+    char args[4096], path[512], *err;
+    snprintf(args, sizeof args, "run -c %s/configs/2048-3x3.json -o %s/rav --generations 2 " TINY
+             " --set net.policy_head=action_value", src, dir);
+    int rc = run_quiet(args, &err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    free(err);
+    snprintf(path, sizeof path, "%s/rav/data/gen_0001.h5", dir);
+    ck_assert_int_gt(check_qa_file(path, 1), 10);
+    snprintf(path, sizeof path, "%s/rav/data/gen_0002.h5", dir);
+    ck_assert_int_gt(check_qa_file(path, 0), 2);
+    snprintf(path, sizeof path, "%s/rav/metrics.jsonl", dir);
+    char *metrics = slurp(path);
+    ck_assert_msg(strstr(metrics, "\"action_value\":"), "%s", metrics);
+    free(metrics);
+    gz_config c;
+    game *g = make("2048", 3, 3, &c);
+    snprintf(path, sizeof path, "%s/rav/models/gen_0002.h5", dir);
+    nn_ckpt_meta meta;
+    char e2[512];
+    nn_params *p = nn_ckpt_load(path, g, &meta, e2, sizeof e2);
+    ck_assert_msg(p != NULL, "%s", e2);
+    ck_assert_int_eq(p->layout.spec.policy, NN_POLICY_ACTION_VALUE);
+    nn_params_free(p);
+    game_free(g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("g2048_train");
@@ -520,8 +685,11 @@ int main(void)
     tcase_add_test(tc, net_eval_symmetries);
     tcase_add_test(tc, samples_with_points);
     tcase_add_test(tc, adapt_3x3_to_4x4);
+    tcase_add_test(tc, action_value_spec_refusal_adapt);
+    tcase_add_test(tc, action_value_dataset_symmetries);
     tcase_add_test(tc, selfplay_value_targets);
     tcase_add_test(tc, runs_3x3_then_4x4);
+    tcase_add_test(tc, action_value_tiny_run);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

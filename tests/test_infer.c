@@ -175,6 +175,54 @@ START_TEST(dnnl_matches_reference_other_shapes)
 }
 END_TEST
 
+/* The action-value head (2048's seed 003 head: 4 move values in the h scale, a score
+ * value head): oneDNN's priors and values match the reference's on random weights at
+ * every batch size; the reference's priors are the softmax of its raw outputs (the move
+ * values) over the legal moves at NN_ACTION_VALUE_TEMP; another board is refused naming
+ * the head. */
+START_TEST(dnnl_matches_reference_action_value)
+{
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 1, 2, NN_POLICY_ACTION_VALUE, 4, 4);
+    s.actions = 4;
+    s.value = NN_VALUE_SCORE;
+    char err[256];
+    ck_assert_msg(nn_spec_validate(&s, err, sizeof err) == 0, "%s", err);
+    nn_params *p = random_params(&s, 21);
+    /* move values of a few points apart, as a trained head's are */
+    const nn_layout *L = &p->layout;
+    float *bias = nn_tensor_ptr(L, p->data, L->pol_out_b);
+    for (int a = 0; a < 4; a++)
+        bias[a] = 20.0f + 1.5f * (float)a;
+    for (int b = 0; b < 3; b++) {
+        double d = compare(p, 4, 4, batches[b], 600 + b);
+        ck_assert_msg(d <= 1e-4, "batch %d: max abs diff %g", batches[b], d);
+    }
+    const int n = 9;
+    float in[9 * 5 * 16], pol[9 * 4], val[9], y[9 * 4];
+    uint8_t legal[9 * 4];
+    rng r;
+    rng_seed(&r, 77);
+    random_batch(&r, n, 5, 16, 4, in, legal);
+    ck_assert_msg(nn_ref_forward(p, 4, 4, n, in, legal, pol, val, y, err, sizeof err) == 0, "%s", err);
+    for (int b = 0; b < n; b++) {
+        double mx = -INFINITY, sum = 0;
+        for (int a = 0; a < 4; a++)
+            if (legal[b * 4 + a])
+                mx = fmax(mx, y[b * 4 + a] / NN_ACTION_VALUE_TEMP);
+        for (int a = 0; a < 4; a++)
+            sum += legal[b * 4 + a] ? exp(y[b * 4 + a] / NN_ACTION_VALUE_TEMP - mx) : 0;
+        for (int a = 0; a < 4; a++)
+            ck_assert_double_eq_tol(pol[b * 4 + a],
+                                    legal[b * 4 + a] ? exp(y[b * 4 + a] / NN_ACTION_VALUE_TEMP - mx) / sum : 0,
+                                    1e-6);
+        ck_assert(y[b * 4] > 5); /* the values are the outputs, not squashed */
+    }
+    ck_assert_ptr_null(nn_infer_new(p, 3, 3, NN_PREC_FP32, 0, err, sizeof err));
+    ck_assert_msg(strstr(err, "action_value policy head") != NULL, "%s", err);
+    nn_params_free(p);
+}
+END_TEST
+
 /* A net with the opponent-reply and ownership heads (training only): oneDNN still
  * matches the reference, and both give exactly what the same net without them gives. */
 START_TEST(aux_policy_head_is_not_inferred)
@@ -938,6 +986,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, dnnl_matches_reference_other_shapes);
     tcase_add_test(t, masked_taps_garbage_then_mask_is_identical);
     tcase_add_test(t, aux_policy_head_is_not_inferred);
+    tcase_add_test(t, dnnl_matches_reference_action_value);
     tcase_add_test(t, batch_out_of_range);
     tcase_add_test(t, bf16_close_to_reference);
     tcase_add_test(t, int8_close_to_reference);

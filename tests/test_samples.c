@@ -551,7 +551,7 @@ START_TEST(owner_round_trip)
     sp_file *f = sp_file_read(path, &e, err, sizeof err);
     ck_assert_msg(f != NULL, "%s", err);
     ck_assert_int_eq(f->version, SP_VERSION);
-    ck_assert_int_eq(SP_VERSION, 4);
+    ck_assert_int_eq(SP_VERSION, 5);
     ck_assert_int_eq(f->n, OWN_N);
     ck_assert_ptr_nonnull(f->owner);
     for (int i = 0; i < OWN_N; i++)
@@ -605,9 +605,12 @@ START_TEST(owner_round_trip)
     e = sp_expect_game(g);
     f = sp_file_read(path, &e, err, sizeof err);
     ck_assert_msg(f != NULL, "%s", err);
-    ck_assert_int_eq(f->version, 4);
+    ck_assert_int_eq(f->version, 5);
     ck_assert_int_eq(f->n, 2);
     ck_assert_ptr_null(f->owner);
+    ck_assert_ptr_nonnull(f->qa); /* a scored game: the dataset, here without targets */
+    for (int k = 0; k < 8; k++)
+        ck_assert(isnan(f->qa[k]));
     sp_file_free(f);
     hid_t hf = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     ck_assert_int_ge(hf, 0);
@@ -774,6 +777,149 @@ START_TEST(owner_bad_values_refused)
 }
 END_TEST
 
+/* 2048 (3x3) sample i's action-value targets as qa_file writes them: move a in points,
+ * NaN for the moves without a target (every third sample has none at all; move 3 is
+ * illegal in the odd samples). */
+static float qa_want(int i, int a)
+{
+    if (i % 3 == 2 || (a == 3 && i % 2) || (a + i) % 4 == 1)
+        return NAN;
+    return 16.0f * (float)i + 4.0f * (float)a + 0.5f;
+}
+
+#define QA_N 30
+
+static void qa_file(game *g, const char *path)
+{
+    char err[512];
+    sp_writer *w = sp_writer_open(path, g, NULL, NULL, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    float *planes = calloc((size_t)g->planes * 9, sizeof(float));
+    for (int i = 0; i < QA_N; i++) {
+        uint8_t legal[4] = {1, 1, 1, (uint8_t)(i % 2 ? 0 : 1)};
+        float pi[4] = {0.5f, 0.25f, 0.25f, 0}, z = 100.0f + (float)i, qa[4];
+        for (int a = 0; a < 4; a++)
+            qa[a] = qa_want(i, a);
+        ck_assert_msg(sp_writer_append_full(w, planes, pi, legal, &z, NULL, 1, NULL,
+                                            i % 3 == 2 ? NULL : qa, i / 5, i % 5, err, sizeof err) == 0,
+                      "%s", err);
+    }
+    free(planes);
+    ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
+}
+
+/* Action-value targets (format 5, games with a score): written and read back exactly,
+ * NaN where there is none (NULL writes none); the writer refuses a target on an illegal
+ * move, an infinite one, and any in a game without a score; a version 4 file (no qa
+ * dataset, or one that is not looked at) reads with qa NULL, the documented default (no
+ * targets); a version 5 file of 2048 without it is refused; forged values, another type
+ * or width: refused naming the dataset and the sample. */
+START_TEST(qa_round_trip_and_versions)
+{
+    game *g = owner_game("2048");
+    ck_assert(sp_game_has_qa(g));
+    char path[300], old[300], err[512], out[4096];
+    snprintf(path, sizeof path, "%s/qa.h5", dir);
+    snprintf(old, sizeof old, "%s/qa_v4.h5", dir);
+    qa_file(g, path);
+    sp_expect e = sp_expect_game(g);
+    sp_file *f = sp_file_read(path, &e, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    ck_assert_int_eq(f->version, 5);
+    ck_assert_ptr_nonnull(f->qa);
+    for (int i = 0; i < QA_N; i++)
+        for (int a = 0; a < 4; a++) {
+            float want = qa_want(i, a), have = f->qa[i * 4 + a];
+            ck_assert_msg(isnan(want) ? isnan(have) : have == want, "sample %d move %d: %g, wrote %g",
+                          i, a, (double)have, (double)want);
+        }
+    sp_file_free(f);
+    run_info(path, out, sizeof out);
+    ck_assert_msg(strstr(out, "qa          for 20 of 30 samples"), "%s", out);
+    /* version 4, with or without the dataset: no targets */
+    for (int keep = 0; keep < 2; keep++) {
+        forge_version(path, old, keep ? NULL : "qa", 4);
+        f = sp_file_read(old, &e, err, sizeof err);
+        ck_assert_msg(f != NULL, "%s", err);
+        ck_assert_int_eq(f->version, 4);
+        ck_assert_ptr_null(f->qa);
+        ck_assert_int_eq(f->n, QA_N);
+        sp_file_free(f);
+    }
+    run_info(old, out, sizeof out);
+    ck_assert_msg(strstr(out, "qa          none (a file before version 5)"), "%s", out);
+    /* version 5 without it: missing */
+    forge_version(path, old, "qa", 0);
+    ck_assert_ptr_null(sp_file_read(old, &e, err, sizeof err));
+    ck_assert_msg(strstr(err, old) && strstr(err, "dataset qa is missing"), "%s", err);
+    /* forged values: a target on an illegal move (sample 1 move 3), an infinite or huge one */
+    struct {
+        int sample, move;
+        float value;
+    } cases[] = {{1, 3, 5.0f}, {0, 0, INFINITY}, {4, 2, 2e9f}, {6, 0, -INFINITY}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        float row[4];
+        for (int a = 0; a < 4; a++)
+            row[a] = qa_want(cases[k].sample, a);
+        row[cases[k].move] = cases[k].value;
+        forge_row(path, old, "qa", (hsize_t)cases[k].sample, row, 4, H5T_NATIVE_FLOAT);
+        ck_assert_msg(sp_file_read(old, &e, err, sizeof err) == NULL, "case %zu accepted", k);
+        char want[64];
+        snprintf(want, sizeof want, "sample %d: move %d is", cases[k].sample, cases[k].move);
+        ck_assert_msg(strstr(err, old) && strstr(err, "dataset qa") && strstr(err, want), "case %zu: %s",
+                      k, err);
+    }
+    /* another type (int32) or width (3 moves): refused by name */
+    for (int k = 0; k < 2; k++) {
+        forge_version(path, old, "qa", 0);
+        hid_t hf = H5Fopen(old, H5F_ACC_RDWR, H5P_DEFAULT);
+        hsize_t qd[2] = {QA_N, k ? 3 : 4};
+        hid_t qs = H5Screate_simple(2, qd, NULL);
+        hid_t d = H5Dcreate2(hf, "qa", k ? H5T_IEEE_F32LE : H5T_STD_I32LE, qs, H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT);
+        int32_t *zeros = calloc(QA_N * 4, sizeof(int32_t));
+        ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros), 0);
+        free(zeros);
+        H5Dclose(d), H5Sclose(qs);
+        ck_assert_int_ge(H5Fclose(hf), 0);
+        ck_assert_ptr_null(sp_file_read(old, &e, err, sizeof err));
+        ck_assert_msg(strstr(err, old) && strstr(err, "dataset qa") &&
+                          strstr(err, k ? "dimension 1 is 3, expected 4" : "wrong type (expected float32)"),
+                      "%s", err);
+    }
+    /* the writer's refusals, naming the sample and the move */
+    sp_writer *w = sp_writer_open(old, g, NULL, NULL, err, sizeof err);
+    ck_assert_ptr_nonnull(w);
+    float *planes = calloc((size_t)g->planes * 9, sizeof(float));
+    float pi[4] = {0.5f, 0.5f, 0, 0}, z = 8, qa[4] = {1, 2, NAN, 7};
+    uint8_t legal[4] = {1, 1, 1, 0};
+    ck_assert_int_eq(sp_writer_append_full(w, planes, pi, legal, &z, NULL, 1, NULL, qa, 0, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "sample 0") && strstr(err, "qa[3] = 7"), "%s", err);
+    qa[3] = NAN;
+    qa[1] = INFINITY;
+    ck_assert_int_eq(sp_writer_append_full(w, planes, pi, legal, &z, NULL, 1, NULL, qa, 0, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "qa[1] = inf"), "%s", err);
+    sp_writer_abort(w);
+    free(planes);
+    game_free(g);
+    /* a game without a score: no qa dataset, and targets refused */
+    g = owner_game("sanling");
+    ck_assert(!sp_game_has_qa(g));
+    w = sp_writer_open(old, g, NULL, NULL, err, sizeof err);
+    ck_assert_ptr_nonnull(w);
+    planes = calloc((size_t)g->planes * 25, sizeof(float));
+    float p25[25], z3[3] = {0, 0, 0}, q25[25];
+    uint8_t l25[25];
+    for (int a = 0; a < 25; a++)
+        p25[a] = 1.0f / 25, l25[a] = 1, q25[a] = NAN;
+    ck_assert_int_eq(sp_writer_append_full(w, planes, p25, l25, z3, NULL, 1, NULL, q25, 0, 0, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "action-value targets for a game without a score"), "%s", err);
+    sp_writer_abort(w);
+    free(planes);
+    game_free(g);
+}
+END_TEST
+
 static void fresh_dir(const char *d)
 {
     char cmd[700];
@@ -811,6 +957,7 @@ static Suite *samples_suite(void)
     tcase_add_test(tc, owner_round_trip);
     tcase_add_test(tc, owner_older_versions);
     tcase_add_test(tc, owner_bad_values_refused);
+    tcase_add_test(tc, qa_round_trip_and_versions);
     tcase_add_test(tc, writer_disk_full);
     suite_add_tcase(s, tc);
     return s;

@@ -155,7 +155,7 @@ static replay_stats check_file(const char *path, const game *g, int games, int r
     ck_assert_int_eq(f->players, 2);
     ck_assert_int_eq(f->actions, 9);
     ck_assert_int_gt(f->n, 0);
-    ck_assert_int_eq(f->version, 4);
+    ck_assert_int_eq(f->version, 5);
     ck_assert_ptr_nonnull(f->owner);
     int A = g->actions, P = g->players, hw = g->rows * g->cols, np = g->planes * hw;
     ck_assert_int_eq(hw, A);
@@ -333,7 +333,7 @@ static int64_t check_file_generic(const char *path, const game *g, int games)
     int *movers = malloc(sizeof(int) * (size_t)(g->max_game_length > 0 ? g->max_game_length : A));
     int8_t cells[GAME_MAX_CELLS];
     int hw = g->rows * g->cols;
-    ck_assert_int_eq(f->version, 4);
+    ck_assert_int_eq(f->version, 5);
     ck_assert(f->owner != NULL || !sp_game_has_owner(g));
     int64_t i = 0;
     int ngames = 0;

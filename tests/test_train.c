@@ -44,6 +44,8 @@ static nn_spec tiny_spec(game_lattice lat, int rows, int cols, int blocks, int C
     s.value_hidden = 5;
     s.policy = pol;
     s.trunk = trunk;
+    if (pol == NN_POLICY_ACTION_VALUE)
+        s.value = NN_VALUE_SCORE; /* the head needs a game with a score */
     char err[256];
     ck_assert_msg(nn_spec_validate(&s, err, sizeof err) == 0, "%s", err);
     return s;
@@ -187,6 +189,19 @@ static void grad_case(nn_spec s, uint64_t seed)
         }
         train_net_set_owner_f64(c.t, own, 0.4);
     }
+    /* the action-value head's targets (h scale): sample 1 with none (all NaN), sample 2
+     * with a target on some moves only, the others on every move */
+    float *qa = NULL;
+    double *dqa = NULL;
+    if (s.policy == NN_POLICY_ACTION_VALUE) {
+        qa = malloc(sizeof(float) * (size_t)n * s.actions);
+        for (int i = 0; i < n * s.actions; i++) {
+            int bi = i / s.actions;
+            qa[i] = bi == 1 || (bi == 2 && i % 2 == 0) ? NAN : (float)(4 * rng_uniform(&r) - 1);
+        }
+        dqa = to_d(qa, (size_t)n * s.actions);
+        train_net_set_action_values_f64(c.t, dqa, 0.7);
+    }
     double *dg = calloc(L->count, sizeof(double));
     dloss(&c);
     train_net_backward_f64(c.t, c.params, dg, VW, WD);
@@ -199,8 +214,39 @@ static void grad_case(nn_spec s, uint64_t seed)
         train_net_set_aux(t, opp, 0.3);
     if (s.aux_owner)
         train_net_set_owner(t, own, 0.4);
+    if (qa)
+        train_net_set_action_values(t, qa, 0.7);
     train_net_forward(t, p->data, n, b.x, b.pi, b.legal, b.z, TRAIN_MODE_TRAIN, VW, WD, &fl);
     train_net_backward(t, p->data, fg, VW, WD);
+    if (qa) {
+        /* no policy CE; the action-value MSE is in the total: per sample the mean over
+         * its moves with a target, then the batch mean (sample 1 adds nothing); the
+         * probabilities are the softmax of the outputs over the legal moves (T = 1) */
+        ck_assert(fl.policy == 0);
+        ck_assert(fabs(fl.total - (VW * fl.value + fl.l2 + 0.7 * fl.action_value)) < 1e-4);
+        const float *y = train_net_logits(t), *pr = train_net_probs(t);
+        double want = 0;
+        for (int i = 0; i < n; i++) {
+            double sq = 0, mx = -INFINITY, sum = 0;
+            int k = 0;
+            for (int a = 0; a < s.actions; a++) {
+                float q = qa[i * s.actions + a];
+                if (!isnan(q))
+                    sq += (y[i * s.actions + a] - q) * (y[i * s.actions + a] - q), k++;
+                if (b.legal[i * s.actions + a])
+                    mx = fmax(mx, y[i * s.actions + a]);
+            }
+            want += k ? sq / k : 0;
+            for (int a = 0; a < s.actions; a++)
+                sum += b.legal[i * s.actions + a] ? exp(y[i * s.actions + a] - mx) : 0;
+            for (int a = 0; a < s.actions; a++)
+                ck_assert_double_eq_tol(pr[i * s.actions + a],
+                                        b.legal[i * s.actions + a] ? exp(y[i * s.actions + a] - mx) / sum : 0,
+                                        1e-5);
+        }
+        ck_assert(fl.action_value > 0.1);
+        ck_assert_double_eq_tol(fl.action_value, want / n, 1e-4 * (1 + want / n));
+    }
     if (s.aux_policy) {
         /* the aux loss is in the total, and the aux head learns */
         ck_assert(fl.aux > 0.5);
@@ -264,6 +310,7 @@ static void grad_case(nn_spec s, uint64_t seed)
                           T->name, j, (double)f[j], g[j]);
     }
     free(dg), free(fg), free(c.params), free(c.x), free(c.pi), free(c.z), free(opp), free(dopp), free(own);
+    free(qa), free(dqa);
     free_batch(&b);
     train_net_free_f64(c.t);
     train_net_free(t);
@@ -366,6 +413,17 @@ START_TEST(grad_score_value)
 {
     grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 3, 3, 1, 4, 1, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 16);
     grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 4, 3, 1, 4, 1, NN_POLICY_DENSE, NN_TRUNK_RESIDUAL)), 17);
+}
+END_TEST
+
+/* The action-value head (seed 003): its masked MSE's gradient, through the dense layers,
+ * the head's BN and 1x1 conv and the trunk, against central finite differences in double
+ * precision, and the float path against the double one; the loss and the priors checked
+ * by hand (in grad_case). */
+START_TEST(grad_action_value)
+{
+    grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 3, 3, 1, 4, 1, NN_POLICY_ACTION_VALUE, NN_TRUNK_RESIDUAL)), 18);
+    grad_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 4, 3, 1, 3, 1, NN_POLICY_ACTION_VALUE, NN_TRUNK_PLAIN)), 19);
 }
 END_TEST
 
@@ -670,10 +728,10 @@ static void augmentation_case(int rows, int cols)
     uint8_t l0[64], l1[64];
     ck_assert_int_eq(g->nsym, rows == cols ? 8 : 4);
     for (int64_t i = 0; i < dataset_train_count(d); i += 7) {
-        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0, NULL, NULL);
+        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0, NULL, NULL, NULL);
         for (int k = 0; k < g->nsym; k++) {
             sym_id s = g->sym[k];
-            dataset_get(d, i, s, x1, pi1, l1, z1, NULL, NULL);
+            dataset_get(d, i, s, x1, pi1, l1, z1, NULL, NULL, NULL);
             for (int r = 0; r < rows; r++)
                 for (int c = 0; c < cols; c++) {
                     int r2, c2;
@@ -999,7 +1057,7 @@ START_TEST(policy_weight_round_trip)
     float *x = malloc(sizeof(float) * (size_t)np), dpi[25], dz[2];
     uint8_t dl[25];
     for (int i = 0; i < 6; i++) {
-        dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL);
+        dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL, NULL);
         /* the sample's identity: its planes[0..5] marker */
         int id = 0;
         for (int k = 0; k < 6; k++)
@@ -1018,7 +1076,7 @@ START_TEST(policy_weight_round_trip)
     uint8_t lb[75];
     for (int b = 0; b < 3; b++)
         dataset_get(d, b == 0 ? 0 : b == 1 ? 3 : 5, SYM_ID, xb + (size_t)b * np, pib + b * 25, lb + b * 25,
-                    zb + b * 2, NULL, NULL);
+                    zb + b * 2, NULL, NULL, NULL);
     train_losses l;
     train_net_forward(t, p->data, 3, xb, pib, lb, zb, TRAIN_MODE_TRAIN, 1, 0, &l);
     ck_assert_double_eq_tol(l.policy, 0, 1e-12);
@@ -1081,7 +1139,7 @@ START_TEST(opponent_reply_targets)
     for (int s = 0; s < g->nsym; s++) {
         sym_id sy = g->sym[s];
         for (int i = 0; i < ns; i++) {
-            dataset_get(d, i, sy, x, dpi, dl, dz, opp, NULL);
+            dataset_get(d, i, sy, x, dpi, dl, dz, opp, NULL, NULL);
             int gm = order[i][0], ply = order[i][1];
             int has_next = (gm == 0 && ply < 3) || (gm == 1 && (ply == 0 || ply == 3));
             float want_mass = has_next && !(gm == 1 && ply == 3) ? scale : 0; /* 1,4 has weight 0 */
@@ -1119,7 +1177,7 @@ START_TEST(opponent_reply_targets)
     float *xb = malloc(sizeof(float) * (size_t)ns * np), pib[8 * 25], zb[16], ob[8 * 25];
     uint8_t lb[8 * 25];
     for (int i = 0; i < ns; i++)
-        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, ob + i * 25, NULL);
+        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, ob + i * 25, NULL, NULL);
     train_net_set_aux(ev, ob, 1);
     train_losses l0, l1;
     train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l0);
@@ -1185,7 +1243,7 @@ START_TEST(ownership_targets)
     for (int k = 0; k < g->nsym; k++) {
         sym_id sy = g->sym[k];
         for (int i = 0; i < ns; i++) {
-            dataset_get(d, i, sy, x, dpi, dl, dz, NULL, own);
+            dataset_get(d, i, sy, x, dpi, dl, dz, NULL, own, NULL);
             for (int a = 0; a < hw; a++) {
                 int b = sym_map_action(g, sy, a);
                 ck_assert_msg(own[b] == maps[i][a], "sample %d sym %d point %d: owner %d, want %d", i, k, a,
@@ -1213,7 +1271,7 @@ START_TEST(ownership_targets)
     uint8_t lb[8 * 25];
     int8_t ob[8 * 25];
     for (int i = 0; i < ns; i++)
-        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, NULL, ob + i * 25);
+        dataset_get(d, i, SYM_ID, xb + (size_t)i * np, pib + i * 25, lb + i * 25, zb + i * 2, NULL, ob + i * 25, NULL);
     train_net_set_owner(ev, ob, 1);
     train_losses l0, l1;
     train_net_forward(ev, trainer_params(t)->data, ns, xb, pib, lb, zb, TRAIN_MODE_EVAL, 1, 0, &l0);
@@ -1301,7 +1359,7 @@ START_TEST(q_value_target)
         ck_assert_int_eq(dataset_train_count(d), 3);
         double sum0 = 0;
         for (int i = 0; i < 3; i++) {
-            dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL);
+            dataset_get(d, i, SYM_ID, x, dpi, dl, dz, NULL, NULL, NULL);
             ck_assert_float_eq_tol(dz[0] + dz[1], 0, 1e-6);
             sum0 += dz[0];
         }
@@ -1583,6 +1641,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_zerosum_value);
     tcase_add_test(tc, grad_value_pool_mean_max);
     tcase_add_test(tc, grad_score_value);
+    tcase_add_test(tc, grad_action_value);
     tcase_add_test(tc, grad_aux_policy);
     tcase_add_test(tc, grad_aux_owner);
     tcase_add_test(tc, zerosum_values_and_loss);

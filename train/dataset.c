@@ -2,6 +2,7 @@
 #include "dataset.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ typedef struct split {
     double wsum;    /* sum of the held samples' policy weights (= their pi masses) */
     int8_t *own;    /* (n, HW) final owners, mover-relative (samples.h; -1 unknown), or NULL
                      * in a game without them */
+    float *qa;      /* (n, A) action-value targets in points (samples.h; NaN = none), or
+                     * NULL in a game without a score */
 } split;
 
 struct dataset {
@@ -34,6 +37,7 @@ struct dataset {
     size_t per_state, A, P;
     size_t hw_own;      /* points of an ownership map: rows*cols in a game with point cells,
                          * else 0 (no maps held) */
+    int has_qa;         /* action-value targets held (a game with a score) */
     uint8_t *sym_u8;    /* (per_state) scratch: planes under a symmetry */
     float q_ratio;
     /* mutated by add/window */
@@ -45,7 +49,7 @@ struct dataset {
 static void split_free(split *s)
 {
     free(s->state), free(s->pi), free(s->legal), free(s->z), free(s->gen), free(s->next);
-    free(s->own);
+    free(s->own), free(s->qa);
     memset(s, 0, sizeof *s);
 }
 
@@ -80,7 +84,13 @@ static int split_reserve(const dataset *d, split *s, int64_t need)
         if (own)
             s->own = own;
     }
-    if (!st || !pi || !lg || !z || !gen || !nx || (d->hw_own && !own))
+    float *qa = s->qa;
+    if (d->has_qa) {
+        qa = realloc(s->qa, sizeof(float) * (size_t)cap * d->A);
+        if (qa)
+            s->qa = qa;
+    }
+    if (!st || !pi || !lg || !z || !gen || !nx || (d->hw_own && !own) || (d->has_qa && !qa))
         return -1;
     s->cap = cap;
     return 0;
@@ -101,6 +111,7 @@ dataset *dataset_new(const game *g, double validation_fraction, char *err, size_
     d->P = (size_t)g->players;
     size_t hw = (size_t)g->rows * g->cols;
     d->hw_own = sp_game_has_owner(g) ? hw : 0;
+    d->has_qa = sp_game_has_qa(g);
     d->sym_u8 = malloc(d->per_state);
     if (!d->sym_u8) {
         free(d);
@@ -222,6 +233,11 @@ static int add_file(dataset *d, const char *path, char *err, size_t errlen)
             else
                 memset(ok, -1, d->hw_own); /* files before version 4: no ownership target */
         }
+        if (d->has_qa) {
+            float *qk = s->qa + (size_t)k * d->A;
+            for (size_t a = 0; a < d->A; a++) /* files before version 5: no targets */
+                qk[a] = f->qa ? f->qa[(size_t)i * d->A + a] : NAN;
+        }
     }
     int linked = link_next_plies(d, f, pos, which);
     free(pos), free(which);
@@ -318,6 +334,8 @@ static void window_split(dataset *d, split *s, int64_t oldest)
             s->next[k] = s->next[i];
             if (d->hw_own)
                 memmove(s->own + (size_t)k * d->hw_own, s->own + (size_t)i * d->hw_own, d->hw_own);
+            if (d->has_qa)
+                memmove(s->qa + (size_t)k * d->A, s->qa + (size_t)i * d->A, sizeof(float) * d->A);
         }
         k++;
     }
@@ -369,10 +387,21 @@ static void map_pi(const dataset *d, sym_id sym, const float *src, float *dst)
 
 /* Sample i of split s under symmetry sym into the outputs' row 0; opp (may be NULL): the
  * next ply's pi (the reply), or zeros; own (may be NULL): the ownership map, or all -1 in
- * a game without one. */
+ * a game without one; qa (may be NULL): the action-value targets h(points) mapped as pi,
+ * NaN where there is none (always in a game without a score). */
 static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, float *x, float *pi,
-                    uint8_t *legal, float *z, float *opp, int8_t *own)
+                    uint8_t *legal, float *z, float *opp, int8_t *own, float *qa)
 {
+    if (qa) {
+        if (!d->has_qa) {
+            for (size_t a = 0; a < d->A; a++)
+                qa[a] = NAN;
+        } else {
+            map_pi(d, sym, s->qa + (size_t)i * d->A, qa);
+            for (size_t a = 0; a < d->A; a++) /* NaN stays NaN: no target */
+                qa[a] = isnan(qa[a]) ? NAN : (float)nn_score_to_value(qa[a]);
+        }
+    }
     if (own) {
         size_t hw = (size_t)d->g->rows * d->g->cols;
         if (!d->hw_own)
@@ -440,13 +469,13 @@ static void get_one(const dataset *d, const split *s, int64_t i, sym_id sym, flo
 }
 
 void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal, float *z,
-                 float *opp, int8_t *own)
+                 float *opp, int8_t *own, float *qa)
 {
-    get_one(d, &d->tr, i, s, x, pi, legal, z, opp, own);
+    get_one(d, &d->tr, i, s, x, pi, legal, z, opp, own, qa);
 }
 
 void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
-                         float *pi, uint8_t *legal, float *z, float *opp, int8_t *own)
+                         float *pi, uint8_t *legal, float *z, float *opp, int8_t *own, float *qa)
 {
     size_t hw = (size_t)d->g->rows * d->g->cols;
     for (int b = 0; b < n; b++) {
@@ -458,24 +487,25 @@ void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int au
             continue;
         size_t k = (size_t)(b - lo);
         get_one(d, &d->tr, i, s, x + k * d->per_state, pi + k * d->A, legal + k * d->A,
-                z + k * d->P, opp ? opp + k * d->A : NULL, own ? own + k * hw : NULL);
+                z + k * d->P, opp ? opp + k * d->A : NULL, own ? own + k * hw : NULL,
+                qa ? qa + k * d->A : NULL);
     }
 }
 
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z, float *opp, int8_t *own)
+                    uint8_t *legal, float *z, float *opp, int8_t *own, float *qa)
 {
-    dataset_sample_part(d, r, n, 0, n, augment, x, pi, legal, z, opp, own);
+    dataset_sample_part(d, r, n, 0, n, augment, x, pi, legal, z, opp, own, qa);
 }
 
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
-                       float *z, float *opp, int8_t *own)
+                       float *z, float *opp, int8_t *own, float *qa)
 {
     size_t hw = (size_t)d->g->rows * d->g->cols;
     for (int b = 0; b < n; b++)
         get_one(d, &d->va, start + b, SYM_ID, x + (size_t)b * d->per_state, pi + (size_t)b * d->A,
                 legal + (size_t)b * d->A, z + (size_t)b * d->P, opp ? opp + (size_t)b * d->A : NULL,
-                own ? own + (size_t)b * hw : NULL);
+                own ? own + (size_t)b * hw : NULL, qa ? qa + (size_t)b * d->A : NULL);
 }
 
 /* FNV-1a of a held sample's planes and legal mask (its compact bytes). */
@@ -543,7 +573,7 @@ int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n
     for (int i = 0; i < n; i++) {
         int64_t k = idx[(int64_t)((double)i * (double)m / n)];
         get_one(d, s, k, SYM_ID, x + d->per_state * (size_t)i, pi, legal + d->A * (size_t)i, z, NULL,
-                NULL);
+                NULL, NULL);
     }
     free(pi), free(z);
     return 0;

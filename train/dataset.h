@@ -23,6 +23,11 @@
  * The ownership target (own, for a net's ownership head) of a sample is its file's final
  * owner map (samples.h: rows*cols int8, mover-relative, -1 unknown) under the same
  * symmetry; all -1 for files before version 4 and in games without point cells.
+ * The action-value targets (qa, for a net's action_value policy head) of a sample are
+ * its file's per-move points (samples.h: qa) mapped by the same symmetry as pi (2048's
+ * four directions through sym_action) and served as h(points) (nn_score_to_value), NaN
+ * for a move without a target; all NaN for files before version 5 and in games without
+ * a score.
  * Single-threaded; no allocation in the batch functions.
  */
 #ifndef GZ_TRAIN_DATASET_H
@@ -68,21 +73,23 @@ int64_t dataset_newest_generation(const dataset *d);
 /* Fills a training mini-batch of n samples drawn uniformly (with replacement) from the
  * training split using r, each under a random element of the game's symmetry group when
  * augment != 0: x (n, planes, rows, cols) floats in [0,1], pi (n, A), legal (n, A),
- * z (n, players), when opp is not NULL the opponent-reply targets opp (n, A), and when
- * own is not NULL the ownership targets own (n, rows*cols).
+ * z (n, players), when opp is not NULL the opponent-reply targets opp (n, A), when
+ * own is not NULL the ownership targets own (n, rows*cols), and when qa is not NULL the
+ * action-value targets qa (n, A) (h scale, NaN = none).
  * Requires dataset_train_count > 0. */
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z, float *opp, int8_t *own);
+                    uint8_t *legal, float *z, float *opp, int8_t *own, float *qa);
 
 /* The same draws as dataset_sample(d, r, n, ...) (r advances by all n), but only
  * samples [lo, hi) of the batch are written, to x, pi, legal, z from their start:
  * data-parallel ranks draw the same batch and each fills its own shard. */
 void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
-                         float *pi, uint8_t *legal, float *z, float *opp, int8_t *own);
+                         float *pi, uint8_t *legal, float *z, float *opp, int8_t *own,
+                         float *qa);
 
 /* Validation samples start .. start+n-1 (no augmentation), same outputs. */
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
-                       float *z, float *opp, int8_t *own);
+                       float *z, float *opp, int8_t *own, float *qa);
 
 /* The distinct positions of a split (val 0: training, 1: validation), in file order:
  * the first sample of each distinct (planes, legal mask); every game starts from the
@@ -99,6 +106,6 @@ int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n
 
 /* Training sample i under symmetry s (tests). */
 void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal,
-                 float *z, float *opp, int8_t *own);
+                 float *z, float *opp, int8_t *own, float *qa);
 
 #endif

@@ -20,6 +20,13 @@
  *                train_net_set_owner: the mean over the batch of the mean over the points
  *                of -log o(owner), o the head's softmax over the players + 1 classes of a
  *                point (a point whose owner is unknown adds nothing).
+ *   With an action-value policy head (spec policy_head action_value) there is no policy
+ *                CE: instead + action_value_weight * action-value MSE, targets set by
+ *                train_net_set_action_values: the mean over the batch of each sample's
+ *                mean over its moves with a target of (y_a - t_a)^2, y_a the head's
+ *                outputs and t_a the targets in the h scale (a sample without any adds
+ *                nothing); the probabilities reported are softmax(y_a /
+ *                NN_ACTION_VALUE_TEMP) over the legal moves, the priors inference gives.
  * Activations are kept in the channel-major batch layout of layers.h. Everything is
  * allocated once by train_net_new for a maximum batch; forward/backward never allocate.
  *
@@ -56,6 +63,8 @@ typedef struct train_losses {
                          its targets) */
     double owner;     /* the ownership head's cross-entropy, a mean over the points (0
                          without the head or its targets) */
+    double action_value; /* the action-value head's MSE in the h scale (0 without the head
+                            or its targets; policy is then 0) */
 } train_losses;
 
 /* Data-parallel training: several processes ("ranks") each hold a shard of one
@@ -125,6 +134,13 @@ void train_net_set_owner(train_net *t, const int8_t *own, double weight);
  * without the head. */
 const float *train_net_owner_probs(const train_net *t);
 
+/* The action-value targets of the forwards from now on, for a net with the action-value
+ * head (spec policy_head action_value; otherwise ignored): qa (n, A) per sample, each
+ * move's target h(points it gains + points to come after it) (nn_score_to_value), NaN for
+ * a move without one, borrowed until the next call and read by forward and backward;
+ * weight >= 0 the loss's weight. qa NULL: no loss, no gradient to the policy layers. */
+void train_net_set_action_values(train_net *t, const float *qa, double weight);
+
 /* Outputs of the last forward (borrowed, valid until the next forward):
  * probabilities (n, A) (0 on illegal moves), logits (n, A), values (n, players) tanh. */
 const float *train_net_probs(const train_net *t);
@@ -149,6 +165,7 @@ void train_net_set_aux_f64(train_net_f64 *t, const double *opp, double weight);
 const double *train_net_aux_probs_f64(const train_net_f64 *t);
 void train_net_set_owner_f64(train_net_f64 *t, const int8_t *own, double weight);
 const double *train_net_owner_probs_f64(const train_net_f64 *t);
+void train_net_set_action_values_f64(train_net_f64 *t, const double *qa, double weight);
 const double *train_net_probs_f64(const train_net_f64 *t);
 const double *train_net_values_f64(const train_net_f64 *t);
 const double *train_net_logits_f64(const train_net_f64 *t);

@@ -11,6 +11,8 @@ struct TN {
     int aux;            /* the opponent-reply head (spec aux_policy) */
     uint8_t *ones;      /* (maxN, A) all 1: the aux head's softmax runs over every point */
     int own;            /* the ownership head (spec aux_owner) */
+    int action_value;   /* the policy outputs are move values y_a (spec action_value) */
+    R logit_scale;      /* nn_policy_logit_scale: the priors are softmax(logits x this) */
     int K;              /* its classes: nobody, then the players mover-first (P + 1) */
     size_t conv_scratch_n;
     /* mutated by forward/backward; M = n * HW */
@@ -24,6 +26,10 @@ struct TN {
     double own_weight;
     int own_on;         /* the last forward had ownership targets and a weight > 0 */
     R *own_logits, *own_probs, *down; /* (K, M): channel-major like the convs' outputs */
+    const R *qa;        /* the action values' targets (train_net_set_action_values; borrowed),
+                         * (n, A) in the h scale, NaN = none, or NULL */
+    double qa_weight;
+    R *scaled;          /* (A) scratch: logits x logit_scale */
     const uint8_t *legal;
     R *x0;              /* (planes, M) input, channel-major */
     R *stem_c, *stem_a; /* (C, M) conv output; BN+ReLU output */
@@ -75,7 +81,7 @@ void F(train_net_free)(TN *t)
                       &t->p_a, &t->p_flat, &t->logits, &t->probs, &t->v_c, &t->v_a, &t->pooled,
                       &t->h1, &t->vt, &t->v, &t->g, &t->t1, &t->t2, &t->gh1, &t->gh2, &t->dlogits,
                       &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch, &t->aux_logits,
-                      &t->aux_probs, &t->own_logits, &t->own_probs, &t->down};
+                      &t->aux_probs, &t->own_logits, &t->own_probs, &t->down, &t->scaled};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(*bufs[i]);
     free(t->red_buf);
@@ -110,7 +116,9 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->rows = s->rows;
     t->cols = s->cols;
     t->HW = s->rows * s->cols;
-    t->dense_policy = s->policy == NN_POLICY_DENSE;
+    t->dense_policy = nn_policy_is_fc(s);
+    t->action_value = s->policy == NN_POLICY_ACTION_VALUE;
+    t->logit_scale = (R)nn_policy_logit_scale(s);
     t->A = t->dense_policy ? s->actions : t->HW;
     t->C = s->channels;
     t->Hc = s->head_channels;
@@ -170,6 +178,7 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->own_logits = F(alloc_f)(km, &ok);
     t->own_probs = F(alloc_f)(km, &ok);
     t->down = F(alloc_f)(km, &ok);
+    t->scaled = F(alloc_f)((size_t)t->A, &ok);
     t->ones = malloc(t->aux ? N * t->A : 1);
     if (t->ones)
         memset(t->ones, 1, t->aux ? N * t->A : 1);
@@ -202,6 +211,67 @@ void F(train_net_set_owner)(TN *t, const int8_t *own, double weight)
 }
 
 const R *F(train_net_owner_probs)(const TN *t) { return t->own ? t->own_probs : NULL; }
+
+void F(train_net_set_action_values)(TN *t, const R *qa, double weight)
+{
+    t->qa = qa;
+    t->qa_weight = weight;
+}
+
+/* The action-value head's loss over the batch: per sample the mean over its moves with
+ * a target of (y_a - t_a)^2 (a sample without any adds 0), then the mean over the n
+ * samples. NULL targets: 0. */
+static double F(action_value_mse)(const TN *t, int n)
+{
+    if (!t->qa)
+        return 0;
+    double loss = 0;
+    for (int b = 0; b < n; b++) {
+        const R *y = t->logits + (size_t)b * t->A, *q = t->qa + (size_t)b * t->A;
+        double s = 0;
+        int k = 0;
+        for (int a = 0; a < t->A; a++)
+            if (!isnan(q[a])) {
+                double e = (double)y[a] - q[a];
+                s += e * e;
+                k++;
+            }
+        loss += k ? s / k : 0;
+    }
+    return loss / n;
+}
+
+/* Its gradient into dlogits (n, A), the mean over the whole batch (every rank's
+ * samples): weight x 2 (y_a - t_a) / (k_b x samples) on the moves with a target. */
+static void F(action_value_backward)(TN *t, int n)
+{
+    for (int b = 0; b < n; b++) {
+        const R *y = t->logits + (size_t)b * t->A, *q = t->qa + (size_t)b * t->A;
+        R *d = t->dlogits + (size_t)b * t->A;
+        int k = 0;
+        for (int a = 0; a < t->A; a++)
+            k += !isnan(q[a]);
+        for (int a = 0; a < t->A; a++)
+            d[a] = k && !isnan(q[a]) ? (R)(t->qa_weight * 2.0 * ((double)y[a] - q[a]) / (k * t->nglobal))
+                                     : 0;
+    }
+}
+
+static void F(masked_softmax)(int A, const R *logits, const uint8_t *legal, R *out);
+
+/* The priors of sample b: the masked softmax of its logits x logit_scale (an action-value
+ * head's temperature); adds their entropy to *entropy when given. */
+static void F(scaled_probs)(TN *t, int b, const uint8_t *legal, double *entropy)
+{
+    const R *lg = t->logits + (size_t)b * t->A;
+    R *p = t->probs + (size_t)b * t->A;
+    for (int a = 0; a < t->A; a++)
+        t->scaled[a] = lg[a] * t->logit_scale;
+    F(masked_softmax)(t->A, t->scaled, legal ? legal + (size_t)b * t->A : NULL, p);
+    if (entropy)
+        for (int a = 0; a < t->A; a++)
+            *entropy -= p[a] > 0 ? (double)p[a] * log((double)p[a]) : 0;
+}
 
 /* The ownership head's forward on the value head's hidden layer: logits (K, M), then a
  * softmax over the K classes of every point. With targets, returns the loss: the mean
@@ -521,8 +591,7 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     t->aux_on = 0;
     if (!(pi && legal && z)) {
         for (int b = 0; b < n; b++) {
-            F(masked_softmax)(t->A, t->logits + (size_t)b * t->A, legal ? legal + (size_t)b * t->A : NULL,
-                              t->probs + (size_t)b * t->A);
+            F(scaled_probs)(t, b, legal, NULL);
             if (t->aux)
                 F(masked_softmax)(t->A, t->aux_logits + (size_t)b * t->A, NULL,
                                   t->aux_probs + (size_t)b * t->A);
@@ -530,7 +599,16 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
         return;
     }
     train_losses l = {0};
-    l.policy = F(policy_ce_forward)(t->probs, t->logits, pi, legal, n, t->A, &l.entropy);
+    if (t->action_value) {
+        /* the outputs are move values: no cross-entropy on the visits; the priors the
+         * search would get, and their entropy, are reported */
+        for (int b = 0; b < n; b++)
+            F(scaled_probs)(t, b, legal, &l.entropy);
+        l.entropy /= n;
+        l.action_value = F(action_value_mse)(t, n);
+    } else {
+        l.policy = F(policy_ce_forward)(t->probs, t->logits, pi, legal, n, t->A, &l.entropy);
+    }
     if (t->aux) {
         /* the opponent's reply: a softmax over every point (the reply's legal moves are
          * the next position's, which the planes show) */
@@ -555,7 +633,8 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     }
     l.l2 = 0.5 * weight_decay * ss;
     l.total = l.policy + value_weight * l.value + l.l2 + (t->aux_on ? t->aux_weight * l.aux : 0) +
-              (t->own_on ? t->own_weight * l.owner : 0);
+              (t->own_on ? t->own_weight * l.owner : 0) +
+              (t->action_value && t->qa ? t->qa_weight * l.action_value : 0);
     int agree = 0, count = 0;
     for (int i = 0; i < n * t->P; i++)
         if (z[i] != 0) {
@@ -630,7 +709,12 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
     /* policy head */
     F(zero)(t->dlogits, (size_t)n * t->A);
     /* the mean over the whole batch (every rank's samples when data-parallel) */
-    F(policy_ce_backward)(t->dlogits, t->probs, t->pi, t->legal, n, t->A, (R)(1.0 / t->nglobal));
+    if (t->action_value) {
+        if (t->qa && t->qa_weight > 0)
+            F(action_value_backward)(t, n);
+    } else {
+        F(policy_ce_backward)(t->dlogits, t->probs, t->pi, t->legal, n, t->A, (R)(1.0 / t->nglobal));
+    }
     F(zero)(t->gh1, hm);
     if (!t->dense_policy) {
         conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};

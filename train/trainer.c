@@ -19,6 +19,7 @@ struct trainer {
     float *x, *pi, *z;
     float *opp; /* (B, A) the opponent-reply targets (a net with the aux head), else NULL */
     int8_t *own; /* (B, rows*cols) the ownership targets (a net with the owner head), else NULL */
+    float *qa;   /* (B, A) the action-value targets (an action_value head), else NULL */
     uint8_t *legal;
     /* data-parallel (trainer_set_reducer): ranks > 1, and this rank's shard [lo, hi) */
     train_reducer red;
@@ -33,7 +34,7 @@ void trainer_free(trainer *t)
     optim_deinit(&t->opt);
     nn_params_free(t->p);
     free(t->grads), free(t->x), free(t->pi), free(t->z), free(t->legal), free(t->opp);
-    free(t->own);
+    free(t->own), free(t->qa);
     free(t);
 }
 
@@ -69,8 +70,11 @@ trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uin
         t->opp = calloc((size_t)t->B * s->actions, sizeof(float));
     if (s->aux_owner)
         t->own = malloc((size_t)t->B * hw);
+    bool av = s->policy == NN_POLICY_ACTION_VALUE;
+    if (av)
+        t->qa = malloc(sizeof(float) * (size_t)t->B * s->actions);
     if (!t->grads || !t->x || !t->pi || !t->z || !t->legal || (s->aux_policy && !t->opp) ||
-        (s->aux_owner && !t->own)) {
+        (s->aux_owner && !t->own) || (av && !t->qa)) {
         snprintf(err, errlen, "out of memory for batch %d", t->B);
         trainer_free(t);
         return NULL;
@@ -103,23 +107,25 @@ nn_params *trainer_params(trainer *t) { return t->p; }
 const optim *trainer_optim(const trainer *t) { return &t->opt; }
 int64_t trainer_step_count(const trainer *t) { return t->opt.step; }
 
-/* The total of losses l as the trainer weighs it: opp / own say whether the aux heads had
- * targets. */
-static double total_loss(const trainer *t, const train_losses *l, int opp, int own)
+/* The total of losses l as the trainer weighs it: opp / own / qa say whether the aux heads
+ * and the action-value head had targets. */
+static double total_loss(const trainer *t, const train_losses *l, int opp, int own, int qa)
 {
     return l->policy + t->tc.value_weight * l->value + l->l2 +
-           (opp ? t->tc.aux_policy_weight * l->aux : 0) + (own ? t->tc.owner_weight * l->owner : 0);
+           (opp ? t->tc.aux_policy_weight * l->aux : 0) + (own ? t->tc.owner_weight * l->owner : 0) +
+           (qa ? t->tc.action_value_weight * l->action_value : 0);
 }
 
 /* A step on a batch; opp the opponent-reply targets (a net with the aux head) or NULL, own
  * the ownership targets (a net with the owner head) or NULL. */
 static int step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
-                      const float *z, const float *opp, const int8_t *own, train_losses *losses,
-                      double *lr, char *err, size_t errlen)
+                      const float *z, const float *opp, const int8_t *own, const float *qa,
+                      train_losses *losses, double *lr, char *err, size_t errlen)
 {
     train_losses l;
     train_net_set_aux(t->net, opp, opp ? t->tc.aux_policy_weight : 0);
     train_net_set_owner(t->net, own, own ? t->tc.owner_weight : 0);
+    train_net_set_action_values(t->net, qa, qa ? t->tc.action_value_weight : 0);
     double vw = t->tc.value_weight;
     train_net_forward(t->net, t->p->data, n, x, pi, legal, z, TRAIN_MODE_TRAIN, vw,
                       t->tc.weight_decay, &l);
@@ -129,16 +135,17 @@ static int step_batch(trainer *t, int n, const float *x, const float *pi, const 
          * ranks before any check, so every rank decides the same */
         train_net_backward(t->net, t->p->data, t->grads, vw, optim_grad_weight_decay(&t->opt));
         t->red.sum_f32(t->red.ctx, t->grads, t->p->layout.count);
-        double sums[7] = {l.policy * n, l.value * n, l.entropy * n, l.value_acc * n, l.aux * n,
-                          l.owner * n, n};
-        t->red.sum_f64(t->red.ctx, sums, 7);
+        double sums[8] = {l.policy * n, l.value * n, l.entropy * n, l.value_acc * n, l.aux * n,
+                          l.owner * n, n, l.action_value * n};
+        t->red.sum_f64(t->red.ctx, sums, 8);
         l.policy = sums[0] / sums[6];
         l.value = sums[1] / sums[6];
         l.entropy = sums[2] / sums[6];
         l.value_acc = sums[3] / sums[6];
         l.aux = sums[4] / sums[6];
         l.owner = sums[5] / sums[6];
-        l.total = total_loss(t, &l, opp != NULL, own != NULL);
+        l.action_value = sums[7] / sums[6];
+        l.total = total_loss(t, &l, opp != NULL, own != NULL, qa != NULL);
     }
     if (!isfinite(l.total)) {
         snprintf(err, errlen, "step %lld: the loss is %g (policy %g, value %g): stopping",
@@ -165,16 +172,16 @@ static int step_batch(trainer *t, int n, const float *x, const float *pi, const 
 int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
                        const float *z, train_losses *losses, double *lr, char *err, size_t errlen)
 {
-    return step_batch(t, n, x, pi, legal, z, NULL, NULL, losses, lr, err, errlen);
+    return step_batch(t, n, x, pi, legal, z, NULL, NULL, NULL, losses, lr, err, errlen);
 }
 
 int trainer_step(trainer *t, const dataset *d, train_losses *losses, double *lr, char *err,
                  size_t errlen)
 {
     dataset_sample_part(d, &t->r, t->B, t->lo, t->hi, 1, t->x, t->pi, t->legal, t->z, t->opp,
-                        t->own);
-    return step_batch(t, t->hi - t->lo, t->x, t->pi, t->legal, t->z, t->opp, t->own, losses, lr,
-                      err, errlen);
+                        t->own, t->qa);
+    return step_batch(t, t->hi - t->lo, t->x, t->pi, t->legal, t->z, t->opp, t->own, t->qa, losses,
+                      lr, err, errlen);
 }
 
 int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, train_losses *losses)
@@ -187,9 +194,10 @@ int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, trai
     train_losses sum = {0};
     train_net_set_aux(t->net, t->opp, t->opp ? t->tc.aux_policy_weight : 0);
     train_net_set_owner(t->net, t->own, t->own ? t->tc.owner_weight : 0);
+    train_net_set_action_values(t->net, t->qa, t->qa ? t->tc.action_value_weight : 0);
     for (int64_t at = 0; at < n; at += t->B) {
         int m = (int)(n - at < t->B ? n - at : t->B);
-        dataset_val_batch(d, at, m, t->x, t->pi, t->legal, t->z, t->opp, t->own);
+        dataset_val_batch(d, at, m, t->x, t->pi, t->legal, t->z, t->opp, t->own, t->qa);
         train_losses l;
         train_net_forward(t->net, t->p->data, m, t->x, t->pi, t->legal, t->z, TRAIN_MODE_EVAL,
                           t->tc.value_weight, t->tc.weight_decay, &l);
@@ -199,6 +207,7 @@ int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, trai
         sum.value_acc += l.value_acc * m;
         sum.aux += l.aux * m;
         sum.owner += l.owner * m;
+        sum.action_value += l.action_value * m;
         sum.l2 = l.l2;
     }
     sum.policy /= (double)n;
@@ -207,7 +216,8 @@ int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, trai
     sum.value_acc /= (double)n;
     sum.aux /= (double)n;
     sum.owner /= (double)n;
-    sum.total = total_loss(t, &sum, t->opp != NULL, t->own != NULL);
+    sum.action_value /= (double)n;
+    sum.total = total_loss(t, &sum, t->opp != NULL, t->own != NULL, t->qa != NULL);
     *losses = sum;
     return n;
 }

@@ -33,7 +33,8 @@ void trainer_free(trainer *t); /* accepts NULL */
 /* One step on a batch of tc->batch_size samples from d (augmented; with the aux head of
  * spec aux_policy, its opponent-reply targets from d too, weight
  * tc->aux_policy_weight; with the ownership head of spec aux_owner, its targets from d,
- * weight tc->owner_weight). Returns 0, or -1
+ * weight tc->owner_weight; with an action_value policy head, its qa targets from d,
+ * weight tc->action_value_weight, instead of the policy CE). Returns 0, or -1
  * with "step S: ..." when the loss or a gradient is NaN/Inf; the weights are then left
  * as before the step except the BN running statistics (do not save them). */
 int trainer_step(trainer *t, const dataset *d, train_losses *losses, double *lr, char *err,
