@@ -537,6 +537,7 @@ int cmd_arena(int argc, char **argv)
             printf(", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.6g", t[i].wins,
                    t[i].draws, t[i].losses, arena_score(&t[i], nspecs));
             if (nspecs > 2) { /* head to head against each player (0 against itself) */
+                printf(", \"first_share\": %.6g", t[i].games ? t[i].first_share / t[i].games : 0.0);
                 for (int k = 0; k < 2; k++) {
                     printf(k ? ", \"level\": [" : ", \"above\": [");
                     for (int j = 0; j < nspecs; j++)
@@ -548,12 +549,19 @@ int cmd_arena(int argc, char **argv)
         }
         printf("]}\n");
     } else {
-        printf("\n%-24s %6s %6s %6s %6s %8s %9s\n", "player", "games", "wins", "draws", "losses",
-               "score", "outcome");
-        for (int i = 0; i < nspecs; i++)
-            printf("%-24s %6d %6d %6d %6d %8s %+9.3f\n", names[i], t[i].games, t[i].wins,
+        printf("\n%-24s %6s %6s %6s %6s %8s %9s%s\n", "player", "games", "wins", "draws", "losses",
+               "score", "outcome", nspecs > 2 ? "    firsts" : "");
+        for (int i = 0; i < nspecs; i++) {
+            printf("%-24s %6d %6d %6d %6d %8s %+9.3f", names[i], t[i].games, t[i].wins,
                    t[i].draws, t[i].losses, score_text(&t[i], nspecs, sc[i], sizeof sc[i]),
                    t[i].games ? t[i].outcome_sum / t[i].games : 0.0);
+            if (nspecs > 2) /* the share of first places, ties split */
+                printf("  %7.1f%%", t[i].games ? 100.0 * t[i].first_share / t[i].games : 0.0);
+            printf("\n");
+        }
+        if (nspecs > 2)
+            printf("(wins: first alone; losses: last alone; firsts: the share of first places, a "
+                   "k-way tie for first counting 1/k)\n");
         printf("\nper seat (wins-draws-losses; seat 1 moves first):\n%-24s", "player");
         for (int s = 0; s < nspecs; s++)
             printf("  %12s %d", "seat", s + 1);

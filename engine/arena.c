@@ -247,9 +247,16 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
             t->score_sum += rec.score[s];
             t->score_sq += (double)rec.score[s] * rec.score[s];
         }
+        float zbest = rec.z[0];
+        int nbest = 0;
+        for (int s = 1; s < g->players; s++)
+            zbest = rec.z[s] > zbest ? rec.z[s] : zbest;
+        for (int s = 0; s < g->players; s++)
+            nbest += rec.z[s] == zbest;
         for (int s = 0; s < g->players; s++) {
             arena_tally *t = &tallies[rec.seat_player[s]];
             int cls = arena_outcome_class(g->players, rec.z, s);
+            t->first_share += rec.z[s] == zbest ? 1.0 / nbest : 0.0;
             t->games++;
             t->seat_games[s]++;
             t->outcome_sum += rec.z[s];

@@ -60,6 +60,10 @@ typedef struct arena_record {
 typedef struct arena_tally {
     int games, wins, draws, losses;
     double outcome_sum;                 /* sum of the player's outcomes z */
+    double first_share;                 /* sum over games of its share of first place: 1
+                                         * alone, 1/k tied with k - 1 others, else 0 (three
+                                         * players: ties for first are common in Sanling;
+                                         * equal players get 1/players each) */
     int seat_games[GAME_MAX_PLAYERS];   /* per seat the player sat in */
     int seat_wins[GAME_MAX_PLAYERS];
     int seat_draws[GAME_MAX_PLAYERS];

@@ -389,6 +389,18 @@ START_TEST(arena_command_three_players)
     }
     /* Sanling's outcomes sum to zero in every game. */
     ck_assert_double_eq_tol(score_sum, 0.0, 1e-4); /* printed with 6 digits */
+    /* the shares of first place: every game hands out one first place (ties split), and
+     * a player's share is at least its games won alone and at most its games not lost
+     * alone */
+    double firsts = 0;
+    for (int i = 0; i < 3; i++) {
+        cJSON *p = cJSON_GetArrayItem(pl, i);
+        double f = cJSON_GetObjectItem(p, "first_share")->valuedouble;
+        ck_assert(f * 6 >= cJSON_GetObjectItem(p, "wins")->valueint - 1e-4); /* 6 digits */
+        ck_assert(f * 6 <= 6 - cJSON_GetObjectItem(p, "losses")->valueint + 1e-4);
+        firsts += f;
+    }
+    ck_assert_double_eq_tol(firsts, 1.0, 1e-4);
     cJSON_Delete(j);
     free(out);
     free(err);
