@@ -14,6 +14,7 @@
 
 #include <hdf5.h>
 
+#include "cli_util.h"
 #include "enospc_util.h"
 #include "sample_gen.h"
 
@@ -523,18 +524,16 @@ static void owner_file(const game *g, const char *path)
     free(planes);
 }
 
-/* Runs `gridzero info path` into out. */
+/* Runs `gridzero info path` (cli_util.h's run_bin) and copies its output into out. */
 static void run_info(const char *path, char *out, size_t len)
 {
-    const char *bin = getenv("GZ_BIN");
-    ck_assert_msg(bin != NULL, "GZ_BIN not set (run through meson test)");
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "'%s' info '%s' 2>&1", bin, path);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = 0;
-    ck_assert_int_eq(pclose(p), 0);
+    char args[600], *o, *e;
+    snprintf(args, sizeof args, "info '%s'", path);
+    int rc = run_bin(args, NULL, &o, &e);
+    ck_assert_msg(rc == 0, "info %s: exit %d: %s", path, rc, e);
+    snprintf(out, len, "%s%s", o, e);
+    free(o);
+    free(e);
 }
 
 /* Owner maps go through the writer and the reader exactly; NULL and the old wrappers
