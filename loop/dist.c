@@ -309,34 +309,40 @@ void dist_sum_tallies(comm *c, arena_tally *t, int n)
     if (comm_size(c) == 1)
         return;
     /* every field as a double: counts well below 2^53 */
-    const int per = 7 + 4 * GAME_MAX_PLAYERS;
-    double buf[GAME_MAX_PLAYERS * (7 + 4 * GAME_MAX_PLAYERS)];
+    enum { G = GAME_MAX_PLAYERS, PER = 8 + 6 * GAME_MAX_PLAYERS };
+    double buf[GAME_MAX_PLAYERS * PER];
     for (int i = 0; i < n; i++) {
-        double *b = buf + i * per;
+        double *b = buf + i * PER;
         b[0] = t[i].games, b[1] = t[i].wins, b[2] = t[i].draws, b[3] = t[i].losses;
         b[4] = t[i].outcome_sum;
-        for (int s = 0; s < GAME_MAX_PLAYERS; s++) {
-            b[5 + s] = t[i].seat_games[s];
-            b[5 + GAME_MAX_PLAYERS + s] = t[i].seat_wins[s];
-            b[5 + 2 * GAME_MAX_PLAYERS + s] = t[i].seat_draws[s];
-            b[5 + 3 * GAME_MAX_PLAYERS + s] = t[i].seat_losses[s];
+        b[5] = t[i].score_sum;
+        b[6] = t[i].score_sq;
+        b[7] = t[i].first_share;
+        for (int s = 0; s < G; s++) {
+            b[8 + s] = t[i].seat_games[s];
+            b[8 + G + s] = t[i].seat_wins[s];
+            b[8 + 2 * G + s] = t[i].seat_draws[s];
+            b[8 + 3 * G + s] = t[i].seat_losses[s];
+            b[8 + 4 * G + s] = t[i].above[s];
+            b[8 + 5 * G + s] = t[i].level[s];
         }
-        b[5 + 4 * GAME_MAX_PLAYERS] = t[i].score_sum;
-        b[6 + 4 * GAME_MAX_PLAYERS] = t[i].score_sq;
     }
-    comm_sum_f64(c, buf, (size_t)(n * per));
+    comm_sum_f64(c, buf, (size_t)(n * PER));
     for (int i = 0; i < n; i++) {
-        const double *b = buf + i * per;
+        const double *b = buf + i * PER;
         t[i].games = (int)lround(b[0]), t[i].wins = (int)lround(b[1]);
         t[i].draws = (int)lround(b[2]), t[i].losses = (int)lround(b[3]);
         t[i].outcome_sum = b[4];
-        for (int s = 0; s < GAME_MAX_PLAYERS; s++) {
-            t[i].seat_games[s] = (int)lround(b[5 + s]);
-            t[i].seat_wins[s] = (int)lround(b[5 + GAME_MAX_PLAYERS + s]);
-            t[i].seat_draws[s] = (int)lround(b[5 + 2 * GAME_MAX_PLAYERS + s]);
-            t[i].seat_losses[s] = (int)lround(b[5 + 3 * GAME_MAX_PLAYERS + s]);
+        t[i].score_sum = b[5];
+        t[i].score_sq = b[6];
+        t[i].first_share = b[7];
+        for (int s = 0; s < G; s++) {
+            t[i].seat_games[s] = (int)lround(b[8 + s]);
+            t[i].seat_wins[s] = (int)lround(b[8 + G + s]);
+            t[i].seat_draws[s] = (int)lround(b[8 + 2 * G + s]);
+            t[i].seat_losses[s] = (int)lround(b[8 + 3 * G + s]);
+            t[i].above[s] = (int)lround(b[8 + 4 * G + s]);
+            t[i].level[s] = (int)lround(b[8 + 5 * G + s]);
         }
-        t[i].score_sum = b[5 + 4 * GAME_MAX_PLAYERS];
-        t[i].score_sq = b[6 + 4 * GAME_MAX_PLAYERS];
     }
 }

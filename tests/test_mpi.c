@@ -306,6 +306,31 @@ START_TEST(run_ranks_kill_restart)
     }
     ck_assert_int_eq(count_events(ref, "selfplay_total"), 2);
     ck_assert_int_eq(count_events(ref, "arena"), 2);
+    /* the ranks' tallies are summed: each match's W-D-L covers all 4 games, though each
+     * rank played 2 of them */
+    char *mt = slurp_rel(ref, "metrics.jsonl");
+    int matches = 0;
+    for (char *line = strtok(mt, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        ck_assert_msg(o != NULL, "metrics.jsonl: %s", line);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "event");
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, "arena")) {
+            const cJSON *m;
+            cJSON_ArrayForEach(m, o)
+            {
+                const cJSON *w = cJSON_GetObjectItemCaseSensitive(m, "wins");
+                if (!cJSON_IsObject(m) || !cJSON_IsNumber(w))
+                    continue;
+                int d = cJSON_GetObjectItemCaseSensitive(m, "draws")->valueint;
+                int l = cJSON_GetObjectItemCaseSensitive(m, "losses")->valueint;
+                ck_assert_msg(w->valueint + d + l == 4, "%s: %d-%d-%d", m->string, w->valueint, d, l);
+                matches++;
+            }
+        }
+        cJSON_Delete(o);
+    }
+    free(mt);
+    ck_assert_int_eq(matches, 6); /* 2 generations x (the best + 2 baselines) */
     ck_assert_int_eq(count_lines(slurp_rel(ref, "arena.jsonl")), 24);
     ck_assert_int_eq(count_tmp(ref), 0);
 
