@@ -275,8 +275,10 @@ static inline void check_same_file(const char *a, const char *b, const char *rel
     free(tb);
 }
 
-/* Events of metrics.jsonl named ev (every line must be a JSON object with "event"). */
-static inline int count_events(const char *rundir, const char *ev)
+/* Calls fn(event, ctx) on each event of metrics.jsonl named ev (fn may be NULL) and
+ * returns how many there are; every line must be a JSON object with "event". */
+static inline int each_event(const char *rundir, const char *ev, void (*fn)(const cJSON *, void *),
+                             void *ctx)
 {
     char *text = slurp_rel(rundir, "metrics.jsonl");
     int n = 0;
@@ -286,11 +288,21 @@ static inline int count_events(const char *rundir, const char *ev)
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "event");
         ck_assert_msg(cJSON_IsString(e), "metrics.jsonl: no event: %s", line);
         ck_assert(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "generation")));
-        n += !strcmp(e->valuestring, ev);
+        if (!strcmp(e->valuestring, ev)) {
+            n++;
+            if (fn)
+                fn(o, ctx);
+        }
         cJSON_Delete(o);
     }
     free(text);
     return n;
+}
+
+/* Events of metrics.jsonl named ev. */
+static inline int count_events(const char *rundir, const char *ev)
+{
+    return each_event(rundir, ev, NULL, NULL);
 }
 
 /* The contents of a finished run of `gens` generations with the tiny settings (4 arena

@@ -269,6 +269,22 @@ static unsigned ranks_logged(const char *rd, const char *ev, int gen)
     return mask;
 }
 
+/* each_event callback: every match of an "arena" event covers 4 games; counts them */
+static void check_match_games(const cJSON *o, void *ctx)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, o)
+    {
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(m, "wins");
+        if (!cJSON_IsObject(m) || !cJSON_IsNumber(w))
+            continue;
+        int d = cJSON_GetObjectItemCaseSensitive(m, "draws")->valueint;
+        int l = cJSON_GetObjectItemCaseSensitive(m, "losses")->valueint;
+        ck_assert_msg(w->valueint + d + l == 4, "%s: %d-%d-%d", m->string, w->valueint, d, l);
+        ++*(int *)ctx;
+    }
+}
+
 /* A 2-rank run of 2 generations (the reference), and the same run with rank 1 killed
  * (SIGKILL) in the middle of generation 2's self-play, then started again on 3 ranks:
  * no file lost, rewritten or played twice, the missing shard made again identical to
@@ -305,31 +321,10 @@ START_TEST(run_ranks_kill_restart)
         free(text);
     }
     ck_assert_int_eq(count_events(ref, "selfplay_total"), 2);
-    ck_assert_int_eq(count_events(ref, "arena"), 2);
     /* the ranks' tallies are summed: each match's W-D-L covers all 4 games, though each
      * rank played 2 of them */
-    char *mt = slurp_rel(ref, "metrics.jsonl");
     int matches = 0;
-    for (char *line = strtok(mt, "\n"); line; line = strtok(NULL, "\n")) {
-        cJSON *o = cJSON_Parse(line);
-        ck_assert_msg(o != NULL, "metrics.jsonl: %s", line);
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "event");
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, "arena")) {
-            const cJSON *m;
-            cJSON_ArrayForEach(m, o)
-            {
-                const cJSON *w = cJSON_GetObjectItemCaseSensitive(m, "wins");
-                if (!cJSON_IsObject(m) || !cJSON_IsNumber(w))
-                    continue;
-                int d = cJSON_GetObjectItemCaseSensitive(m, "draws")->valueint;
-                int l = cJSON_GetObjectItemCaseSensitive(m, "losses")->valueint;
-                ck_assert_msg(w->valueint + d + l == 4, "%s: %d-%d-%d", m->string, w->valueint, d, l);
-                matches++;
-            }
-        }
-        cJSON_Delete(o);
-    }
-    free(mt);
+    ck_assert_int_eq(each_event(ref, "arena", check_match_games, &matches), 2);
     ck_assert_int_eq(matches, 6); /* 2 generations x (the best + 2 baselines) */
     ck_assert_int_eq(count_lines(slurp_rel(ref, "arena.jsonl")), 24);
     ck_assert_int_eq(count_tmp(ref), 0);
