@@ -6,9 +6,11 @@
  *                                with selfplay.bootstrap = rollout: pure MCTS)
  *   train     models/gen_i.h5    the previous generation's weights trained on the samples
  *                                of the last train.window generations
- *   arena     arena/gen_i.jsonl  gen_i against the best model and every baseline
- *   promote   best               gen_i becomes the best model when its score against
- *                                the best reaches arena.gate (always when the gate is 0)
+ *   arena     arena/gen_i.jsonl  gen_i against the best model and every baseline (three
+ *                                players: half the games gen_i alone, half twice: match())
+ *   promote   best               gen_i becomes the best model when its head-to-head
+ *                                score against the best reaches arena.gate (always when
+ *                                the gate is 0; loop/rundir.h)
  * then arena.jsonl (every arena game so far), ratings.csv (Elo, random = 0), the plots
  * and state.json are rewritten from those files. A stage whose file exists is done, so
  * a run killed at any moment (kill -9 included) and started again with the same
@@ -967,52 +969,108 @@ static int gather_games(run_ctx *r, int rc, const char *mine, const char *result
     return rc;
 }
 
-/* One match of the candidate against opp (and a third copy of opp for 3-player games):
- * opp_model (relative to the run directory) when not NULL, else the player opp_spec.
- * With several ranks each plays its share of the games (arena.h: game i goes to rank
- * i % ranks) into its own results file RESULTS.rR; rank 0 then appends every rank's
- * games to `results` in game order and the tallies are summed on every rank. */
-static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const char *opp_spec,
-                 const char *opp_name, const char *results, arena_tally *tally, char *err,
-                 size_t errlen)
+/* One arena_run of ps[] (g->players of them, seats rotated) on `games` games from seed
+ * into results. With several ranks each plays its share of the games (arena.h: game i
+ * goes to rank i % ranks) into its own results file RESULTS.rR; rank 0 then appends
+ * every rank's games to `results` in game order and the tallies are summed on every
+ * rank. */
+static int play_games(run_ctx *r, int gen, player *const *ps, int games, uint64_t seed,
+                      const char *opp_name, const char *results, arena_tally *tally, char *err,
+                      size_t errlen)
+{
+    arena_opts o = {0};
+    o.games = games;
+    o.opening_moves = r->c.arena.opening_moves;
+    o.seed = seed;
+    char mine[PATH_LEN + 16];
+    snprintf(mine, sizeof mine, "%s.r%d", results, r->rank);
+    o.results_path = results;
+    if (r->ranks > 1) {
+        o.shards = r->ranks;
+        o.shard = r->rank;
+        o.results_path = mine;
+        unlink(mine);
+    }
+    arena_prog ap = {r, gen, opp_name};
+    cli_progress_init(&r->prog, 10.0);
+    o.progress = arena_progress;
+    o.progress_ctx = &ap;
+    int rc = arena_run(r->g, ps, r->g->players, &o, tally, err, errlen);
+    if (r->prog.tty && lead(r))
+        fputc('\n', stderr);
+    if (r->ranks > 1)
+        rc = gather_games(r, rc, mine, results, tally, r->g->players, err, errlen);
+    return rc;
+}
+
+/* A match's result for the candidate: two players, its games' wins, draws and losses;
+ * three players, its head-to-head pairs against the opponent (each game counts every
+ * pair of a candidate seat and an opponent seat: above, level or below). */
+typedef struct match_result {
+    int games, wins, draws, losses;
+} match_result;
+
+static double match_score(const match_result *m)
+{
+    int n = m->wins + m->draws + m->losses;
+    return n ? (m->wins + 0.5 * m->draws) / n : 0;
+}
+
+/* One match of the candidate against opp: opp_model (relative to the run directory)
+ * when not NULL, else the player opp_spec. Two players: arena.games games, colours
+ * alternating. Three players: the seats are balanced between the two sides, since two
+ * copies of one model play like a team against the third player (README, the seventh
+ * strength round): half the games are {cand, opp, opp} and half {cand, cand2, opp}
+ * (cand2 a second instance of the candidate), on the same openings; the result counts
+ * head-to-head pairs. */
+static int match(run_ctx *r, int gen, player *cand, player *cand2, const char *opp_model,
+                 const char *opp_spec, const char *opp_name, const char *results,
+                 match_result *res, char *err, size_t errlen)
 {
     player *ps[GAME_MAX_PLAYERS] = {cand, NULL, NULL};
-    int rc = 0;
-    for (int k = 1; k < r->g->players && rc == 0; k++) {
+    int np = r->g->players, rc = 0;
+    for (int k = 1; k < np && rc == 0; k++) {
         ps[k] = opp_model ? make_model_player(r, opp_model, opp_name, err, errlen)
                           : make_player(r, opp_spec, opp_name, err, errlen);
         if (!ps[k])
             rc = -1;
     }
-    if (rc == 0) {
-        arena_opts o = {0};
-        o.games = r->c.arena.games;
-        o.opening_moves = r->c.arena.opening_moves;
-        o.seed = rng_derive(r->c.seed, 0x41520000ULL + (uint64_t)gen * 64 + strlen(opp_name));
-        char mine[PATH_LEN + 16];
-        snprintf(mine, sizeof mine, "%s.r%d", results, r->rank);
-        o.results_path = results;
-        if (r->ranks > 1) {
-            o.shards = r->ranks;
-            o.shard = r->rank;
-            o.results_path = mine;
-            unlink(mine);
+    memset(res, 0, sizeof *res);
+    uint64_t seed = rng_derive(r->c.seed, 0x41520000ULL + (uint64_t)gen * 64 + strlen(opp_name));
+    int games = r->c.arena.games;
+    if (rc == 0 && np == 2) {
+        arena_tally t[GAME_MAX_PLAYERS];
+        rc = play_games(r, gen, ps, games, seed, opp_name, results, t, err, errlen);
+        *res = (match_result){t[0].games, t[0].wins, t[0].draws, t[0].losses};
+    } else if (rc == 0) {
+        /* {cand, opp, opp} on the first (games + 1) / 2, {cand, cand2, opp} on the rest */
+        int half[2] = {(games + 1) / 2, games / 2};
+        for (int part = 0; part < 2 && rc == 0; part++) {
+            if (half[part] == 0)
+                continue;
+            player *seats[GAME_MAX_PLAYERS] = {cand, part ? cand2 : ps[1], part ? ps[1] : ps[2]};
+            arena_tally t[GAME_MAX_PLAYERS];
+            rc = play_games(r, gen, seats, half[part], seed, opp_name, results, t, err, errlen);
+            if (rc != 0)
+                break;
+            res->games += t[0].games;
+            /* the candidate's seats against the opponent's */
+            for (int i = 0; i < np; i++)
+                for (int j = 0; j < np; j++) {
+                    bool ci = i == 0 || (part && i == 1), cj = j == 0 || (part && j == 1);
+                    if (!ci || cj)
+                        continue;
+                    res->wins += t[i].above[j];
+                    res->draws += t[i].level[j];
+                    res->losses += t[i].games - t[i].above[j] - t[i].level[j];
+                }
         }
-        arena_prog ap = {r, gen, opp_name};
-        cli_progress_init(&r->prog, 10.0);
-        o.progress = arena_progress;
-        o.progress_ctx = &ap;
-        rc = arena_run(r->g, ps, r->g->players, &o, tally, err, errlen);
-        if (r->prog.tty && lead(r))
-            fputc('\n', stderr);
-        if (r->ranks > 1)
-            rc = gather_games(r, rc, mine, results, tally, r->g->players, err, errlen);
     } else if (r->ranks > 1) {
         /* a player that cannot be made fails on every rank, but agree anyway */
         comm_wait_all(r->cm);
         rc = dist_agree(r->cm, rc, err, errlen);
     }
-    for (int k = 1; k < r->g->players; k++)
+    for (int k = 1; k < np; k++)
         player_free(ps[k]);
     return rc;
 }
@@ -1022,31 +1080,10 @@ static int match(run_ctx *r, int gen, player *cand, const char *opp_model, const
 static int solo_games(run_ctx *r, int gen, player *p, const char *results, arena_solo_summary *sum,
                       char *err, size_t errlen)
 {
-    arena_opts o = {0};
-    o.games = r->c.arena.games;
-    o.opening_moves = r->c.arena.opening_moves;
     /* the same seed every generation: every model plays the same numbered games */
-    o.seed = rng_derive(r->c.seed, 0x534f4c4fULL);
-    o.results_path = results;
-    /* with several ranks each plays its share of the games (match() above) */
-    char mine[PATH_LEN + 16];
-    snprintf(mine, sizeof mine, "%s.r%d", results, r->rank);
-    if (r->ranks > 1) {
-        o.shards = r->ranks;
-        o.shard = r->rank;
-        o.results_path = mine;
-        unlink(mine);
-    }
-    arena_prog ap = {r, gen, p->name};
-    cli_progress_init(&r->prog, 10.0);
-    o.progress = arena_progress;
-    o.progress_ctx = &ap;
     arena_tally t;
-    int rc = arena_run(r->g, &p, 1, &o, &t, err, errlen) < 0 ? -1 : 0;
-    if (r->prog.tty && lead(r))
-        fputc('\n', stderr);
-    if (r->ranks > 1)
-        rc = gather_games(r, rc, mine, results, &t, 1, err, errlen);
+    int rc = play_games(r, gen, &p, r->c.arena.games, rng_derive(r->c.seed, 0x534f4c4fULL),
+                        p->name, results, &t, err, errlen);
     if (rc != 0)
         return rc;
     /* the scores just written are read back by the caller's table */
@@ -1133,43 +1170,39 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
         unlink(tmp); /* a killed arena's partial games are played again */
     snprintf(rel, sizeof rel, "models/gen_%04d.h5", gen);
     snprintf(name, sizeof name, "gen_%04d", gen);
-    player *cand = make_model_player(r, rel, name, err, errlen);
-    int rc = dist_agree(r->cm, cand ? 0 : -1, err, errlen);
+    player *cand = make_model_player(r, rel, name, err, errlen), *cand2 = NULL;
+    if (cand && !r->solo && r->g->players == 3) /* the candidate's second seat: match() */
+        cand2 = make_model_player(r, rel, name, err, errlen);
+    int rc = dist_agree(r->cm, cand && (r->solo || r->g->players < 3 || cand2) ? 0 : -1, err,
+                        errlen);
     if (rc != 0) {
         player_free(cand);
+        player_free(cand2);
         return rc;
     }
     cJSON *m = event("arena", gen);
     if (r->solo && r->c.arena.games > 0) {
         rc = stage_arena_solo(r, gen, tmp, cand, m, err, errlen);
     } else if (r->c.arena.games > 0) {
-        /* against the best model */
+        /* against the best model, then every baseline */
         char bname[32];
         snprintf(bname, sizeof bname, "gen_%04d", r->best_gen);
-        arena_tally t[GAME_MAX_PLAYERS];
-        rc = match(r, gen, cand, r->best, NULL, bname, tmp, t, err, errlen);
-        if (rc == 0) {
-            cJSON *o = cJSON_AddObjectToObject(m, bname);
-            cJSON_AddNumberToObject(o, "wins", t[0].wins);
-            cJSON_AddNumberToObject(o, "draws", t[0].draws);
-            cJSON_AddNumberToObject(o, "losses", t[0].losses);
-            cJSON_AddNumberToObject(o, "score", arena_score(&t[0], r->g->players));
-            if (lead(r))
-                fprintf(stderr, "gen %d arena: vs %s (best) %d-%d-%d\n", gen, bname, t[0].wins,
-                        t[0].draws, t[0].losses);
-        }
-        for (int b = 0; rc == 0 && b < r->c.arena.nbaselines; b++) {
-            const char *bl = r->c.arena.baselines[b];
-            rc = match(r, gen, cand, NULL, bl, bl, tmp, t, err, errlen);
+        const char *pairs = r->g->players > 2 ? " head to head" : "";
+        for (int b = -1; rc == 0 && b < r->c.arena.nbaselines; b++) {
+            const char *opp = b < 0 ? bname : r->c.arena.baselines[b];
+            match_result x;
+            rc = match(r, gen, cand, cand2, b < 0 ? r->best : NULL, opp, opp, tmp, &x, err,
+                       errlen);
             if (rc == 0) {
-                cJSON *o = cJSON_AddObjectToObject(m, bl);
-                cJSON_AddNumberToObject(o, "wins", t[0].wins);
-                cJSON_AddNumberToObject(o, "draws", t[0].draws);
-                cJSON_AddNumberToObject(o, "losses", t[0].losses);
-                cJSON_AddNumberToObject(o, "score", arena_score(&t[0], r->g->players));
+                cJSON *o = cJSON_AddObjectToObject(m, opp);
+                cJSON_AddNumberToObject(o, "games", x.games);
+                cJSON_AddNumberToObject(o, "wins", x.wins);
+                cJSON_AddNumberToObject(o, "draws", x.draws);
+                cJSON_AddNumberToObject(o, "losses", x.losses);
+                cJSON_AddNumberToObject(o, "score", match_score(&x));
                 if (lead(r))
-                    fprintf(stderr, "gen %d arena: vs %s %d-%d-%d\n", gen, bl, t[0].wins,
-                            t[0].draws, t[0].losses);
+                    fprintf(stderr, "gen %d arena: vs %s%s %d-%d-%d%s\n", gen, opp,
+                            b < 0 ? " (best)" : "", x.wins, x.draws, x.losses, pairs);
             }
             if (interrupted && rc == 0) {
                 snprintf(err, errlen, "interrupted");
@@ -1177,6 +1210,7 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
             }
         }
     }
+    player_free(cand2);
     player_free(cand);
     if (rc == 0 && lead(r)) {
         if (!path_exists(tmp)) { /* no games: an empty file still marks the stage done */

@@ -238,7 +238,7 @@ static const cfg_field fields[] = {
     {"arena.opening_moves", T_INT, OFF(arena.opening_moves), 0, 1000, 2, NULL, NULL, NULL,
      "random moves at the start so that games differ"},
     {"arena.gate", T_FLOAT, OFF(arena.gate), 0, 1, 0, NULL, NULL, NULL,
-     "promote the candidate at this win rate or above; 0 = always promote"},
+     "promote the candidate at this head-to-head score against the best or above (three players: per pair of seats); 0 = always promote"},
     {"arena.baselines", T_LIST, OFF(arena.baselines), 0, 0, 0, "random", NULL, NULL,
      "players every generation also meets (e.g. random, mcts:200, perfect)"},
 

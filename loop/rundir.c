@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/arena.h"
 #include "engine/game.h"
 
 char *rundir_read_text(const char *path, size_t *len_out)
@@ -58,34 +57,39 @@ int rundir_best_score(const char *dir, int gen, int best_gen, double *score)
     if (!text)
         return 0;
     int games = 0;
-    double sum = 0;
+    double sum = 0, pairs = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         cJSON *o = cJSON_Parse(line);
         const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "players");
         const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "result");
-        int n = cJSON_GetArraySize(pl), cseat = -1, others_best = 1;
-        for (int k = 0; k < n; k++) {
+        int n = cJSON_GetArraySize(pl), ncand = 0, nbest = 0;
+        bool cand[GAME_MAX_PLAYERS] = {false};
+        for (int k = 0; k < n && k < GAME_MAX_PLAYERS; k++) {
             const cJSON *nm = cJSON_GetArrayItem(pl, k);
-            if (!cJSON_IsString(nm))
-                others_best = 0;
-            else if (!strcmp(nm->valuestring, cname))
-                cseat = k;
-            else if (strcmp(nm->valuestring, bname))
-                others_best = 0;
+            if (cJSON_IsString(nm) && !strcmp(nm->valuestring, cname))
+                cand[k] = true, ncand++;
+            else if (cJSON_IsString(nm) && !strcmp(nm->valuestring, bname))
+                nbest++;
         }
-        if (cseat >= 0 && others_best && n <= GAME_MAX_PLAYERS && cJSON_GetArraySize(res) == n) {
-            float z[GAME_MAX_PLAYERS];
+        if (ncand > 0 && nbest > 0 && ncand + nbest == n && n <= GAME_MAX_PLAYERS &&
+            cJSON_GetArraySize(res) == n) {
+            double z[GAME_MAX_PLAYERS];
             for (int k = 0; k < n; k++)
-                z[k] = (float)cJSON_GetNumberValue(cJSON_GetArrayItem(res, k));
-            int cls = arena_outcome_class(n, z, cseat);
-            sum += cls > 0 ? 1.0 : cls == 0 ? 0.5 : 0.0;
+                z[k] = cJSON_GetNumberValue(cJSON_GetArrayItem(res, k));
+            /* every (candidate seat, best seat) pair: a place above, level or below */
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++)
+                    if (cand[i] && !cand[j]) {
+                        sum += z[i] > z[j] ? 1.0 : z[i] == z[j] ? 0.5 : 0.0;
+                        pairs++;
+                    }
             games++;
         }
         cJSON_Delete(o);
     }
     free(text);
-    *score = games ? sum / games : 0;
+    *score = pairs > 0 ? sum / pairs : 0;
     return games;
 }
 

@@ -24,10 +24,14 @@ char *rundir_read_text(const char *path, size_t *len);
 /* DIR/name parsed as JSON (free with cJSON_Delete); NULL when missing or not JSON. */
 cJSON *rundir_read_json(const char *dir, const char *name);
 
-/* The candidate's score against the best model in DIR/arena/gen_<gen>.jsonl: the games
- * whose players are exactly gen_<gen> and gen_<best_gen>. Returns the games counted
- * (0 when the file is missing: the arena stage is not finished) and *score in [0, 1]
- * (wins + draws / 2, per game). */
+/* The candidate's score against the best model in DIR/arena/gen_<gen>.jsonl, from the
+ * games whose players are all gen_<gen> or gen_<best_gen> (both present). Head to head:
+ * every pair of a candidate seat and a best-model seat counts 1 when the candidate's
+ * outcome is above, 1/2 when level, 0 when below (two players: wins + draws / 2 per
+ * game; three players: the games with the candidate alone and those with it twice count
+ * alike, so neither side gains from having two copies at the table). Returns the games
+ * counted (0 when the file is missing: the arena stage is not finished) and *score in
+ * [0, 1]. */
 int rundir_best_score(const char *dir, int gen, int best_gen, double *score);
 
 /* The promote stage's decision for generation gen (>= 1) given the best model before

@@ -9,6 +9,146 @@
  * and a kill -9 of the holder does not block the resume; a full disk ends a run with
  * exit 1 and no .tmp, and the run then resumes. */
 #include "run_util.h"
+#include "loop/rundir.h"
+
+/* Writes lines into DIR/arena/gen_0002.jsonl (the directory made as needed). */
+static void write_arena(const char *rd, const char *lines)
+{
+    char p[400];
+    mkdir(rd, 0755);
+    mkdir(pathf(p, sizeof p, rd, "arena"), 0755);
+    FILE *f = fopen(pathf(p, sizeof p, rd, "arena/gen_0002.jsonl"), "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs(lines, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The promote rule (loop/rundir.c): the candidate's head-to-head score against the best
+ * model, from the games of those two alone. Two players: wins + draws / 2 per game.
+ * Three players: every (candidate seat, best seat) pair, so the games with the
+ * candidate alone and those with two candidates count alike. */
+START_TEST(promote_score_head_to_head)
+{
+    char rd[300];
+    double s = -1;
+    snprintf(rd, sizeof rd, "%s/two", dir);
+    ck_assert_int_eq(rundir_best_score(rd, 2, 1, &s), 0); /* no file: not played yet */
+    write_arena(rd, "{\"players\":[\"gen_0002\",\"gen_0001\"],\"result\":[1,-1]}\n"
+                    "{\"players\":[\"gen_0001\",\"gen_0002\"],\"result\":[0,0]}\n"
+                    "{\"players\":[\"gen_0002\",\"random\"],\"result\":[-1,1]}\n"
+                    "{\"players\":[\"gen_0001\",\"gen_0002\"],\"result\":[1,-1]}\n");
+    ck_assert_int_eq(rundir_best_score(rd, 2, 1, &s), 3);
+    ck_assert_double_eq_tol(s, 1.5 / 3, 1e-12);
+
+    snprintf(rd, sizeof rd, "%s/three", dir);
+    write_arena(rd,
+                /* alone, middle place: above one copy, below the other */
+                "{\"players\":[\"gen_0002\",\"gen_0001\",\"gen_0001\"],\"result\":[0,1,-1]}\n"
+                /* twice: one copy above the best, one below */
+                "{\"players\":[\"gen_0002\",\"gen_0002\",\"gen_0001\"],\"result\":[1,-1,0]}\n"
+                /* alone, last: below both copies */
+                "{\"players\":[\"gen_0001\",\"gen_0001\",\"gen_0002\"],\"result\":[0.5,0.5,-1]}\n"
+                /* twice, all level: a level pair counts a half */
+                "{\"players\":[\"gen_0001\",\"gen_0002\",\"gen_0002\"],\"result\":[0,0,0]}\n"
+                /* a baseline at the table: not a game against the best */
+                "{\"players\":[\"gen_0002\",\"gen_0001\",\"random\"],\"result\":[1,0,-1]}\n"
+                "{\"players\":[\"gen_0002\",\"random\",\"random\"],\"result\":[1,0,-1]}\n");
+    ck_assert_int_eq(rundir_best_score(rd, 2, 1, &s), 4);
+    /* pairs: 1 of 2, 1 of 2, 0 of 2, 1 of 2 (two level pairs) */
+    ck_assert_double_eq_tol(s, 3.0 / 8, 1e-12);
+    double got = -1;
+    int n = -1;
+    ck_assert(rundir_promotes(rd, 0, 2, 1, &got, &n)); /* gate 0: always */
+    ck_assert(rundir_promotes(rd, 0.375, 2, 1, NULL, NULL));
+    ck_assert(!rundir_promotes(rd, 0.4, 2, 1, &got, &n));
+    ck_assert_int_eq(n, 4);
+    ck_assert_double_eq_tol(got, 3.0 / 8, 1e-12);
+}
+END_TEST
+
+/* each_event callback: the arena event's match against gen_0001 (the best) */
+static void arena_vs_best(const cJSON *o, void *ctx)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "gen_0001");
+    if (m)
+        *(cJSON **)ctx = cJSON_Duplicate(m, true);
+}
+
+/* each_event callback: the promote event's score */
+static void promote_score(const cJSON *o, void *ctx)
+{
+    *(double *)ctx = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "score_vs_best"));
+}
+
+/* Three players (Sanling): the arena balances the seats between the candidate and each
+ * opponent. Half the games have the candidate alone against two copies, half two
+ * copies of the candidate against one; the opponent sits in every seat of both halves;
+ * the event counts head-to-head pairs (two a game), and promotion reads the same score. */
+START_TEST(three_players_balanced_seats)
+{
+    char rd[300], out[16384], cfg[400], p[400];
+    snprintf(rd, sizeof rd, "%s/sanling", dir);
+    snprintf(cfg, sizeof cfg, "%s/configs/sanling9.json", getenv("GZ_SRC"));
+    const char *extra[] = {"-c", cfg, "--set", "game.size=5", "--set", "game.moves=12",
+                           "--set", "arena.games=12", "--set", "arena.baselines=[\"random\"]",
+                           "--set", "mcts.temperature_moves=0", NULL};
+    int rc = gz_run(rd, 2, NULL, extra, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    char *text = slurp_rel(rd, "arena/gen_0002.jsonl");
+    ck_assert_ptr_nonnull(text);
+    /* seat[0][k]: games with the candidate alone in seat k; seat[1][k]: the best alone */
+    int alone = 0, twice = 0, vs_random = 0, seat[2][3] = {{0}};
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "players");
+        ck_assert_int_eq(cJSON_GetArraySize(pl), 3);
+        int cand = 0, best = 0, cseat = -1, oseat = -1;
+        for (int k = 0; k < 3; k++) {
+            const char *nm = cJSON_GetArrayItem(pl, k)->valuestring;
+            if (!strcmp(nm, "gen_0002"))
+                cand++, cseat = k;
+            else if (!strcmp(nm, "gen_0001") || !strcmp(nm, "random"))
+                best++, oseat = k;
+        }
+        ck_assert_int_eq(cand + best, 3);
+        ck_assert_int_ge(cand, 1);
+        ck_assert_int_ge(best, 1);
+        if (strstr(line, "random"))
+            vs_random++;
+        else if (cand == 1)
+            alone++, seat[0][cseat]++;
+        else
+            twice++, seat[1][oseat]++;
+        cJSON_Delete(o);
+    }
+    free(text);
+    ck_assert_int_eq(alone, 6);
+    ck_assert_int_eq(twice, 6);
+    ck_assert_int_eq(vs_random, 12);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_msg(seat[0][k] == 2, "the candidate alone sat in seat %d %d times", k,
+                      seat[0][k]);
+        ck_assert_msg(seat[1][k] == 2, "the best alone sat in seat %d %d times", k, seat[1][k]);
+    }
+    cJSON *m = NULL;
+    ck_assert_int_eq(each_event(rd, "arena", arena_vs_best, &m), 2);
+    ck_assert_ptr_nonnull(m);
+    int w = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "wins"));
+    int d = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "draws"));
+    int l = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "losses"));
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "games")), 12);
+    ck_assert_int_eq(w + d + l, 24);
+    double score = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "score"));
+    ck_assert_double_eq_tol(score, (w + 0.5 * d) / 24, 1e-9);
+    cJSON_Delete(m);
+    double promoted = -1, direct = -1;
+    ck_assert_int_eq(each_event(rd, "promote", promote_score, &promoted), 2);
+    ck_assert_double_eq_tol(promoted, score, 1e-9);
+    ck_assert_int_eq(rundir_best_score(rd, 2, 1, &direct), 12);
+    ck_assert_double_eq_tol(direct, score, 1e-9);
+    ck_assert(exists(pathf(p, sizeof p, rd, "ratings.csv")));
+}
+END_TEST
 
 START_TEST(full_run)
 {
@@ -520,6 +660,8 @@ static Suite *run_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, full_run);
+    tcase_add_test(tc, promote_score_head_to_head);
+    tcase_add_test(tc, three_players_balanced_seats);
     tcase_add_test(tc, resume_after_crash);
     tcase_add_test(tc, resume_after_kill);
     tcase_add_test(tc, interrupt_then_resume);
