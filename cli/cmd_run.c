@@ -1184,15 +1184,22 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
     if (r->solo && r->c.arena.games > 0) {
         rc = stage_arena_solo(r, gen, tmp, cand, m, err, errlen);
     } else if (r->c.arena.games > 0) {
-        /* against the best model, then every baseline */
-        char bname[32];
+        /* against the best model, the one arena.lookback generations older, then every
+         * baseline (b = -2, -1, 0...) */
+        char bname[32], lname[32], lrel[64];
         snprintf(bname, sizeof bname, "gen_%04d", r->best_gen);
+        int back = gen - r->c.arena.lookback;
+        snprintf(lname, sizeof lname, "gen_%04d", back);
+        snprintf(lrel, sizeof lrel, "models/gen_%04d.h5", back);
+        bool lookback = r->c.arena.lookback > 0 && back >= 0 && back != r->best_gen;
         const char *pairs = r->g->players > 2 ? " head to head" : "";
-        for (int b = -1; rc == 0 && b < r->c.arena.nbaselines; b++) {
-            const char *opp = b < 0 ? bname : r->c.arena.baselines[b];
+        for (int b = -2; rc == 0 && b < r->c.arena.nbaselines; b++) {
+            if (b == -1 && !lookback)
+                continue;
+            const char *opp = b == -2 ? bname : b == -1 ? lname : r->c.arena.baselines[b];
+            const char *model = b == -2 ? r->best : b == -1 ? lrel : NULL;
             match_result x;
-            rc = match(r, gen, cand, cand2, b < 0 ? r->best : NULL, opp, opp, tmp, &x, err,
-                       errlen);
+            rc = match(r, gen, cand, cand2, model, opp, opp, tmp, &x, err, errlen);
             if (rc == 0) {
                 cJSON *o = cJSON_AddObjectToObject(m, opp);
                 cJSON_AddNumberToObject(o, "games", x.games);
@@ -1202,7 +1209,7 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
                 cJSON_AddNumberToObject(o, "score", match_score(&x));
                 if (lead(r))
                     fprintf(stderr, "gen %d arena: vs %s%s %d-%d-%d%s\n", gen, opp,
-                            b < 0 ? " (best)" : "", x.wins, x.draws, x.losses, pairs);
+                            b == -2 ? " (best)" : "", x.wins, x.draws, x.losses, pairs);
             }
             if (interrupted && rc == 0) {
                 snprintf(err, errlen, "interrupted");

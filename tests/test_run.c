@@ -150,6 +150,70 @@ START_TEST(three_players_balanced_seats)
 }
 END_TEST
 
+/* each_event callback: bit g of *mask set when generation g's arena event met ctx's name */
+typedef struct lookback_seen {
+    unsigned mask;
+    int lookback;
+} lookback_seen;
+
+static void arena_lookback(const cJSON *o, void *ctx)
+{
+    lookback_seen *x = ctx;
+    int gen = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
+    char name[32];
+    snprintf(name, sizeof name, "gen_%04d", gen - x->lookback);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (m) {
+        ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "games")), 4);
+        x->mask |= 1u << gen;
+    }
+}
+
+/* arena.lookback: each candidate also plays the model that many generations older, in
+ * its arena file (so in the ratings) and its arena event; not when that model is the
+ * best (already met) or does not exist. */
+START_TEST(lookback_match)
+{
+    char rd[300], out[16384], p[400];
+    snprintf(rd, sizeof rd, "%s/back2", dir);
+    const char *two[] = {"--set", "arena.lookback=2", NULL};
+    int rc = gz_run(rd, 3, NULL, two, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    lookback_seen x = {0, 2};
+    ck_assert_int_eq(each_event(rd, "arena", arena_lookback, &x), 3);
+    /* always promoted (gate 0): gen 2 meets gen 0, gen 3 gen 1; gen 1 has none older */
+    ck_assert_uint_eq(x.mask, (1u << 2) | (1u << 3));
+    char *a = slurp_rel(rd, "arena/gen_0003.jsonl");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_msg(strstr(a, "\"gen_0001\"") != NULL, "%s", a);
+    free(a);
+    char *ratings = slurp_rel(rd, "ratings.csv");
+    ck_assert_ptr_nonnull(ratings);
+    for (int k = 0; k <= 3; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "\ngen_%04d,", k);
+        ck_assert_msg(strstr(ratings, name) != NULL, "%s", ratings);
+    }
+    free(ratings);
+
+    /* lookback 1 with every candidate promoted: the older model is the best, met once */
+    snprintf(rd, sizeof rd, "%s/back1", dir);
+    const char *one[] = {"--set", "arena.lookback=1", NULL};
+    rc = gz_run(rd, 2, NULL, one, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    x = (lookback_seen){0, 1};
+    ck_assert_int_eq(each_event(rd, "arena", arena_lookback, &x), 2);
+    ck_assert_uint_eq(x.mask, (1u << 1) | (1u << 2)); /* as the best */
+    char *b = slurp_rel(rd, "arena/gen_0002.jsonl");
+    int vs_prev = 0;
+    for (const char *q = b; (q = strstr(q, "\"gen_0001\"")) != NULL; q++)
+        vs_prev++;
+    ck_assert_int_eq(vs_prev, 4); /* one match of 4 games, not two */
+    free(b);
+    ck_assert(exists(pathf(p, sizeof p, rd, "ratings.csv")));
+}
+END_TEST
+
 START_TEST(full_run)
 {
     char rd[300], out[16384];
@@ -662,6 +726,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, full_run);
     tcase_add_test(tc, promote_score_head_to_head);
     tcase_add_test(tc, three_players_balanced_seats);
+    tcase_add_test(tc, lookback_match);
     tcase_add_test(tc, resume_after_crash);
     tcase_add_test(tc, resume_after_kill);
     tcase_add_test(tc, interrupt_then_resume);
