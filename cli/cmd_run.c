@@ -1022,9 +1022,12 @@ static double match_score(const match_result *m)
  * copies of one model play like a team against the third player (README, the seventh
  * strength round): half the games are {cand, opp, opp} and half {cand, cand2, opp}
  * (cand2 a second instance of the candidate), on the same openings; the result counts
- * head-to-head pairs. */
+ * head-to-head pairs. The games' seed comes from the generation and the opponent's name
+ * (its length: the seeds of earlier runs' matches stay as they were), xor salt: the
+ * lookback match takes one of its own, since every gen_NNNN name has the best model's
+ * length and its games would otherwise be the best match's. */
 static int match(run_ctx *r, int gen, player *cand, player *cand2, const char *opp_model,
-                 const char *opp_spec, const char *opp_name, const char *results,
+                 const char *opp_spec, const char *opp_name, uint64_t salt, const char *results,
                  match_result *res, char *err, size_t errlen)
 {
     player *ps[GAME_MAX_PLAYERS] = {cand, NULL, NULL};
@@ -1036,7 +1039,8 @@ static int match(run_ctx *r, int gen, player *cand, player *cand2, const char *o
             rc = -1;
     }
     memset(res, 0, sizeof *res);
-    uint64_t seed = rng_derive(r->c.seed, 0x41520000ULL + (uint64_t)gen * 64 + strlen(opp_name));
+    uint64_t seed = rng_derive(r->c.seed, 0x41520000ULL + (uint64_t)gen * 64 + strlen(opp_name)) ^
+                    salt;
     int games = r->c.arena.games;
     if (rc == 0 && np == 2) {
         arena_tally t[GAME_MAX_PLAYERS];
@@ -1199,7 +1203,9 @@ static int stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
             const char *opp = b == -2 ? bname : b == -1 ? lname : r->c.arena.baselines[b];
             const char *model = b == -2 ? r->best : b == -1 ? lrel : NULL;
             match_result x;
-            rc = match(r, gen, cand, cand2, model, opp, opp, tmp, &x, err, errlen);
+            /* the lookback's games differ from the best match's (same name length) */
+            uint64_t salt = b == -1 ? rng_derive(0x4c4f4f4bULL, (uint64_t)back) : 0;
+            rc = match(r, gen, cand, cand2, model, opp, opp, salt, tmp, &x, err, errlen);
             if (rc == 0) {
                 cJSON *o = cJSON_AddObjectToObject(m, opp);
                 cJSON_AddNumberToObject(o, "games", x.games);

@@ -240,7 +240,7 @@ static const cfg_field fields[] = {
     {"arena.gate", T_FLOAT, OFF(arena.gate), 0, 1, 0, NULL, NULL, NULL,
      "promote the candidate at this head-to-head score against the best or above (three players: per pair of seats); 0 = always promote"},
     {"arena.lookback", T_INT, OFF(arena.lookback), 0, 1000000, 0, NULL, NULL, NULL,
-     "run: each candidate also plays the model this many generations older (not when that is the best model); 0 = no. A step the ratings resolve when each generation gains little on its parent"},
+     "run, games of 2 or 3 players: each candidate also plays the model this many generations older (not when that is the best model or does not exist); 0 = no. A step the ratings resolve when each generation gains little on its parent"},
     {"arena.baselines", T_LIST, OFF(arena.baselines), 0, 0, 0, "random", NULL, NULL,
      "players every generation also meets (e.g. random, mcts:200, perfect)"},
 

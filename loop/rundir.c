@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/arena.h"
 #include "engine/game.h"
 
 char *rundir_read_text(const char *path, size_t *len_out)
@@ -56,8 +57,8 @@ int rundir_best_score(const char *dir, int gen, int best_gen, double *score)
     char *text = rundir_read_text(path, NULL);
     if (!text)
         return 0;
-    int games = 0;
-    double sum = 0, pairs = 0;
+    int games = 0, twice = 0, three = 0;
+    double sum = 0, pairs = 0, places = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         cJSON *o = cJSON_Parse(line);
@@ -84,12 +85,29 @@ int rundir_best_score(const char *dir, int gen, int best_gen, double *score)
                         sum += z[i] > z[j] ? 1.0 : z[i] == z[j] ? 0.5 : 0.0;
                         pairs++;
                     }
+            /* the rule of files from before the balanced seats: the lone candidate's
+             * first place a win, last a loss, else a draw */
+            for (int i = 0; i < n && ncand == 1; i++)
+                if (cand[i]) {
+                    float zf[GAME_MAX_PLAYERS];
+                    for (int k = 0; k < n; k++)
+                        zf[k] = (float)z[k];
+                    int cls = arena_outcome_class(n, zf, i);
+                    places += cls > 0 ? 1.0 : cls == 0 ? 0.5 : 0.0;
+                }
+            twice += ncand > 1;
+            three += n == 3;
             games++;
         }
         cJSON_Delete(o);
     }
     free(text);
-    *score = pairs > 0 ? sum / pairs : 0;
+    /* three players and never the candidate twice: a file written before the balanced
+     * seats, whose promotions were decided by places; a resumed run replays them alike */
+    if (three == games && twice == 0)
+        *score = games ? places / games : 0;
+    else
+        *score = pairs > 0 ? sum / pairs : 0;
     return games;
 }
 

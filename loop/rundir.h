@@ -29,9 +29,12 @@ cJSON *rundir_read_json(const char *dir, const char *name);
  * every pair of a candidate seat and a best-model seat counts 1 when the candidate's
  * outcome is above, 1/2 when level, 0 when below (two players: wins + draws / 2 per
  * game; three players: the games with the candidate alone and those with it twice count
- * alike, so neither side gains from having two copies at the table). Returns the games
- * counted (0 when the file is missing: the arena stage is not finished) and *score in
- * [0, 1]. */
+ * alike, so neither side gains from having two copies at the table). A 3-player file
+ * in which the candidate never sat twice (written before the seats were balanced, or
+ * with arena.games = 1) is scored as such files always were: per game, the lone
+ * candidate's first place 1, last 0, else 1/2, so a resumed older run replays its own
+ * promotions. Returns the games counted (0 when the file is missing: the arena stage is
+ * not finished) and *score in [0, 1]. */
 int rundir_best_score(const char *dir, int gen, int best_gen, double *score);
 
 /* The promote stage's decision for generation gen (>= 1) given the best model before

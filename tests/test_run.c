@@ -56,6 +56,7 @@ START_TEST(promote_score_head_to_head)
     ck_assert_int_eq(rundir_best_score(rd, 2, 1, &s), 4);
     /* pairs: 1 of 2, 1 of 2, 0 of 2, 1 of 2 (two level pairs) */
     ck_assert_double_eq_tol(s, 3.0 / 8, 1e-12);
+
     double got = -1;
     int n = -1;
     ck_assert(rundir_promotes(rd, 0, 2, 1, &got, &n)); /* gate 0: always */
@@ -63,6 +64,14 @@ START_TEST(promote_score_head_to_head)
     ck_assert(!rundir_promotes(rd, 0.4, 2, 1, &got, &n));
     ck_assert_int_eq(n, 4);
     ck_assert_double_eq_tol(got, 3.0 / 8, 1e-12);
+
+    /* a file from before the balanced seats (the candidate never twice) keeps its rule:
+     * the lone candidate's first place 1, last 0, else 1/2 (pairs would say 7/8) */
+    snprintf(rd, sizeof rd, "%s/old", dir);
+    write_arena(rd, "{\"players\":[\"gen_0002\",\"gen_0001\",\"gen_0001\"],\"result\":[1,1,-1]}\n"
+                    "{\"players\":[\"gen_0001\",\"gen_0002\",\"gen_0001\"],\"result\":[-1,1,0]}\n");
+    ck_assert_int_eq(rundir_best_score(rd, 2, 1, &s), 2);
+    ck_assert_double_eq_tol(s, 0.75, 1e-12);
 }
 END_TEST
 
@@ -98,6 +107,7 @@ START_TEST(three_players_balanced_seats)
     ck_assert_ptr_nonnull(text);
     /* seat[0][k]: games with the candidate alone in seat k; seat[1][k]: the best alone */
     int alone = 0, twice = 0, vs_random = 0, seat[2][3] = {{0}};
+    int pair[3] = {0}; /* the candidate's pairs against the best: above, level, below */
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         cJSON *o = cJSON_Parse(line);
         const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "players");
@@ -119,6 +129,17 @@ START_TEST(three_players_balanced_seats)
             alone++, seat[0][cseat]++;
         else
             twice++, seat[1][oseat]++;
+        const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "result");
+        for (int i = 0; i < 3 && !strstr(line, "random"); i++)
+            for (int j = 0; j < 3; j++) {
+                bool ci = !strcmp(cJSON_GetArrayItem(pl, i)->valuestring, "gen_0002");
+                bool cj = !strcmp(cJSON_GetArrayItem(pl, j)->valuestring, "gen_0002");
+                if (!ci || cj)
+                    continue;
+                double zi = cJSON_GetArrayItem(res, i)->valuedouble;
+                double zj = cJSON_GetArrayItem(res, j)->valuedouble;
+                pair[zi > zj ? 0 : zi == zj ? 1 : 2]++;
+            }
         cJSON_Delete(o);
     }
     free(text);
@@ -138,6 +159,11 @@ START_TEST(three_players_balanced_seats)
     int l = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "losses"));
     ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "games")), 12);
     ck_assert_int_eq(w + d + l, 24);
+    /* the event counts the candidate's side of each pair (with wins != losses here, a
+     * count from the opponent's side would not match) */
+    ck_assert_msg(w == pair[0] && d == pair[1] && l == pair[2], "event %d-%d-%d, games %d-%d-%d",
+                  w, d, l, pair[0], pair[1], pair[2]);
+    ck_assert_int_ne(w, l);
     double score = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(m, "score"));
     ck_assert_double_eq_tol(score, (w + 0.5 * d) / 24, 1e-9);
     cJSON_Delete(m);
