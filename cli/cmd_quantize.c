@@ -28,7 +28,8 @@ static void usage(FILE *f)
             "out, never used for calibration) and reports the gates: policy top-1 agreement\n"
             ">= %.0f%% (a move whose fp32 prior is within %.0f%% of the best counts as the best:\n"
             "the strict share, and fp32's own under a board symmetry, are printed beside it)\n"
-            "and mean |value difference| <= %.2f. When both pass (or with --force),\n"
+            "and mean |value difference| <= %.2f (a score head's, 2048's, in units of half the\n"
+            "span of its fp32 values on those positions). When both pass (or with --force),\n"
             "writes OUT: MODEL byte for byte plus the calibration (/quant; OUT may be MODEL).\n"
             "Exit 0 written, 1 a gate failed (nothing written), 2 bad input, no VNNI.\n",
             100 * NN_INT8_MIN_TOP1, 100 * NN_INT8_TIE, NN_INT8_MAX_MEAN_DVALUE);
@@ -180,6 +181,7 @@ int cmd_quantize(int argc, char **argv)
             cJSON_AddNumberToObject(o, "fp32_symmetry_top1_agreement", gt.sym_top1);
         cJSON_AddNumberToObject(o, "mean_abs_dvalue", gt.mean_dvalue);
         cJSON_AddNumberToObject(o, "max_abs_dvalue", gt.max_dvalue);
+        cJSON_AddNumberToObject(o, "value_scale", gt.value_scale);
         cJSON_AddNumberToObject(o, "max_abs_dprior", gt.max_dprior);
         cJSON_AddBoolToObject(o, "pass", gt.pass);
         cJSON_AddBoolToObject(o, "written", write);
@@ -199,8 +201,11 @@ int cmd_quantize(int argc, char **argv)
         if (gt.sym_top1 >= 0)
             printf("   (fp32 with itself under a random symmetry: %.2f%%)", 100 * gt.sym_top1);
         printf("\n");
-        printf("  mean |value difference|           %8.4f   (gate <= %.2f: %s)\n", gt.mean_dvalue,
+        printf("  mean |value difference|           %8.4f   (gate <= %.2f: %s)", gt.mean_dvalue,
                NN_INT8_MAX_MEAN_DVALUE, dv_ok ? "pass" : "FAIL");
+        if (gt.value_scale != 1)
+            printf("   (score head: in units of %.2f, half the span of fp32's values)", gt.value_scale);
+        printf("\n");
         printf("  largest value / prior difference  %8.4f / %.4f\n", gt.max_dvalue, gt.max_dprior);
         if (write)
             printf("quantize: written to %s%s\n", out, gt.pass ? "" : " (--force: a gate failed)");

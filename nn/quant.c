@@ -121,7 +121,7 @@ int nn_int8_measure(const nn_params *p, const game *g, int rows, int cols, int n
     rng r;
     rng_seed(&r, 0x73796d);
     long agree = 0, strict = 0, sagree = 0;
-    double sum_dv = 0;
+    double sum_dv = 0, vmin = INFINITY, vmax = -INFINITY;
     for (int i = 0; i < n; i += QUANT_CHUNK) {
         int m = n - i < QUANT_CHUNK ? n - i : QUANT_CHUNK;
         const float *in = input + per * (size_t)i;
@@ -140,6 +140,7 @@ int nn_int8_measure(const nn_params *p, const game *g, int rows, int cols, int n
             gt->max_dprior = fmax(gt->max_dprior, fabs((double)pa[k] - pb[k]));
         for (size_t k = 0; k < (size_t)m * (size_t)P; k++) {
             double d = fabs((double)va[k] - vb[k]);
+            vmin = fmin(vmin, va[k]), vmax = fmax(vmax, va[k]);
             sum_dv += d;
             gt->max_dvalue = fmax(gt->max_dvalue, d);
         }
@@ -154,7 +155,12 @@ int nn_int8_measure(const nn_params *p, const game *g, int rows, int cols, int n
     gt->top1 = (double)agree / n;
     gt->top1_strict = (double)strict / n;
     gt->sym_top1 = sym ? (double)sagree / n : -1;
-    gt->mean_dvalue = sum_dv / ((double)n * P);
+    /* an outcome head's values span [-1, 1]; a score head's (h of points to come) have no
+     * fixed scale, so its differences are measured in half the span of its fp32 values
+     * over these positions (at least 1 h unit), the same share of the range */
+    gt->value_scale = s->value == NN_VALUE_SCORE ? fmax((vmax - vmin) / 2, 1.0) : 1.0;
+    gt->mean_dvalue = sum_dv / ((double)n * P) / gt->value_scale;
+    gt->max_dvalue /= gt->value_scale;
     gt->pass = gt->top1 >= NN_INT8_MIN_TOP1 && gt->mean_dvalue <= NN_INT8_MAX_MEAN_DVALUE;
     rc = 0;
 out:

@@ -43,8 +43,13 @@ typedef struct nn_int8_gates {
     double top1_strict; /* share whose int8 first move is exactly fp32's */
     double sym_top1;    /* fp32 against fp32 under a random non-identity symmetry of the
                            game, strict; -1 when no game (or no symmetry) was given */
-    double mean_dvalue; /* mean |int8 - fp32| over every value output of every position */
-    double max_dvalue;  /* the largest of those differences */
+    double mean_dvalue; /* mean |int8 - fp32| over every value output of every position,
+                           divided by value_scale */
+    double max_dvalue;  /* the largest of those differences (also divided) */
+    double value_scale; /* 1 for outcome heads (values in [-1, 1]); a score head (2048):
+                           half the span of its fp32 outputs (h of points) on these
+                           positions, at least 1, so the gate is the same share of the
+                           range */
     double max_dprior;  /* the largest |int8 - fp32| of a prior */
     int pass;           /* top1 >= NN_INT8_MIN_TOP1 and mean_dvalue <= NN_INT8_MAX_MEAN_DVALUE */
 } nn_int8_gates;

@@ -428,6 +428,7 @@ START_TEST(int8_close_to_reference)
                                       sizeof err) == 0, "%s", err);
         ck_assert_int_eq(g.positions, 512);
         ck_assert_double_eq(g.sym_top1, -1);
+        ck_assert_double_eq(g.value_scale, 1); /* outcomes: differences as they are */
         ck_assert_msg(g.pass && g.top1 >= 0.98 && g.mean_dvalue <= 0.02 && g.top1_strict <= g.top1,
                       "%s: top1 %g (strict %g) mean dv %g", k ? "hex" : "square", g.top1,
                       g.top1_strict, g.mean_dvalue);
@@ -435,6 +436,50 @@ START_TEST(int8_close_to_reference)
         batch_free(&held);
         nn_params_free(p);
     }
+}
+END_TEST
+
+/* The value gate of a score head (2048: h of the points to come, tens to hundreds) is
+ * measured in half the span of the fp32 values, so it means the same share of the range
+ * as for an outcome head: scaling the value head's output layer by 100 scales the raw
+ * differences and the span by 100 and leaves the gate's figure where it was (an absolute
+ * 0.02 would fail every trained 2048 net). */
+START_TEST(int8_value_gate_scale_free_for_scores)
+{
+    if (!nn_cpu_has_vnni())
+        return; /* int8 cannot run here: int8_close_to_reference checks the refusal */
+    char err[256];
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 1, 2, NN_POLICY_DENSE, 4, 4);
+    s.actions = 4;
+    s.value = NN_VALUE_SCORE;
+    ck_assert_msg(nn_spec_validate(&s, err, sizeof err) == 0, "%s", err);
+    nn_params *p = scaled_params(s, 31);
+    const nn_layout *L = &p->layout;
+    batch cal = batch_make(&s, 4, 4, 256, 32), held = batch_make(&s, 4, 4, 256, 33);
+    nn_int8_gates gt[2];
+    float mult[2] = {50, 100};
+    for (int k = 0; k < 2; k++) {
+        float *w = nn_tensor_ptr(L, p->data, L->val_fc2_w), *b = nn_tensor_ptr(L, p->data, L->val_fc2_b);
+        for (size_t j = 0; j < L->t[L->val_fc2_w].size; j++)
+            w[j] *= mult[k];
+        for (size_t j = 0; j < L->t[L->val_fc2_b].size; j++)
+            b[j] *= mult[k];
+        ck_assert_msg(nn_calibrate(p, 4, 4, cal.n, cal.in, 0, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(nn_int8_measure(p, NULL, 4, 4, held.n, held.in, held.legal, 0, &gt[k], err,
+                                      sizeof err) == 0, "%s", err);
+        ck_assert_msg(gt[k].pass, "x%g: top1 %g mean dv %g (scale %g)", mult[k], gt[k].top1,
+                      gt[k].mean_dvalue, gt[k].value_scale);
+    }
+    ck_assert_msg(gt[0].value_scale > 1, "span %g", gt[0].value_scale);
+    ck_assert_double_eq_tol(gt[1].value_scale / gt[0].value_scale, 100, 1e-3);
+    ck_assert_msg(gt[0].mean_dvalue > 0, "int8 equal to fp32 everywhere: nothing measured");
+    ck_assert_double_eq_tol(gt[1].mean_dvalue / gt[0].mean_dvalue, 1, 0.05);
+    ck_assert_double_eq_tol(gt[1].max_dvalue / gt[0].max_dvalue, 1, 0.05);
+    /* the raw differences are far above the outcome heads' 0.02 */
+    ck_assert_double_gt(gt[1].mean_dvalue * gt[1].value_scale, 10 * NN_INT8_MAX_MEAN_DVALUE);
+    batch_free(&cal);
+    batch_free(&held);
+    nn_params_free(p);
 }
 END_TEST
 
@@ -991,6 +1036,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, bf16_close_to_reference);
     tcase_add_test(t, int8_close_to_reference);
     tcase_add_test(t, int8_refused_without_calibration);
+    tcase_add_test(t, int8_value_gate_scale_free_for_scores);
     tcase_add_test(t, int8_hex_mask_holds);
     suite_add_tcase(s, t);
     TCase *ev = tcase_create("evaluator");
