@@ -254,6 +254,7 @@ static void remove_temporaries(const char *dir)
 typedef struct sp_prog {
     run_ctx *r;
     int gen;
+    int kept; /* games of the generation in parts from an earlier session */
 } sp_prog;
 
 static void sp_progress(void *ctx, const sp_stats *st, int total)
@@ -261,13 +262,16 @@ static void sp_progress(void *ctx, const sp_stats *st, int total)
     sp_prog *x = ctx;
     /* test hook: a rank killed in the middle of its self-play */
     maybe_crash(x->r, x->gen, "selfplay-game");
+    char at[48];
+    snprintf(at, sizeof at, "selfplay-game%d", x->kept + st->games);
+    maybe_crash(x->r, x->gen, at);
     if (!lead(x->r))
         return;
     if (st->games == total || !cli_progress_due(&x->r->prog, 0)) /* the stage sums up */
         return;
     double dt = cli_now() - x->r->prog.start;
     fprintf(stderr, "gen %d selfplay: %d/%d games, %lld positions, %.0f positions/s%s", x->gen,
-            st->games, total, (long long)st->positions, dt > 0 ? st->positions / dt : 0.0,
+            x->kept + st->games, x->kept + total, (long long)st->positions, dt > 0 ? st->positions / dt : 0.0,
             x->r->prog.tty ? "   " : "\n");
 }
 
@@ -321,11 +325,30 @@ static void sp_stats_add(sp_stats *a, const sp_stats *b)
     a->best_tile = b->best_tile > a->best_tile ? b->best_tile : a->best_tile;
 }
 
+/* rundata's part path as sp_opts.part_path wants it */
+typedef struct part_ctx {
+    const char *dir;
+    int gen;
+} part_ctx;
+
+static void part_path(void *ctx, int part, char *out, size_t len)
+{
+    const part_ctx *x = ctx;
+    char p[RD_PATH];
+    rd_part_path(p, x->dir, x->gen, part);
+    snprintf(out, len, "%s", p);
+}
+
 /* Plays `games` games of generation gen into out with the run's settings; shard >= 0:
  * shard `shard` of the generation's plan (its own seeds), -1: the whole generation in
- * one file (the seeds of a run of one process). Returns sp_run's status. */
-static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, double resign,
-                              const char *out, sp_opts *o, sp_stats *st, char *err, size_t errlen)
+ * one file (the seeds of a run of one process), in part files every
+ * selfplay.part_minutes after the `parts` parts already there, which hold `kept` games
+ * (then this session's games have seeds of their own and are numbered from first_game,
+ * past those).
+ * Returns sp_run's status. */
+static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, int parts, int kept,
+                              int first_game, double resign, const char *out, sp_opts *o,
+                              sp_stats *st, char *err, size_t errlen)
 {
     char model[PATH_LEN];
     bool rollout = gen == 1 && !strcmp(r->c.selfplay.bootstrap, "rollout") && !r->gen0_from_model;
@@ -335,6 +358,9 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, double 
     uint64_t seed = rng_derive(r->c.seed, 0x5350000ULL + (uint64_t)gen);
     if (shard >= 0) {
         seed = rng_derive(seed, 0x5348415244ULL + (uint64_t)shard);
+        sc.seed = rng_derive(seed, 1);
+    } else if (parts > 0) {
+        seed = rng_derive(seed, 0x50415254ULL + (uint64_t)parts);
         sc.seed = rng_derive(seed, 1);
     }
     cli_sp_eval ev;
@@ -358,11 +384,19 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, double 
     o->model = rollout ? "rollout" : r->best;
     char *gcfg = sp_game_config_json(&r->c);
     o->game_config = gcfg;
-    sp_prog pp = {r, gen};
+    sp_prog pp = {r, gen, kept};
     cli_progress_init(&r->prog, 10.0);
     o->progress = sp_progress;
     o->progress_ctx = &pp;
     o->stop = (const volatile int *)&interrupted;
+    part_ctx pc = {r->dir, gen};
+    if (shard < 0 && r->c.selfplay.part_minutes > 0) {
+        o->part_seconds = 60 * r->c.selfplay.part_minutes;
+        o->part_path = part_path;
+        o->part_ctx = &pc;
+        o->part_first = parts;
+        o->gameix_base = first_game;
+    }
     int rc = sp_run(r->g, o, cli_sp_make_eval, &ev, out, st, err, errlen);
     o->game_config = NULL;
     free(gcfg);
@@ -370,6 +404,35 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, double 
     if (rc == 1)
         snprintf(err, errlen, "interrupted");
     return rc;
+}
+
+/* The parts of generation gen's self-play an interrupted session left (rundata.h), the
+ * games they hold and (next, may be NULL) one past their largest game number: the
+ * games played after them are numbered from there. Returns 0, or -1 with a message
+ * naming an unreadable part. */
+static int parts_kept(const run_ctx *r, int gen, int *parts, int *kept, int *next, char *err,
+                      size_t errlen)
+{
+    *parts = rd_parts(r->dir, gen);
+    *kept = 0;
+    if (next)
+        *next = 0;
+    for (int k = 0; k < *parts; k++) {
+        char pp[RD_PATH];
+        int64_t n;
+        int32_t nx;
+        rd_part_path(pp, r->dir, gen, k);
+        if (sp_read_games(pp, &n, &nx, err, errlen) < 0) {
+            size_t l = strlen(err);
+            snprintf(err + l, errlen - l, " (a part of generation %d's self-play: remove it and "
+                     "the parts after it to play their games again)", gen);
+            return -1;
+        }
+        *kept += (int)n;
+        if (next && nx > *next)
+            *next = nx;
+    }
+    return 0;
 }
 
 /* Self-play of generation gen (rundata.h): one file with one rank and no plan; else the
@@ -386,9 +449,13 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
             info[0] = 1;
         } else {
             int pr = rd_plan_read(r->dir, gen, &p, err, errlen);
+            int parts = 0, kept = 0;
+            if (pr == 0 && r->ranks > 1 && parts_kept(r, gen, &parts, &kept, NULL, err, errlen) < 0)
+                pr = -1;
             if (pr == 0 && r->ranks > 1) {
-                p.shards = r->ranks;
-                p.games = r->c.selfplay.games;
+                /* the shards play what a one-process session's parts did not */
+                p.games = r->c.selfplay.games - kept > 1 ? r->c.selfplay.games - kept : 1;
+                p.shards = r->ranks < p.games ? r->ranks : p.games;
                 pr = rd_plan_write(r->dir, gen, &p, err, errlen) < 0 ? -1 : 1;
             }
             rc = pr < 0 ? -1 : 0;
@@ -411,12 +478,22 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     memset(&mine, 0, sizeof mine);
     mine.best_tile = -1;
     memset(&o, 0, sizeof o);
-    int nshards = 0, played = 0;
+    int nshards = 0, played = 0, kept = 0;
     if (info[1] == 0) {
-        /* one process, no plan: data/gen_NNNN.h5 as always */
+        /* one process, no plan: data/gen_NNNN.h5 as always, after the parts an
+         * interrupted session closed (their games are kept; the rest are played) */
         char out[PATH_LEN];
+        int parts = 0, next = 0;
+        if (parts_kept(r, gen, &parts, &kept, &next, err, errlen) < 0)
+            return -1;
+        int left = r->c.selfplay.games - kept;
+        if (parts > 0 && lead(r))
+            fprintf(stderr, "gen %d selfplay: %d games kept in %d part%s of an interrupted "
+                    "session; playing %d more\n", gen, kept, parts, parts > 1 ? "s" : "",
+                    left > 1 ? left : 1);
         rd_single_path(out, r->dir, gen);
-        rc = play_selfplay_file(r, gen, -1, r->c.selfplay.games, resign, out, &o, &mine, err, errlen);
+        rc = play_selfplay_file(r, gen, -1, left > 1 ? left : 1, parts, kept, next, resign, out,
+                                &o, &mine, err, errlen);
         played = rc == 0;
     } else {
         rd_plan p = {(int)info[1], (int)info[2]};
@@ -440,8 +517,8 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
             char out[PATH_LEN];
             rd_shard_path(out, r->dir, gen, shard);
             sp_stats st;
-            rc = play_selfplay_file(r, gen, shard, rd_plan_games(&p, shard), resign, out, &o, &st,
-                                    err, errlen);
+            rc = play_selfplay_file(r, gen, shard, rd_plan_games(&p, shard), 0, 0, 0, resign, out,
+                                    &o, &st, err, errlen);
             if (rc == 0) {
                 sp_stats_add(&mine, &st);
                 played++;
@@ -458,6 +535,10 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     cJSON *ev = NULL;
     if (played) {
         ev = selfplay_event(r->g, gen, &o, &mine);
+        if (kept > 0)
+            cJSON_AddNumberToObject(ev, "games_kept", kept);
+        if (mine.parts > 0)
+            cJSON_AddNumberToObject(ev, "parts", mine.parts);
         if (r->ranks > 1) {
             cJSON_AddNumberToObject(ev, "rank", r->rank);
             cJSON_AddStringToObject(ev, "host", comm_host(r->cm));
@@ -653,6 +734,7 @@ static void calibrate_model(run_ctx *r, int gen, const dataset *d, nn_params *p)
     cJSON_AddNumberToObject(m, "top1", gt.top1);
     cJSON_AddNumberToObject(m, "top1_strict", gt.top1_strict);
     cJSON_AddNumberToObject(m, "mean_dvalue", gt.mean_dvalue);
+    cJSON_AddNumberToObject(m, "value_scale", gt.value_scale);
     cJSON_AddBoolToObject(m, "pass", gt.pass);
     fprintf(stderr, "gen %d calibrate: int8 against fp32 on %d held-out positions: top-1 %.2f%% "
             "(strict %.2f%%), mean |dvalue| %.4f: %s%s (%.1f s)\n", gen, gt.positions,
@@ -1687,6 +1769,7 @@ static char *config_identity(const gz_config *c)
     x.net.threads = 0;
     x.net.cache = 0;
     x.net.max_batch = 0;
+    x.selfplay.part_minutes = 0;
     return cfg_to_json(&x);
 }
 
@@ -1716,7 +1799,7 @@ static int setup_dir(run_ctx *r, char *err, size_t errlen)
             char *theirs = config_identity(&old);
             if (strcmp(mine, theirs) != 0) {
                 snprintf(err, errlen, "%s was made with a different config (only loop.generations, "
-                         "selfplay.threads, net.threads, net.cache and net.max_batch may change when continuing a run): use another -o RUN_DIR, or the same config",
+                         "selfplay.threads, selfplay.part_minutes, net.threads, net.cache and net.max_batch may change when continuing a run): use another -o RUN_DIR, or the same config",
                          r->dir);
                 rc = -2;
             }

@@ -181,6 +181,10 @@ static const cfg_field fields[] = {
      "from one of them, in turn; \"\" = none"},
     {"selfplay.zero_weight_proven", T_BOOL, OFF(selfplay.zero_weight_proven), 0, 1, 1, NULL, NULL,
      NULL, "positions whose root is proven lost or drawn get policy weight 0"},
+    {"selfplay.part_minutes", T_FLOAT, OFF(selfplay.part_minutes), 0, 1e6, 10, NULL, NULL, NULL,
+     "run, one process: every this many minutes of a generation's self-play the finished games "
+     "are closed into a part file (data/gen_NNNN.pKKK.h5), so a stopped or killed run keeps them "
+     "and plays only the rest; 0 = one file a generation"},
     {"selfplay.threat_checks", T_BOOL, OFF(selfplay.threat_checks), 0, 1, 0, NULL, NULL, NULL,
      "self-play's search runs the mcts.vcf_root/vcf_leaf/vcf_defend checks too; false: they "
      "serve the arena, play and the protocols only (measured: in self-play they cost "

@@ -100,6 +100,7 @@ typedef struct cfg_selfplay {
     int resign_min_checks; /* records needed before calibrated resignation starts */
     char opening[CFG_STR_LEN];  /* "none" | "swap2": how games start */
     char openings[CFG_STR_LEN]; /* an opening book file (openings.h); "" = none */
+    double part_minutes;   /* run: a part file of the finished games this often; 0 = off */
 } cfg_selfplay;
 
 typedef struct cfg_train {

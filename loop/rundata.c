@@ -29,6 +29,22 @@ void rd_shard_path(char *out, const char *dir, int gen, int shard)
     snprintf(out, RD_PATH, "%s/data/gen_%04d.r%d.h5", dir, gen, shard);
 }
 
+void rd_part_path(char *out, const char *dir, int gen, int part)
+{
+    snprintf(out, RD_PATH, "%s/data/gen_%04d.p%03d.h5", dir, gen, part);
+}
+
+int rd_parts(const char *dir, int gen)
+{
+    char path[RD_PATH];
+    int k = 0;
+    for (;; k++) {
+        rd_part_path(path, dir, gen, k);
+        if (!exists(path))
+            return k;
+    }
+}
+
 void rd_plan_path(char *out, const char *dir, int gen)
 {
     snprintf(out, RD_PATH, "%s/data/gen_%04d.plan.json", dir, gen);
@@ -167,8 +183,13 @@ int rd_list(const char *dir, int gen, rd_files *out, char *err, size_t errlen)
     memset(out, 0, sizeof *out);
     char path[RD_PATH];
     int oom = 0;
+    /* a one-process generation: its parts, then its last file (one file's order) */
+    for (int k = 0, np = rd_parts(dir, gen); k < np && !oom; k++) {
+        rd_part_path(path, dir, gen, k);
+        oom |= push(out, path, false);
+    }
     rd_single_path(path, dir, gen);
-    if (exists(path))
+    if (!oom && exists(path))
         oom |= push(out, path, false);
     rd_plan p;
     int pr = rd_plan_read(dir, gen, &p, err, errlen);

@@ -3,7 +3,14 @@
  *
  * Generation i's self-play data (NNNN = i, at least four digits) are either
  *   data/gen_NNNN.h5                 the whole generation in one file (a run of one
- *                                    process: the layout of every run before MPI), or
+ *                                    process: the layout of every run before MPI),
+ *                                    after its parts, if any:
+ *   data/gen_NNNN.pKKK.h5            part K (0, 1, ...) of a one-process generation: the
+ *                                    games finished in each selfplay.part_minutes, closed
+ *                                    complete so that a stopped or killed run keeps them
+ *                                    and plays only the rest (its own seeds, game numbers
+ *                                    after theirs); the parts then gen_NNNN.h5 hold in
+ *                                    order what one file would; or
  *   data/gen_NNNN.plan.json          {"shards": K, "games": G}: written by the first run
  *   data/gen_NNNN.rS.h5              of K > 1 ranks that started the generation, and
  *                                    shard S (0 <= S < K) of its G games: games
@@ -30,6 +37,9 @@
 void rd_single_path(char *out, const char *dir, int gen);
 void rd_shard_path(char *out, const char *dir, int gen, int shard);
 void rd_plan_path(char *out, const char *dir, int gen);
+void rd_part_path(char *out, const char *dir, int gen, int part);
+/* The number of parts of generation gen: part files 0, 1, ... that exist in a row. */
+int rd_parts(const char *dir, int gen);
 /* tag: anything; characters other than letters, digits and '-' become '-'. */
 void rd_follower_path(char *out, const char *dir, int gen, const char *tag);
 

@@ -102,6 +102,7 @@ struct sp_writer {
     int8_t *b_owner; /* NULL without owner targets */
     float *b_qa;     /* NULL without action-value targets */
     bool discarded;  /* the file was pointed at memory after a write error */
+    int64_t games;   /* the "games" attribute written on close; -1 = none */
 };
 
 /* After a write error: the file's later writes (its closes) go to memory, once (see
@@ -178,6 +179,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
         return NULL;
     }
     w->file = -1;
+    w->games = -1;
     for (int i = 0; i < DS_COUNT; i++)
         w->ds[i] = -1;
     w->planes = g->planes;
@@ -465,13 +467,16 @@ int sp_writer_append_full(sp_writer *w, const float *planes, const float *pi,
 
 int64_t sp_writer_count(const sp_writer *w) { return w->written + w->nbuf; }
 
+void sp_writer_set_games(sp_writer *w, int64_t games) { w->games = games; }
+
 int sp_writer_close(sp_writer *w, char *err, size_t errlen)
 {
     if (writer_flush(w, err, errlen) < 0) {
         sp_writer_abort(w);
         return -1;
     }
-    if (nn_h5_attr_put_i64(w->file, "complete", 1) < 0 || H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
+    if ((w->games >= 0 && nn_h5_attr_put_i64(w->file, "games", w->games) < 0) ||
+        nn_h5_attr_put_i64(w->file, "complete", 1) < 0 || H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
         gz_fail(err, errlen, "%s: cannot finish the file (HDF5 error)", w->tmp);
         sp_writer_abort(w);
         return -1;
@@ -490,6 +495,18 @@ int sp_writer_close(sp_writer *w, char *err, size_t errlen)
     }
     writer_free(w);
     return 0;
+}
+
+int sp_writer_close_as(sp_writer *w, const char *path, char *err, size_t errlen)
+{
+    char *p = strdup(path);
+    if (!p) {
+        sp_writer_abort(w);
+        return gz_fail(err, errlen, "%s: out of memory", path);
+    }
+    free(w->path);
+    w->path = p;
+    return sp_writer_close(w, err, errlen);
 }
 
 void sp_writer_abort(sp_writer *w)
@@ -1083,16 +1100,34 @@ int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, c
     return 0;
 }
 
-int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char *err, size_t errlen)
+/* Closes a dataset and its dataspace (either may be -1). */
+static void ds_close(hid_t d, hid_t sp)
 {
-    *out = NULL;
-    *n = 0;
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (d >= 0)
+        H5Dclose(d);
+}
+
+/* Opens path read-only. Returns the file, or -1 with a message naming it. */
+static hid_t open_read(const char *path, char *err, size_t errlen)
+{
     nn_h5_quiet();
     if (H5Fis_hdf5(path) <= 0)
         return gz_fail(err, errlen, "%s: not an HDF5 file (or truncated)", path);
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0)
         return gz_fail(err, errlen, "%s: cannot open as HDF5 (corrupt or truncated)", path);
+    return file;
+}
+
+int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    hid_t file = open_read(path, err, errlen);
+    if (file < 0)
+        return -1;
     int rc = 0;
     if (H5Lexists(file, "resign_checks", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(file, "resign_checks", H5P_DEFAULT);
@@ -1127,10 +1162,50 @@ int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char 
                                       "[-1, 2] and 0/1", path);
         }
         free(buf);
-        if (sp >= 0)
-            H5Sclose(sp);
-        if (d >= 0)
-            H5Dclose(d);
+        ds_close(d, sp);
+    }
+    H5Fclose(file);
+    return rc;
+}
+
+int sp_read_games(const char *path, int64_t *games, int32_t *next_game, char *err, size_t errlen)
+{
+    *games = 0;
+    hid_t file = open_read(path, err, errlen);
+    if (file < 0)
+        return -1;
+    int64_t complete = 0, n = -1;
+    int rc = 0;
+    if (nn_h5_attr_get_i64(file, "complete", &complete) < 0 || complete != 1)
+        rc = gz_fail(err, errlen, "%s: not marked complete", path);
+    else if (nn_h5_attr_get_i64(file, "games", &n) < 0)
+        rc = gz_fail(err, errlen, "%s: no games attribute (written before part files)", path);
+    else if (n < 0 || n > (1 << 30))
+        rc = gz_fail(err, errlen, "%s: games attribute %lld out of range", path, (long long)n);
+    else
+        *games = n;
+    if (rc == 0 && next_game) {
+        /* one past the largest game number of its samples (0: none) */
+        *next_game = 0;
+        hid_t d = H5Dopen2(file, "game", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hsize_t dims[1] = {0};
+        int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+                 H5Sget_simple_extent_dims(sp, dims, NULL) == 1 && dims[0] <= (1u << 30) &&
+                 check_storage(d, sp, path, "game", 1, dims, (double)dims[0] * sizeof(int32_t), err,
+                               errlen) == 0;
+        int32_t *buf = ok ? malloc(sizeof(int32_t) * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
+        ok = ok && buf && H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+        for (hsize_t i = 0; ok && i < dims[0]; i++) {
+            if (buf[i] < 0 || buf[i] >= (1 << 30))
+                ok = 0;
+            else if (buf[i] + 1 > *next_game)
+                *next_game = buf[i] + 1;
+        }
+        if (!ok)
+            rc = gz_fail(err, errlen, "%s: dataset game unreadable or out of range", path);
+        free(buf);
+        ds_close(d, sp);
     }
     H5Fclose(file);
     return rc;

@@ -9,7 +9,8 @@
  * Root attributes: format "gridzero-samples" (string), version (int), game (string),
  * game_config (JSON text of the game section), generation (int64), model (string: the
  * model that played, or "rollout"/"random"), players, planes, rows, cols, actions
- * (int), lattice ("square" | "hex"), complete (int, 1).
+ * (int), lattice ("square" | "hex"), complete (int, 1), and (optional, any version:
+ * files of sp_run) games (int64: games played into the file, with or without samples).
  * Datasets (chunked, Fletcher-32 checksums so a damaged chunk is an error rather than
  * silent garbage, deflate level 4, dimension 0 unlimited):
  *   state uint8   [N, planes, rows, cols]  encoded planes x 255, rounded (binary exact)
@@ -161,9 +162,21 @@ int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char 
 
 /* Samples appended so far. */
 int64_t sp_writer_count(const sp_writer *w);
+/* The number of games the file holds (games without a sample count too), written on
+ * close as the root attribute "games". Not called: no attribute. */
+void sp_writer_set_games(sp_writer *w, int64_t games);
+/* Reads a complete file's "games" attribute (the part files of the loop's self-play,
+ * selfplay.h, always have one) and, when next_game is not NULL, one past the largest
+ * game number of its samples (0 when it has none). Returns 0, or -1 with a message
+ * naming the file (not HDF5, not complete, no or a negative attribute, a bad game
+ * dataset). */
+int sp_read_games(const char *path, int64_t *games, int32_t *next_game, char *err, size_t errlen);
 /* Flushes, marks complete, closes and renames path.tmp to path; frees w (always).
  * Returns 0, or -1 with a message (path.tmp is then removed). */
 int sp_writer_close(sp_writer *w, char *err, size_t errlen);
+/* sp_writer_close, but the file appears as `path` instead of the path it was opened
+ * with (its .tmp is still the opened path's: the next writer may reuse that). */
+int sp_writer_close_as(sp_writer *w, const char *path, char *err, size_t errlen);
 /* Closes and removes path.tmp; frees w. Accepts NULL. */
 void sp_writer_abort(sp_writer *w);
 

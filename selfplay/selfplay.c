@@ -132,6 +132,11 @@ typedef struct sp_shared {
     const sp_opts *o;
     pthread_mutex_t lock;
     sp_writer *w;         /* guarded by lock (HDF5 is not thread-safe) */
+    const char *out_path; /* where w's file appears, unless it becomes a part */
+    const sp_meta *meta;  /* for the next part's writer */
+    int file_games;       /* guarded: games written into w's file */
+    double file_t0;       /* guarded: when w's file was opened */
+    int next_part;        /* guarded: the next part's number */
     int next_game;        /* guarded */
     sp_stats st;          /* guarded */
     sp_resign_check *checks; /* guarded: the no-resign games' records */
@@ -388,6 +393,32 @@ static float points_to_come(const game *g, const sp_opts *o, const sp_slot *s, i
     return final[q] - now;
 }
 
+/* Closes the file being written as the next part (with its games' resignation records)
+ * and opens a new one at out_path. The caller holds the lock. Returns 0 or -1 with a
+ * message (sh->w is then NULL or the new writer). */
+static int next_part(sp_shared *sh, char *err, size_t errlen)
+{
+    const sp_opts *o = sh->o;
+    char path[4096];
+    o->part_path(o->part_ctx, sh->next_part, path, sizeof path);
+    sp_writer *w = sh->w;
+    sh->w = NULL;
+    sp_writer_set_games(w, sh->file_games);
+    if (sh->nchecks > 0 && sp_writer_put_resign_checks(w, sh->checks, sh->nchecks, err, errlen) < 0) {
+        sp_writer_abort(w);
+        return -1;
+    }
+    if (sp_writer_close_as(w, path, err, errlen) < 0)
+        return -1;
+    sh->next_part++;
+    sh->st.parts++;
+    sh->nchecks = 0;
+    sh->file_games = 0;
+    sh->file_t0 = now_seconds();
+    sh->w = sp_writer_open(sh->out_path, sh->g, o->game_config, sh->meta, err, errlen);
+    return sh->w ? 0 : -1;
+}
+
 /* The game in slot s ended with outcome z (absolute players): write its samples. A game
  * with point cells that ended on the board (not resigned) gives each sample the final
  * position's owners seen from its mover (samples.h: the owner dataset); a resigned
@@ -409,6 +440,8 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
     if (owned)
         g->ops->cells(g, end, cells);
     pthread_mutex_lock(&sh->lock);
+    if (!sh->w) /* a part's new file failed to open: the run is failing */
+        rc = gz_fail(err, errlen, "self-play: no sample file to write to");
     for (int i = 0; i < s->n && rc == 0; i++) {
         for (int k = 0; k < np; k++)
             fplanes[k] = (float)s->planes[(size_t)i * np + k] * (1.0f / 255.0f);
@@ -423,8 +456,8 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
                 owner[k] = (int8_t)(cells[k] >= 0 ? 1 + (cells[k] - s->mover[i] + P) % P : 0);
         rc = sp_writer_append_full(sh->w, fplanes, s->pi + (size_t)i * A, s->legal + (size_t)i * A,
                                    zm, s->q + (size_t)i * P, s->weight[i], owned ? owner : NULL,
-                                   s->qa ? s->qa + (size_t)i * A : NULL, s->gameix, s->ply[i], err,
-                                   errlen);
+                                   s->qa ? s->qa + (size_t)i * A : NULL,
+                                   s->gameix + sh->o->gameix_base, s->ply[i], err, errlen);
         sh->st.policy_targets += rc == 0 && s->weight[i] > 0;
     }
     if (rc == 0) {
@@ -474,7 +507,11 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
                 st->resign_checked++;
                 st->resign_false += z[k] > -1.0f;
             }
-        if (sh->o->progress)
+        sh->file_games++;
+        if (rc == 0 && sh->o->part_seconds > 0 && sh->o->part_path && st->games < sh->o->games &&
+            now_seconds() - sh->file_t0 >= sh->o->part_seconds)
+            rc = next_part(sh, err, errlen);
+        if (rc == 0 && sh->o->progress)
             sh->o->progress(sh->o->progress_ctx, st, sh->o->games);
     }
     pthread_mutex_unlock(&sh->lock);
@@ -507,8 +544,8 @@ static int export_node(void *ctx, const mcts_node_sample *ns)
     for (int a = 0; has_qa && a < g->actions; a++)
         qa[a] = ns->best_after && ns->best_after[a] > -FLT_MAX ? ns->best_after[a] : NAN;
     if (sp_writer_append_full(x->sh->w, x->fplanes, ns->pi, ns->legal, z, q, 1.0f, NULL,
-                              has_qa ? qa : NULL, x->s->gameix, x->ply + ns->depth, x->err,
-                              x->errlen) < 0)
+                              has_qa ? qa : NULL, x->s->gameix + x->sh->o->gameix_base,
+                              x->ply + ns->depth, x->err, x->errlen) < 0)
         return 1;
     x->written++;
     return 0;
@@ -616,7 +653,8 @@ static void *worker_main(void *arg)
                 /* seed 003: the tree's nodes, each with the best points reached after it */
                 pthread_mutex_lock(&sh->lock);
                 export_ctx ec = {sh, s, fplanes, s->plies, 0, err, sizeof err};
-                int erc = mcts_export(s->tree, o->export_min_visits, export_node, &ec);
+                int erc = sh->w ? mcts_export(s->tree, o->export_min_visits, export_node, &ec)
+                                : (snprintf(err, sizeof err, "self-play: no sample file to write to"), 1);
                 sh->st.positions += ec.written;
                 sh->st.policy_targets += ec.written;
                 pthread_mutex_unlock(&sh->lock);
@@ -779,6 +817,10 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
     memset(&meta, 0, sizeof meta);
     meta.generation = o->generation;
     snprintf(meta.model, sizeof meta.model, "%s", o->model ? o->model : "");
+    sh.out_path = out_path;
+    sh.meta = &meta;
+    sh.next_part = o->part_first;
+    sh.file_t0 = now_seconds();
     sh.w = sp_writer_open(out_path, g, o->game_config, &meta, err, errlen);
     if (!sh.w) {
         pthread_mutex_destroy(&sh.lock);
@@ -828,10 +870,11 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
         rc = -1;
     }
     if (rc == 0) {
+        sp_writer_set_games(sh.w, sh.file_games);
         if (sp_writer_close(sh.w, err, errlen) < 0)
             rc = -1;
     } else {
-        sp_writer_abort(sh.w);
+        sp_writer_abort(sh.w); /* accepts NULL (a part's writer that failed to open) */
     }
     if (stats)
         *stats = sh.st;

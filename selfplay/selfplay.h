@@ -90,6 +90,7 @@ typedef struct sp_stats {
     double score_sum;         /* scored games: the final points, summed over the games */
     int best_tile;            /* games with tiles: log2 of the largest tile reached, or -1 */
     double seconds;
+    int parts;                /* part files closed (sp_opts.part_seconds) */
 } sp_stats;
 
 typedef struct sp_opts {
@@ -134,8 +135,21 @@ typedef struct sp_opts {
     void (*progress)(void *ctx, const sp_stats *so_far, int total_games);
     void *progress_ctx;
     /* Optional: a flag polled between moves; when it becomes nonzero the run stops,
-     * removes the temporary file and returns 1 (nothing written). */
+     * removes the temporary file and returns 1 (nothing written but closed parts). */
     const volatile int *stop;
+    /* Part files (the loop's self-play, so that a stopped or killed generation keeps its
+     * finished games): part_seconds > 0 and part_path set: after a game ends, when the
+     * file being written has been open that long and games remain, it is closed complete
+     * as part_path(part_ctx, k, ...) for k = part_first, part_first + 1, ..., and the
+     * next games go to a new file; out_path gets the last ones. Each file is complete on
+     * its own (its games' samples and resignation records), and the parts then out_path,
+     * read in that order, hold exactly what one file would. 0: one file. */
+    double part_seconds;
+    void (*part_path)(void *ctx, int part, char *out, size_t len);
+    void *part_ctx;
+    int part_first;
+    int gameix_base;          /* added to every sample's game index (a resumed generation
+                                 numbers its games after the ones its parts hold) */
 } sp_opts;
 
 /* Self-play options from a config: games, parallel games, threads (0 = the machine's
@@ -149,9 +163,10 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c);
 void sp_search_from_config(mcts_params *mp, const gz_config *c);
 
 /* Plays o->games games and writes every sample to out_path (through the .tmp file of
- * samples.h: out_path appears only when complete). Returns 0, 1 when stopped through
- * o->stop (nothing written), or -1 with a message (evaluator or file failure; nothing
- * written). stats (may be NULL) receives the totals. */
+ * samples.h: out_path appears only when complete), or to the part files and out_path
+ * (o->part_seconds). Every file gets the "games" attribute. Returns 0, 1 when stopped
+ * through o->stop (nothing written but the parts closed before), or -1 with a message
+ * (evaluator or file failure; the same). stats (may be NULL) receives the totals. */
 int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eval_ctx,
            const char *out_path, sp_stats *stats, char *err, size_t errlen);
 

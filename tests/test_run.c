@@ -10,6 +10,7 @@
  * exit 1 and no .tmp, and the run then resumes. */
 #include "run_util.h"
 #include "loop/rundir.h"
+#include "selfplay/samples.h"
 
 /* Writes lines into DIR/arena/gen_0002.jsonl (the directory made as needed). */
 static void write_arena(const char *rd, const char *lines)
@@ -227,6 +228,95 @@ START_TEST(lookback_match)
         vs_prev++;
     ck_assert_int_eq(vs_prev, 4); /* one match of 4 games, not two */
     free(b);
+}
+END_TEST
+
+/* each_event callback: generation 2's selfplay event into ctx */
+static void selfplay_gen2(const cJSON *o, void *ctx)
+{
+    if ((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation")) == 2)
+        *(cJSON **)ctx = cJSON_Duplicate(o, 1);
+}
+
+/* selfplay.part_minutes: a run killed in the middle of a generation's self-play keeps
+ * the games of the parts it closed, and the same command plays only the rest: the parts
+ * then gen_0002.h5 hold the generation's 16 games, numbered 0..15 with none twice, and
+ * training reads them all. */
+START_TEST(selfplay_parts_survive_a_kill)
+{
+    char rd[300], out[16384], p[400], rel[64], err[512];
+    snprintf(rd, sizeof rd, "%s/parts", dir);
+    const char *parts[] = {"--set", "selfplay.part_minutes=1e-9", NULL};
+    int rc = gz_run(rd, 2, "2:selfplay-game3", parts, 0, out, sizeof out);
+    ck_assert_msg(rc == 128 + SIGKILL, "exit %d, not killed:\n%s", rc, out);
+    /* a part after each finished game: the first three are there, whole */
+    for (int k = 0; k < 3; k++) {
+        snprintf(rel, sizeof rel, "data/gen_0002.p%03d.h5", k);
+        int64_t games;
+        ck_assert_msg(sp_read_games(pathf(p, sizeof p, rd, rel), &games, NULL, err, sizeof err) == 0,
+                      "%s", err);
+        ck_assert_int_eq(games, 1);
+    }
+    ck_assert(!exists(pathf(p, sizeof p, rd, "data/gen_0002.h5")));
+    ck_assert(!exists(pathf(p, sizeof p, rd, "models/gen_0002.h5")));
+
+    rc = gz_run(rd, 2, NULL, parts, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "resume exit %d:\n%s", rc, out);
+    ck_assert_msg(strstr(out, "gen 2 selfplay: 3 games kept in 3 parts of an interrupted session; "
+                              "playing 13 more") != NULL, "%s", out);
+    ck_assert(exists(pathf(p, sizeof p, rd, "models/gen_0002.h5")));
+    /* the generation's files: its parts in a row, then gen_0002.h5 */
+    int nparts = 0, seen[64] = {0}, next = 0;
+    int64_t games_all = 0;
+    for (int k = 0;; k++) {
+        bool last = false;
+        snprintf(rel, sizeof rel, "data/gen_0002.p%03d.h5", k);
+        if (!exists(pathf(p, sizeof p, rd, rel))) {
+            snprintf(rel, sizeof rel, "data/gen_0002.h5");
+            last = true;
+        } else {
+            nparts++;
+        }
+        int64_t games;
+        int32_t nx;
+        ck_assert_msg(sp_read_games(pathf(p, sizeof p, rd, rel), &games, &nx, err, sizeof err) == 0,
+                      "%s", err);
+        games_all += games;
+        if (k < 3)
+            next = nx > next ? nx : next;
+        sp_file *f = sp_file_read(p, NULL, err, sizeof err);
+        ck_assert_msg(f != NULL, "%s", err);
+        ck_assert_int_eq(f->meta.generation, 2);
+        for (int64_t i = 0; i < f->n; i++) {
+            ck_assert(f->gameix[i] >= 0 && f->gameix[i] < 64);
+            seen[f->gameix[i]] |= 1 << (k < 3 ? 0 : 1); /* kept, or played after */
+        }
+        sp_file_free(f);
+        if (last)
+            break;
+    }
+    ck_assert_int_eq(games_all, 16);
+    ck_assert_int_eq(nparts, 15); /* 3 kept, 12 more: the last game goes to gen_0002.h5 */
+    /* the new games are numbered after the kept ones' largest number: none twice */
+    int kept_n = 0, new_n = 0;
+    for (int i = 0; i < 64; i++) {
+        ck_assert_msg(seen[i] != 3, "game %d in the kept parts and after them", i);
+        kept_n += seen[i] == 1;
+        new_n += seen[i] == 2;
+        if (seen[i] == 2)
+            ck_assert_int_ge(i, next);
+        if (seen[i] == 1)
+            ck_assert_int_lt(i, next);
+    }
+    ck_assert_int_eq(kept_n, 3); /* tic-tac-toe: every game has samples */
+    ck_assert_int_eq(new_n, 13);
+    cJSON *ev = NULL;
+    each_event(rd, "selfplay", selfplay_gen2, &ev);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "games")), 13);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "games_kept")), 3);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "parts")), 12);
+    cJSON_Delete(ev);
 }
 END_TEST
 
@@ -744,6 +834,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, three_players_balanced_seats);
     tcase_add_test(tc, lookback_match);
     tcase_add_test(tc, resume_after_crash);
+    tcase_add_test(tc, selfplay_parts_survive_a_kill);
     tcase_add_test(tc, resume_after_kill);
     tcase_add_test(tc, interrupt_then_resume);
     tcase_add_test(tc, other_config_refused);

@@ -820,6 +820,142 @@ START_TEST(stop_leaves_nothing)
 }
 END_TEST
 
+/* sp_opts.part_path for the tests: DIR/<prefix>NNN.h5 */
+static void test_part_path(void *ctx, int part, char *out, size_t len)
+{
+    snprintf(out, len, "%s/%s%03d.h5", dir, (const char *)ctx, part);
+}
+
+static int cmp_check(const void *a, const void *b)
+{
+    const sp_resign_check *x = a, *y = b;
+    return x->value < y->value ? -1 : x->value > y->value ? 1 : x->lost - y->lost;
+}
+
+/* Part files (the loop's self-play): a file is closed as a part after a game whenever
+ * part_seconds have passed and games remain; the parts then out_path, read in order,
+ * hold exactly the one file's samples and resignation records, and every file says how
+ * many games it holds. gameix_base numbers the games after a resumed run's parts. A stop
+ * keeps the parts closed before it. */
+START_TEST(parts_hold_what_one_file_would)
+{
+    gz_config c;
+    tiny_config(&c);
+    c.selfplay.parallel_games = 3;
+    c.selfplay.resign_threshold = 0.9;
+    c.selfplay.resign_disabled_fraction = 1; /* every game measures: records in each file */
+    game *g = make_game(&c);
+    net_ctx x = {g, &c, random_net(&c, g, 17)};
+    char one[300], last[300], err[512];
+    snprintf(one, sizeof one, "%s/one.h5", dir);
+    snprintf(last, sizeof last, "%s/last.h5", dir);
+    sp_opts o;
+    base_opts(&o, &c, 10);
+    o.seed = 77;
+    sp_stats st;
+    ck_assert_msg(sp_run(g, &o, net_factory, &x, one, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(st.parts, 0);
+    int64_t games;
+    ck_assert_msg(sp_read_games(one, &games, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(games, 10);
+
+    o.part_seconds = 1e-9; /* a part after every game but the last */
+    o.part_path = test_part_path;
+    o.part_ctx = "part";
+    ck_assert_msg(sp_run(g, &o, net_factory, &x, last, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(st.parts, 9);
+    ck_assert_int_eq(st.games, 10);
+    sp_file *a = sp_file_read(one, NULL, err, sizeof err);
+    ck_assert_msg(a != NULL, "%s", err);
+    size_t np = (size_t)a->planes * a->rows * a->cols, A = (size_t)a->actions, P = (size_t)a->players;
+    int64_t at = 0, sum_games = 0;
+    int nrec = 0;
+    sp_resign_check *ra, *rb = NULL;
+    int na;
+    ck_assert_msg(sp_read_resign_checks(one, &ra, &na, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(na, 20);
+    for (int k = 0; k <= 9; k++) {
+        char p[320];
+        if (k < 9)
+            test_part_path("part", k, p, sizeof p);
+        else
+            snprintf(p, sizeof p, "%s", last);
+        sp_file *b = sp_file_read(p, NULL, err, sizeof err);
+        ck_assert_msg(b != NULL, "%s", err);
+        ck_assert_msg(sp_read_games(p, &games, NULL, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(games, 1);
+        sum_games += games;
+        ck_assert_int_le(at + b->n, a->n);
+        ck_assert_mem_eq(b->state, a->state + (size_t)at * np, (size_t)b->n * np);
+        ck_assert_mem_eq(b->pi, a->pi + (size_t)at * A, sizeof(float) * (size_t)b->n * A);
+        ck_assert_mem_eq(b->z, a->z + (size_t)at * P, sizeof(float) * (size_t)b->n * P);
+        ck_assert_mem_eq(b->q, a->q + (size_t)at * P, sizeof(float) * (size_t)b->n * P);
+        ck_assert_mem_eq(b->gameix, a->gameix + at, sizeof(int32_t) * (size_t)b->n);
+        ck_assert_mem_eq(b->ply, a->ply + at, sizeof(int32_t) * (size_t)b->n);
+        at += b->n;
+        sp_resign_check *rc;
+        int n;
+        ck_assert_msg(sp_read_resign_checks(p, &rc, &n, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(n, 2); /* its one game's two players */
+        rb = realloc(rb, sizeof *rb * (size_t)(nrec + n));
+        memcpy(rb + nrec, rc, sizeof *rc * (size_t)n);
+        nrec += n;
+        free(rc);
+        sp_file_free(b);
+    }
+    ck_assert_int_eq(at, a->n);
+    ck_assert_int_eq(sum_games, 10);
+    ck_assert_int_eq(nrec, na);
+    qsort(ra, (size_t)na, sizeof *ra, cmp_check);
+    qsort(rb, (size_t)nrec, sizeof *rb, cmp_check);
+    ck_assert_mem_eq(ra, rb, sizeof *ra * (size_t)na);
+    free(ra);
+    free(rb);
+
+    /* a resumed generation numbers its games after the kept ones */
+    sp_opts o2;
+    base_opts(&o2, &c, 4);
+    o2.gameix_base = 100;
+    ck_assert_msg(sp_run(g, &o2, net_factory, &x, one, NULL, err, sizeof err) == 0, "%s", err);
+    sp_file *b = sp_file_read(one, NULL, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    for (int64_t i = 0; i < b->n; i++)
+        ck_assert(b->gameix[i] >= 100 && b->gameix[i] < 104);
+    sp_file_free(b);
+    int32_t next;
+    ck_assert_msg(sp_read_games(one, &games, &next, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(games, 4);
+    ck_assert(next > 100 && next <= 104);
+    sp_file_free(a);
+
+    /* stopped after the first game: the parts closed so far stay, whole; no last file */
+    stop_ctx sc = {0, 0};
+    base_opts(&o, &c, 200);
+    mcts_params_pure(&o.search);
+    o.progress = stop_after_first;
+    o.progress_ctx = &sc;
+    o.stop = &sc.flag;
+    o.part_seconds = 1e-9;
+    o.part_path = test_part_path;
+    o.part_ctx = "stopped";
+    char tmp[320], p0[320];
+    snprintf(tmp, sizeof tmp, "%s.tmp", last);
+    unlink(last);
+    ck_assert_int_eq(sp_run(g, &o, rollout_factory, g, last, &st, err, sizeof err), 1);
+    ck_assert_int_ge(st.parts, 1);
+    ck_assert(!exists(last));
+    ck_assert(!exists(tmp));
+    test_part_path("stopped", 0, p0, sizeof p0);
+    ck_assert_msg(sp_read_games(p0, &games, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(games, 1);
+    sp_file *f0 = sp_file_read(p0, NULL, err, sizeof err);
+    ck_assert_msg(f0 != NULL, "%s", err);
+    sp_file_free(f0);
+    nn_params_free(x.p);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(failures_leave_nothing)
 {
     gz_config c;
@@ -1068,6 +1204,7 @@ static Suite *selfplay_suite(void)
     tcase_add_test(tc, resign_calibration_converges);
     tcase_add_test(tc, parallel_and_threads);
     tcase_add_test(tc, stop_leaves_nothing);
+    tcase_add_test(tc, parts_hold_what_one_file_would);
     tcase_add_test(tc, failures_leave_nothing);
     tcase_add_test(tc, command_writes_valid_files);
     tcase_add_test(tc, sanling_three_players);
