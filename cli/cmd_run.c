@@ -390,12 +390,15 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, int par
     o->progress_ctx = &pp;
     o->stop = (const volatile int *)&interrupted;
     part_ctx pc = {r->dir, gen};
-    if (shard < 0 && r->c.selfplay.part_minutes > 0) {
-        o->part_seconds = 60 * r->c.selfplay.part_minutes;
-        o->part_path = part_path;
-        o->part_ctx = &pc;
-        o->part_first = parts;
+    if (shard < 0) {
+        /* numbered after the kept games' even when parts are now off */
         o->gameix_base = first_game;
+        if (r->c.selfplay.part_minutes > 0) {
+            o->part_seconds = 60 * r->c.selfplay.part_minutes;
+            o->part_path = part_path;
+            o->part_ctx = &pc;
+            o->part_first = parts;
+        }
     }
     int rc = sp_run(r->g, o, cli_sp_make_eval, &ev, out, st, err, errlen);
     o->game_config = NULL;
@@ -406,33 +409,33 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, int par
     return rc;
 }
 
-/* The parts of generation gen's self-play an interrupted session left (rundata.h), the
- * games they hold and (next, may be NULL) one past their largest game number: the
- * games played after them are numbered from there. Returns 0, or -1 with a message
- * naming an unreadable part. */
-static int parts_kept(const run_ctx *r, int gen, int *parts, int *kept, int *next, char *err,
-                      size_t errlen)
+/* The parts of generation gen's self-play an interrupted session left (rundata.h): one
+ * past their largest number, the games they hold and one past their largest game
+ * number (the games played after them are numbered from there). A part that cannot be
+ * read counts no games (its games are played again; training skips it as damaged, with
+ * a data_skipped event), with a warning naming it. */
+static void parts_kept(const run_ctx *r, int gen, int *parts, int *kept, int *next)
 {
     *parts = rd_parts(r->dir, gen);
-    *kept = 0;
-    if (next)
-        *next = 0;
+    int64_t games = 0;
+    *next = 0;
     for (int k = 0; k < *parts; k++) {
-        char pp[RD_PATH];
+        char pp[RD_PATH], why[512];
         int64_t n;
         int32_t nx;
         rd_part_path(pp, r->dir, gen, k);
-        if (sp_read_games(pp, &n, &nx, err, errlen) < 0) {
-            size_t l = strlen(err);
-            snprintf(err + l, errlen - l, " (a part of generation %d's self-play: remove it and "
-                     "the parts after it to play their games again)", gen);
-            return -1;
+        if (!path_exists(pp))
+            continue;
+        if (sp_read_games(pp, &n, &nx, why, sizeof why) < 0) {
+            if (lead(r))
+                fprintf(stderr, "run: %s; its games are played again\n", why);
+            continue;
         }
-        *kept += (int)n;
-        if (next && nx > *next)
+        games += n;
+        if (nx > *next)
             *next = nx;
     }
-    return 0;
+    *kept = games < r->c.selfplay.games ? (int)games : r->c.selfplay.games;
 }
 
 /* Self-play of generation gen (rundata.h): one file with one rank and no plan; else the
@@ -449,10 +452,9 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
             info[0] = 1;
         } else {
             int pr = rd_plan_read(r->dir, gen, &p, err, errlen);
-            int parts = 0, kept = 0;
-            if (pr == 0 && r->ranks > 1 && parts_kept(r, gen, &parts, &kept, NULL, err, errlen) < 0)
-                pr = -1;
+            int parts = 0, kept = 0, next = 0;
             if (pr == 0 && r->ranks > 1) {
+                parts_kept(r, gen, &parts, &kept, &next);
                 /* the shards play what a one-process session's parts did not */
                 p.games = r->c.selfplay.games - kept > 1 ? r->c.selfplay.games - kept : 1;
                 p.shards = r->ranks < p.games ? r->ranks : p.games;
@@ -484,13 +486,11 @@ static int stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
          * interrupted session closed (their games are kept; the rest are played) */
         char out[PATH_LEN];
         int parts = 0, next = 0;
-        if (parts_kept(r, gen, &parts, &kept, &next, err, errlen) < 0)
-            return -1;
+        parts_kept(r, gen, &parts, &kept, &next);
         int left = r->c.selfplay.games - kept;
         if (parts > 0 && lead(r))
-            fprintf(stderr, "gen %d selfplay: %d games kept in %d part%s of an interrupted "
-                    "session; playing %d more\n", gen, kept, parts, parts > 1 ? "s" : "",
-                    left > 1 ? left : 1);
+            fprintf(stderr, "gen %d selfplay: %d games kept from an interrupted session; playing "
+                    "%d more\n", gen, kept, left > 1 ? left : 1);
         rd_single_path(out, r->dir, gen);
         rc = play_selfplay_file(r, gen, -1, left > 1 ? left : 1, parts, kept, next, resign, out,
                                 &o, &mine, err, errlen);

@@ -36,13 +36,25 @@ void rd_part_path(char *out, const char *dir, int gen, int part)
 
 int rd_parts(const char *dir, int gen)
 {
-    char path[RD_PATH];
-    int k = 0;
-    for (;; k++) {
-        rd_part_path(path, dir, gen, k);
-        if (!exists(path))
-            return k;
+    char ddir[RD_PATH], prefix[32];
+    snprintf(ddir, sizeof ddir, "%s/data", dir);
+    int n = snprintf(prefix, sizeof prefix, "gen_%04d.p", gen);
+    DIR *d = opendir(ddir);
+    if (!d)
+        return 0;
+    int parts = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        /* gen_NNNN.pK.h5, K digits only (not a .tmp) */
+        const char *q = de->d_name + n;
+        if (strncmp(de->d_name, prefix, (size_t)n) != 0 || *q < '0' || *q > '9')
+            continue;
+        long k = strtol(q, (char **)&q, 10);
+        if (strcmp(q, ".h5") == 0 && k >= 0 && k < 1000000 && k + 1 > parts)
+            parts = (int)k + 1;
     }
+    closedir(d);
+    return parts;
 }
 
 void rd_plan_path(char *out, const char *dir, int gen)
@@ -186,7 +198,8 @@ int rd_list(const char *dir, int gen, rd_files *out, char *err, size_t errlen)
     /* a one-process generation: its parts, then its last file (one file's order) */
     for (int k = 0, np = rd_parts(dir, gen); k < np && !oom; k++) {
         rd_part_path(path, dir, gen, k);
-        oom |= push(out, path, false);
+        if (exists(path))
+            oom |= push(out, path, false);
     }
     rd_single_path(path, dir, gen);
     if (!oom && exists(path))

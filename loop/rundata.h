@@ -38,7 +38,8 @@ void rd_single_path(char *out, const char *dir, int gen);
 void rd_shard_path(char *out, const char *dir, int gen, int shard);
 void rd_plan_path(char *out, const char *dir, int gen);
 void rd_part_path(char *out, const char *dir, int gen, int part);
-/* The number of parts of generation gen: part files 0, 1, ... that exist in a row. */
+/* One past the largest part number of generation gen's part files (0: none); a part
+ * missing below it (removed by hand) is skipped by the readers, never reused. */
 int rd_parts(const char *dir, int gen);
 /* tag: anything; characters other than letters, digits and '-' become '-'. */
 void rd_follower_path(char *out, const char *dir, int gen, const char *tag);

@@ -393,10 +393,19 @@ static float points_to_come(const game *g, const sp_opts *o, const sp_slot *s, i
     return final[q] - now;
 }
 
+/* Whether finished games go into part files (sp_opts.part_seconds). Not with the tree
+ * export (seed 003's bootstrap): it writes a game's nodes while the game goes on, so a
+ * part would hold pieces of games it does not count. */
+static bool parts_on(const sp_opts *o)
+{
+    return o->part_seconds > 0 && o->part_path && o->export_min_visits <= 0;
+}
+
 /* Closes the file being written as the next part (with its games' resignation records)
- * and opens a new one at out_path. The caller holds the lock. Returns 0 or -1 with a
- * message (sh->w is then NULL or the new writer). */
-static int next_part(sp_shared *sh, char *err, size_t errlen)
+ * and, with reopen, opens a new one at out_path. The caller holds the lock (or is the
+ * only thread left). Returns 0, or -1 with a message, also recorded as the run's
+ * failure (sh->w is then NULL or the new writer). */
+static int next_part(sp_shared *sh, bool reopen, char *err, size_t errlen)
 {
     const sp_opts *o = sh->o;
     char path[4096];
@@ -404,19 +413,27 @@ static int next_part(sp_shared *sh, char *err, size_t errlen)
     sp_writer *w = sh->w;
     sh->w = NULL;
     sp_writer_set_games(w, sh->file_games);
+    int rc = 0;
     if (sh->nchecks > 0 && sp_writer_put_resign_checks(w, sh->checks, sh->nchecks, err, errlen) < 0) {
         sp_writer_abort(w);
-        return -1;
+        rc = -1;
+    } else if (sp_writer_close_as(w, path, err, errlen) < 0) {
+        rc = -1;
+    } else {
+        sh->next_part++;
+        sh->st.parts++;
+        sh->nchecks = 0;
+        sh->file_games = 0;
+        sh->file_t0 = now_seconds();
+        if (reopen && !(sh->w = sp_writer_open(sh->out_path, sh->g, o->game_config, sh->meta, err,
+                                                errlen)))
+            rc = -1;
     }
-    if (sp_writer_close_as(w, path, err, errlen) < 0)
-        return -1;
-    sh->next_part++;
-    sh->st.parts++;
-    sh->nchecks = 0;
-    sh->file_games = 0;
-    sh->file_t0 = now_seconds();
-    sh->w = sp_writer_open(sh->out_path, sh->g, o->game_config, sh->meta, err, errlen);
-    return sh->w ? 0 : -1;
+    if (rc < 0 && !sh->failed) { /* this cause, not the missing writer, is the run's error */
+        sh->failed = 1;
+        snprintf(sh->err, sizeof sh->err, "%s", err);
+    }
+    return rc;
 }
 
 /* The game in slot s ended with outcome z (absolute players): write its samples. A game
@@ -508,9 +525,9 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
                 st->resign_false += z[k] > -1.0f;
             }
         sh->file_games++;
-        if (rc == 0 && sh->o->part_seconds > 0 && sh->o->part_path && st->games < sh->o->games &&
+        if (rc == 0 && parts_on(sh->o) && st->games < sh->o->games &&
             now_seconds() - sh->file_t0 >= sh->o->part_seconds)
-            rc = next_part(sh, err, errlen);
+            rc = next_part(sh, true, err, errlen);
         if (rc == 0 && sh->o->progress)
             sh->o->progress(sh->o->progress_ctx, st, sh->o->games);
     }
@@ -861,8 +878,15 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
         snprintf(err, errlen, "%s", sh.err);
         rc = -1;
     }
-    if (rc == 0 && should_stop(&sh))
+    if (rc == 0 && should_stop(&sh)) {
         rc = 1;
+        /* stopped: the games finished since the last part are kept as one more */
+        char perr[512];
+        if (parts_on(o) && sh.file_games > 0 && sh.w && next_part(&sh, false, perr, sizeof perr) < 0) {
+            snprintf(err, errlen, "%s", perr);
+            rc = -1;
+        }
+    }
     if (rc == 0 && sh.nchecks > 0 &&
         sp_writer_put_resign_checks(sh.w, sh.checks, sh.nchecks, err, errlen) < 0) {
         sp_writer_abort(sh.w);

@@ -143,7 +143,9 @@ typedef struct sp_opts {
      * as part_path(part_ctx, k, ...) for k = part_first, part_first + 1, ..., and the
      * next games go to a new file; out_path gets the last ones. Each file is complete on
      * its own (its games' samples and resignation records), and the parts then out_path,
-     * read in that order, hold exactly what one file would. 0: one file. */
+     * read in that order, hold exactly what one file would. A stop (o->stop) closes the
+     * games finished since the last part as one more part. 0: one file; never with
+     * export_min_visits (the tree export writes a game's nodes before it ends). */
     double part_seconds;
     void (*part_path)(void *ctx, int part, char *out, size_t len);
     void *part_ctx;
@@ -165,8 +167,9 @@ void sp_search_from_config(mcts_params *mp, const gz_config *c);
 /* Plays o->games games and writes every sample to out_path (through the .tmp file of
  * samples.h: out_path appears only when complete), or to the part files and out_path
  * (o->part_seconds). Every file gets the "games" attribute. Returns 0, 1 when stopped
- * through o->stop (nothing written but the parts closed before), or -1 with a message
- * (evaluator or file failure; the same). stats (may be NULL) receives the totals. */
+ * through o->stop (out_path not written; with parts, the finished games are in them),
+ * or -1 with a message (evaluator or file failure; out_path not written, the parts
+ * closed before stay). stats (may be NULL) receives the totals. */
 int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eval_ctx,
            const char *out_path, sp_stats *stats, char *err, size_t errlen);
 

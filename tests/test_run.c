@@ -262,12 +262,12 @@ START_TEST(selfplay_parts_survive_a_kill)
 
     rc = gz_run(rd, 2, NULL, parts, 0, out, sizeof out);
     ck_assert_msg(rc == 0, "resume exit %d:\n%s", rc, out);
-    ck_assert_msg(strstr(out, "gen 2 selfplay: 3 games kept in 3 parts of an interrupted session; "
+    ck_assert_msg(strstr(out, "gen 2 selfplay: 3 games kept from an interrupted session; "
                               "playing 13 more") != NULL, "%s", out);
     ck_assert(exists(pathf(p, sizeof p, rd, "models/gen_0002.h5")));
     /* the generation's files: its parts in a row, then gen_0002.h5 */
     int nparts = 0, seen[64] = {0}, next = 0;
-    int64_t games_all = 0;
+    int64_t games_all = 0, samples = 0;
     for (int k = 0;; k++) {
         bool last = false;
         snprintf(rel, sizeof rel, "data/gen_0002.p%03d.h5", k);
@@ -287,6 +287,7 @@ START_TEST(selfplay_parts_survive_a_kill)
         sp_file *f = sp_file_read(p, NULL, err, sizeof err);
         ck_assert_msg(f != NULL, "%s", err);
         ck_assert_int_eq(f->meta.generation, 2);
+        samples += f->n;
         for (int64_t i = 0; i < f->n; i++) {
             ck_assert(f->gameix[i] >= 0 && f->gameix[i] < 64);
             seen[f->gameix[i]] |= 1 << (k < 3 ? 0 : 1); /* kept, or played after */
@@ -317,6 +318,52 @@ START_TEST(selfplay_parts_survive_a_kill)
     ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "games_kept")), 3);
     ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "parts")), 12);
     cJSON_Delete(ev);
+    /* training read every file of the window: 16 of generation 1 (a part after each
+     * game but the last) and 16 of generation 2 */
+    ev = NULL;
+    each_event(rd, "train_data", selfplay_gen2, &ev);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "files")), 32);
+    ck_assert_int_eq((int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "new_positions")),
+                     samples);
+    cJSON_Delete(ev);
+
+    /* killed again at the same point; a part damaged since, and parts off for the rest:
+     * the damaged part is named and its game played again, the new games are still
+     * numbered after the kept ones, all in gen_0002.h5 */
+    snprintf(rd, sizeof rd, "%s/parts_off", dir);
+    rc = gz_run(rd, 2, "2:selfplay-game3", parts, 0, out, sizeof out);
+    ck_assert_msg(rc == 128 + SIGKILL, "exit %d, not killed:\n%s", rc, out);
+    FILE *f = fopen(pathf(p, sizeof p, rd, "data/gen_0002.p001.h5"), "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("not HDF5", f);
+    fclose(f);
+    next = 0;
+    for (int k = 0; k < 3; k += 2) {
+        int64_t games;
+        int32_t nx;
+        snprintf(rel, sizeof rel, "data/gen_0002.p%03d.h5", k);
+        ck_assert_msg(sp_read_games(pathf(p, sizeof p, rd, rel), &games, &nx, err, sizeof err) == 0,
+                      "%s", err);
+        next = nx > next ? nx : next;
+    }
+    const char *off[] = {"--set", "selfplay.part_minutes=0", NULL};
+    rc = gz_run(rd, 2, NULL, off, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "resume exit %d:\n%s", rc, out);
+    ck_assert_msg(strstr(out, "gen_0002.p001.h5: not an HDF5 file") != NULL &&
+                  strstr(out, "its games are played again") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "gen 2 selfplay: 2 games kept from an interrupted session; "
+                              "playing 14 more") != NULL, "%s", out);
+    ck_assert(!exists(pathf(p, sizeof p, rd, "data/gen_0002.p003.h5")));
+    sp_file *last = sp_file_read(pathf(p, sizeof p, rd, "data/gen_0002.h5"), NULL, err, sizeof err);
+    ck_assert_msg(last != NULL, "%s", err);
+    for (int64_t i = 0; i < last->n; i++)
+        ck_assert_int_ge(last->gameix[i], next);
+    sp_file_free(last);
+    int64_t games;
+    ck_assert_msg(sp_read_games(p, &games, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(games, 14);
+    ck_assert_int_eq(count_events(rd, "data_skipped"), 1);
 }
 END_TEST
 

@@ -951,6 +951,14 @@ START_TEST(parts_hold_what_one_file_would)
     sp_file *f0 = sp_file_read(p0, NULL, err, sizeof err);
     ck_assert_msg(f0 != NULL, "%s", err);
     sp_file_free(f0);
+    /* every finished game is in a part: those in flight at the stop are the only loss */
+    int64_t kept = 0;
+    for (int k = 0; k < st.parts; k++) {
+        test_part_path("stopped", k, p0, sizeof p0);
+        ck_assert_msg(sp_read_games(p0, &games, NULL, err, sizeof err) == 0, "%s", err);
+        kept += games;
+    }
+    ck_assert_int_eq(kept, st.games);
     nn_params_free(x.p);
     game_free(g);
 }
