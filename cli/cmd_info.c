@@ -58,8 +58,9 @@ static int info_model(const char *path)
         printf("  int8        calibrated on %d positions; gates not measured\n", c->positions);
     else
         printf("  int8        calibrated on %d positions; gates on %d held-out: top-1 %.2f%% "
-               "(strict %.2f%%), mean |dvalue| %.4f\n", c->positions, c->heldout, 100 * c->top1,
-               100 * c->top1_strict, c->mean_dvalue);
+               "(strict %.2f%%), mean |dvalue| %.4f%s\n", c->positions, c->heldout, 100 * c->top1,
+               100 * c->top1_strict, c->mean_dvalue,
+               p->layout.spec.value == NN_VALUE_SCORE ? " (of half the span of the values)" : "");
     nn_params_free(p);
     return EXIT_OK;
 }
