@@ -878,7 +878,7 @@ int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eva
         snprintf(err, errlen, "%s", sh.err);
         rc = -1;
     }
-    if (rc == 0 && should_stop(&sh)) {
+    if (rc == 0 && should_stop(&sh) && sh.st.games < o->games) { /* (all played: done) */
         rc = 1;
         /* stopped: the games finished since the last part are kept as one more */
         char perr[512];

@@ -166,8 +166,9 @@ void sp_search_from_config(mcts_params *mp, const gz_config *c);
 
 /* Plays o->games games and writes every sample to out_path (through the .tmp file of
  * samples.h: out_path appears only when complete), or to the part files and out_path
- * (o->part_seconds). Every file gets the "games" attribute. Returns 0, 1 when stopped
- * through o->stop (out_path not written; with parts, the finished games are in them),
+ * (o->part_seconds). Every file gets the "games" attribute. Returns 0 (also when a stop
+ * came after the last game), 1 when stopped through o->stop before it (out_path not
+ * written; with parts, the finished games are in them),
  * or -1 with a message (evaluator or file failure; out_path not written, the parts
  * closed before stay). stats (may be NULL) receives the totals. */
 int sp_run(const game *g, const sp_opts *o, sp_eval_factory make_eval, void *eval_ctx,
