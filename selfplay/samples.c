@@ -1100,15 +1100,6 @@ int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, c
     return 0;
 }
 
-/* Closes a dataset and its dataspace (either may be -1). */
-static void ds_close(hid_t d, hid_t sp)
-{
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (d >= 0)
-        H5Dclose(d);
-}
-
 /* Opens path read-only. Returns the file, or -1 with a message naming it. */
 static hid_t open_read(const char *path, char *err, size_t errlen)
 {
@@ -1162,7 +1153,10 @@ int sp_read_resign_checks(const char *path, sp_resign_check **out, int *n, char 
                                       "[-1, 2] and 0/1", path);
         }
         free(buf);
-        ds_close(d, sp);
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (d >= 0)
+            H5Dclose(d);
     }
     H5Fclose(file);
     return rc;
@@ -1185,27 +1179,23 @@ int sp_read_games(const char *path, int64_t *games, int32_t *next_game, char *er
     else
         *games = n;
     if (rc == 0 && next_game) {
-        /* one past the largest game number of its samples (0: none) */
+        /* one past the largest game number of its samples (0: none), the game dataset
+         * checked as sp_file_read checks it (stored as declared) before it is read */
         *next_game = 0;
-        hid_t d = H5Dopen2(file, "game", H5P_DEFAULT);
-        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
-        hsize_t dims[1] = {0};
-        int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
-                 H5Sget_simple_extent_dims(sp, dims, NULL) == 1 && dims[0] <= (1u << 30) &&
-                 check_storage(d, sp, path, "game", 1, dims, (double)dims[0] * sizeof(int32_t), err,
-                               errlen) == 0;
-        int32_t *buf = ok ? malloc(sizeof(int32_t) * (size_t)(dims[0] ? dims[0] : 1)) : NULL;
-        ok = ok && buf && H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
-        for (hsize_t i = 0; ok && i < dims[0]; i++) {
-            if (buf[i] < 0 || buf[i] >= (1 << 30))
-                ok = 0;
-            else if (buf[i] + 1 > *next_game)
-                *next_game = buf[i] + 1;
+        int64_t ns = -1;
+        int32_t *ix = NULL;
+        rc = check_extents(file, path, DS_BIT(DS_STATE) | DS_BIT(DS_GAME), err, errlen) < 0 ||
+                     read_ds(file, path, DS_GAME, 1, NULL, &ns, (void **)&ix, err, errlen) < 0
+                 ? -1
+                 : 0;
+        for (int64_t i = 0; rc == 0 && i < ns; i++) {
+            if (ix[i] < 0 || ix[i] >= (1 << 30))
+                rc = gz_fail(err, errlen, "%s: dataset game: sample %lld has game %d", path,
+                             (long long)i, ix[i]);
+            else if (ix[i] + 1 > *next_game)
+                *next_game = ix[i] + 1;
         }
-        if (!ok)
-            rc = gz_fail(err, errlen, "%s: dataset game unreadable or out of range", path);
-        free(buf);
-        ds_close(d, sp);
+        free(ix);
     }
     H5Fclose(file);
     return rc;
