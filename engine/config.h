@@ -126,6 +126,7 @@ typedef struct cfg_train {
     int run_steps;        /* scope run: the schedule's length in global steps; 0 = open */
     double lr_floor;      /* lr never falls below lr * lr_floor */
     char calibrate[CFG_STR_LEN]; /* "auto" | "always" | "never": int8 calibration (run) */
+    char conv[CFG_STR_LEN]; /* "auto" | "im2col": how the trainer computes 3x3 convs */
 } cfg_train;
 
 typedef struct cfg_arena {

@@ -189,12 +189,30 @@ START_TEST(conv3x3_hex)
 }
 END_TEST
 
-/* Several im2col chunks (H*W = 1024 columns per sample): the forward and both gradients
- * against the naive forward and finite differences of a few entries. */
+/* Winograd F(2x2, 3x3): forced on small convs (odd and even sides, so tiles overhang
+ * the board's last row and column, or not), and chosen by CONV_AUTO (16 channels, 12
+ * columns);
+ * the forward against the naive formula, both gradients against finite differences,
+ * the float build against the double one, masked hex taps exactly zero. */
+START_TEST(conv3x3_winograd)
+{
+    conv3_case((conv_dims){.N = 2, .IC = 3, .OC = 4, .H = 5, .W = 7, .algo = CONV_WINOGRAD}, 21);
+    conv3_case((conv_dims){.N = 3, .IC = 2, .OC = 3, .H = 4, .W = 6, .algo = CONV_WINOGRAD}, 22);
+    conv3_case((conv_dims){.N = 2, .IC = 3, .OC = 2, .H = 5, .W = 5, .hex = 1, .algo = CONV_WINOGRAD}, 23);
+    conv3_case((conv_dims){.N = 1, .IC = 2, .OC = 2, .H = 1, .W = 2, .algo = CONV_WINOGRAD}, 24);
+    conv3_case((conv_dims){.N = 1, .IC = 16, .OC = 16, .H = 3, .W = 12, .hex = 1}, 25);
+}
+END_TEST
+
+/* Several chunks (im2col: H*W = 1024 columns per sample; Winograd: 256 tiles per
+ * sample), for both algorithms: the forward and both gradients against the naive
+ * forward and finite differences of a few entries. */
 START_TEST(conv3x3_chunks)
 {
-    for (int hex = 0; hex < 2; hex++) {
-        conv_dims d = {.N = 5, .IC = 2, .OC = 2, .H = 32, .W = 32, .hex = hex};
+    for (int run = 0; run < 4; run++) {
+        int hex = run & 1;
+        conv_dims d = {.N = 5, .IC = 2, .OC = 2, .H = 32, .W = 32, .hex = hex,
+                       .algo = run < 2 ? CONV_IM2COL : CONV_WINOGRAD};
         rng r;
         rng_seed(&r, 3 + hex);
         size_t M = (size_t)d.N * d.H * d.W, nin = d.IC * M, nout = d.OC * M, nw = (size_t)d.OC * d.IC * 9;
@@ -226,8 +244,10 @@ END_TEST
  * input gradient. */
 START_TEST(conv3x3_parts)
 {
-    for (int hex = 0; hex < 2; hex++) {
-        conv_dims d = {.N = 19, .IC = 5, .OC = 4, .H = 16, .W = 16, .hex = hex};
+    for (int run = 0; run < 4; run++) {
+        int hex = run & 1;
+        conv_dims d = {.N = 19, .IC = 5, .OC = 4, .H = 16, .W = 16, .hex = hex,
+                       .algo = run < 2 ? CONV_IM2COL : CONV_WINOGRAD};
         rng r;
         rng_seed(&r, 11 + hex);
         size_t M = (size_t)d.N * d.H * d.W, nin = d.IC * M, nout = d.OC * M, nw = (size_t)d.OC * d.IC * 9;
@@ -736,6 +756,7 @@ static Suite *layers_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, conv3x3_square);
     tcase_add_test(tc, conv3x3_hex);
+    tcase_add_test(tc, conv3x3_winograd);
     tcase_add_test(tc, conv3x3_chunks);
     tcase_add_test(tc, conv3x3_parts);
     tcase_add_test(tc, conv1x1_grad);

@@ -24,6 +24,7 @@
 #include "nn/checkpoint.h"
 #include "sample_gen.h"
 #include "train/dataset.h"
+#include "train/layers.h"
 #include "train/net_train.h"
 #include "train/optim.h"
 #include "train/trainer.h"
@@ -320,6 +321,48 @@ static void grad_case(nn_spec s, uint64_t seed)
 START_TEST(grad_square_residual)
 {
     grad_case(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL), 11);
+}
+END_TEST
+
+/* A trunk wide enough for Winograd (16 channels, 12 columns: CONV_AUTO picks it for the
+ * blocks' convs, im2col for the 3-plane stem): the whole network's gradient against
+ * finite differences, and the float trainer against the same net with every conv by
+ * im2col (losses and gradients equal up to rounding). */
+START_TEST(grad_winograd_trunk)
+{
+    nn_spec s = tiny_spec(GAME_LATTICE_SQUARE, 3, 12, 1, 16, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+    grad_case(s, 13);
+    char err[256];
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    ck_assert_ptr_nonnull(p);
+    nn_params_init_he(p, 5);
+    rng r;
+    rng_seed(&r, 14);
+    int n = 5;
+    batch b = make_batch(&s, n, &r);
+    const nn_layout *L = &p->layout;
+    float *g[2];
+    train_losses l[2];
+    for (int k = 0; k < 2; k++) {
+        train_net *t = train_net_new(L, n, err, sizeof err);
+        ck_assert_ptr_nonnull(t);
+        train_net_set_conv(t, k ? CONV_IM2COL : CONV_AUTO);
+        g[k] = calloc(L->count, sizeof(float));
+        train_net_forward(t, p->data, n, b.x, b.pi, b.legal, b.z, TRAIN_MODE_TRAIN, VW, WD, &l[k]);
+        train_net_backward(t, p->data, g[k], VW, WD);
+        train_net_free(t);
+    }
+    ck_assert_double_eq_tol(l[0].total, l[1].total, 1e-5 * fabs(l[1].total));
+    double mx = 0;
+    for (size_t j = 0; j < L->count; j++)
+        mx = fmax(mx, fabs(g[1][j]));
+    ck_assert(mx > 0);
+    for (size_t j = 0; j < L->count; j++)
+        ck_assert_msg(fabs(g[0][j] - g[1][j]) <= 1e-4 * mx, "grad[%zu]: winograd %.8g im2col %.8g",
+                      j, (double)g[0][j], (double)g[1][j]);
+    free(g[0]), free(g[1]);
+    free_batch(&b);
+    nn_params_free(p);
 }
 END_TEST
 
@@ -1637,6 +1680,7 @@ static Suite *train_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, grad_square_residual);
     tcase_add_test(tc, grad_hex_residual);
+    tcase_add_test(tc, grad_winograd_trunk);
     tcase_add_test(tc, grad_square_plain_dense);
     tcase_add_test(tc, grad_zerosum_value);
     tcase_add_test(tc, grad_value_pool_mean_max);

@@ -29,6 +29,31 @@ static const int taps_hex[7] = {1, 2, 3, 4, 5, 6, 7};
 #define HOT
 #endif
 
+/* Tiles (2x2 outputs each) per Winograd chunk: its transformed input and products are
+ * 16 x channels x tiles each, kept near L2 (measured with `gridzero bench train`). */
+#define WINO_CHUNK_TILES 128
+
+/* The distance between the 16 blocks of a transformed array of n elements each. */
+#define WINO_XS(n) ((n) + 16)
+
+static int use_winograd(conv_dims d)
+{
+    if (d.algo == CONV_WINOGRAD)
+        return 1;
+    int ch = d.IC < d.OC ? d.IC : d.OC;
+    return d.algo == CONV_AUTO && ch >= CONV_WINOGRAD_MIN_CH && (d.W >= 12 || ch >= 64);
+}
+
+/* Boards per Winograd chunk. */
+static int wino_chunk(conv_dims d)
+{
+    int tiles = ((d.H + 1) / 2) * ((d.W + 1) / 2);
+    int nb = WINO_CHUNK_TILES / tiles;
+    if (nb < 1)
+        nb = 1;
+    return nb < d.N ? nb : d.N;
+}
+
 static int conv_chunk(conv_dims d)
 {
     int hw = d.H * d.W;

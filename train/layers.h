@@ -13,9 +13,9 @@
  *   gradient is not needed (the stem).
  * - No function allocates; scratch is passed in and sized by the *_scratch() helpers.
  * - 3x3 convs: padding 1, stride 1, no bias, weights (OC, IC, 3, 3) (OIHW, as in nn/).
- *   hex != 0: taps (0,0) and (2,2) are not used (they are skipped in im2col, so the
- *   GEMMs are 7/9 as large), and their weight gradient is never written: it stays
- *   exactly zero.
+ *   hex != 0: taps (0,0) and (2,2) are not used (skipped in im2col, so its GEMMs are
+ *   7/9 as large; taken as zero by Winograd's weight transform), and their weight
+ *   gradient is never written: it stays exactly zero.
  *
  * Each function exists in float (the trainer) and in double with the suffix _f64 (the
  * same source compiled twice: the tests' finite-difference oracle). Not thread-safe per
@@ -34,7 +34,21 @@ typedef struct conv_dims {
     int IC, OC;  /* input and output channels */
     int H, W;    /* board */
     int hex;     /* 3x3 only: 1 = hex lattice (masked taps (0,0) and (2,2)) */
+    int algo;    /* 3x3 only: CONV_AUTO (0), CONV_IM2COL or CONV_WINOGRAD */
 } conv_dims;
+
+/* How a 3x3 conv is computed. CONV_IM2COL: im2col of the live taps and one sgemm per
+ * chunk (K = IC x taps). CONV_WINOGRAD: Winograd's minimal filtering F(2x2, 3x3) (Lavin
+ * and Gray 2016): 4x4 input tiles transformed, 16 sgemms (OC x IC) x (IC x tiles), the
+ * 2x2 outputs transformed back; 2.25x fewer multiplications, and the weight gradient
+ * as 16 sgemms with K = tiles. CONV_AUTO: Winograd where it measured faster (`gridzero
+ * bench train --set train.conv=im2col|auto`): IC and OC both at least CONV_WINOGRAD_MIN_CH
+ * and a board of 12 columns or more, or 64 channels or more (1.2-1.5x on 15x15 with 32
+ * or 64 channels, 9x9 with 64, 32x32 hex with 64; 0.85x on 9x9 with 32 channels, where
+ * the transforms' rows are short, and 0.6x on 9x9 hex, where im2col skips the masked
+ * taps); else im2col. Both give the same results up to rounding. */
+enum { CONV_AUTO = 0, CONV_IM2COL = 1, CONV_WINOGRAD = 2 };
+#define CONV_WINOGRAD_MIN_CH 16
 
 /* Batch-norm momentum of the running statistics (PyTorch's convention:
  * running = (1 - m) * running + m * batch; running var uses the unbiased batch var). */

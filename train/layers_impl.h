@@ -38,12 +38,303 @@ HOT static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, 
     }
 }
 
+/* ---- Winograd F(2x2, 3x3) ------------------------------------------------------
+ * Tile (ty, tx) of a board covers output rows 2ty, 2ty+1 and columns 2tx, 2tx+1 and
+ * reads input rows 2ty-1 .. 2ty+2, columns 2tx-1 .. 2tx+2 (zero outside the board).
+ * A chunk's tiles are numbered j = board * TH * TW + ty * TW + tx (J in all), and a
+ * transformed array is (16, channels, J): element xi = 4 r + s of channel c's tile j
+ * at xi * WINO_XS(channels * J) + c * J + j (the 16 blocks a cache line more than their
+ * size apart: with power-of-two sizes, the transforms' 16 streams would otherwise
+ * share the same cache sets). With B, G, A the F(2x2, 3x3) matrices, the forward is
+ * Y = A^T [(G g G^T) . (B^T d B)] A per tile, summed over the input channels by 16
+ * GEMMs; its adjoints give dd = B [(G g G^T) . (A dY A^T)] B^T (done as the flipped
+ * kernel's forward, as in the im2col path) and dg = G^T [sum (A dY A^T) . (B^T d B)] G. */
+
+/* U (16, NO, NI) = G g G^T for each (o, i), g the 3x3 kernel: flip = 0: g = w[o][i] with
+ * w (NO, NI, 3, 3); flip = 1: g[k] = w[i][o][8 - k] with w (NI, NO, 3, 3) (the input
+ * gradient's flipped, transposed kernel). Masked hex taps count as zero. */
+static void F(wino_weights)(R *U, const R *w, int NO, int NI, int flip, int hex)
+{
+    for (int o = 0; o < NO; o++)
+        for (int i = 0; i < NI; i++) {
+            R g[9], t[4][3];
+            for (int k = 0; k < 9; k++) {
+                if (hex && (k == 0 || k == 8))
+                    g[k] = 0;
+                else
+                    g[k] = flip ? w[((size_t)i * NO + o) * 9 + 8 - k] : w[((size_t)o * NI + i) * 9 + k];
+            }
+            for (int c = 0; c < 3; c++) {
+                t[0][c] = g[c];
+                t[1][c] = (g[c] + g[3 + c] + g[6 + c]) * (R)0.5;
+                t[2][c] = (g[c] - g[3 + c] + g[6 + c]) * (R)0.5;
+                t[3][c] = g[6 + c];
+            }
+            for (int r = 0; r < 4; r++) {
+                R u[4] = {t[r][0], (t[r][0] + t[r][1] + t[r][2]) * (R)0.5,
+                          (t[r][0] - t[r][1] + t[r][2]) * (R)0.5, t[r][2]};
+                for (int s = 0; s < 4; s++)
+                    U[((size_t)(4 * r + s) * NO + o) * NI + i] = u[s];
+            }
+        }
+}
+
+/* The transforms' row length: TW + 1 columns rounded up to whole 16-float vectors, so
+ * that their loops have no scalar remainder (a scalar store that a vector load reads
+ * back soon after stalls store forwarding). */
+static int F(wino_row)(int W) { return ((W + 1) / 2 + 1 + 15) / 16 * 16; }
+
+/* Scratch of the transforms below: a board's columns split by parity, rows -1 .. 2TH
+ * (2TH + 2 rows, twice), then 8 rows per tile row (TH of them). */
+static size_t F(wino_tmp_n)(int H, int W)
+{
+    size_t K = (size_t)F(wino_row)(W), TH = (size_t)((H + 1) / 2);
+    return 2 * (2 * TH + 2) * K + 8 * TH * K;
+}
+
+/* V (16, C, J) = B^T d B of every tile of channels [0, C) of in (rows ltot apart),
+ * boards n0 .. n0+nb-1. Each board is first split by column parity (ev[y][k] = d[y][2k-1],
+ * od[y][k] = d[y][2k], zero outside), so that both passes run on contiguous rows: tile
+ * tx reads columns 2tx-1 .. 2tx+2 = ev[tx], od[tx], ev[tx+1], od[tx+1]. Each pass covers
+ * the whole board before the next reads it back. */
+HOT static void F(wino_input)(R *restrict V, const R *in, size_t ltot, int C, int n0, int nb,
+                              int H, int W, R *restrict tmp)
+{
+    int TH = (H + 1) / 2, TW = (W + 1) / 2, K = F(wino_row)(W), rows = 2 * TH + 2;
+    size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)C * J);
+    R *ev = tmp, *od = tmp + (size_t)rows * K, *bt = od + (size_t)rows * K;
+    /* the padding (rows -1 and >= H, columns outside) is never written below: zero once */
+    memset(tmp, 0, sizeof(R) * F(wino_tmp_n)(H, W));
+    for (int c = 0; c < C; c++)
+        for (int n = 0; n < nb; n++) {
+            const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
+            for (int y = 0; y < H; y++) {
+                const R *restrict sr = src + (size_t)y * W;
+                R *restrict e = ev + (size_t)(y + 1) * K + 1, *restrict o = od + (size_t)(y + 1) * K;
+                #pragma omp simd
+                for (int k = 0; k < W / 2; k++) {
+                    o[k] = sr[2 * k];
+                    e[k] = sr[2 * k + 1];
+                }
+                if (W & 1)
+                    o[W / 2] = sr[W - 1];
+            }
+            /* down the columns: B^T d over padded rows 2ty .. 2ty+3 (board rows 2ty-1 ..) */
+            for (int ty = 0; ty < TH; ty++)
+                for (int h = 0; h < 2; h++) {
+                    const R *d0 = (h ? od : ev) + (size_t)(2 * ty) * K;
+                    const R *d1 = d0 + K, *d2 = d1 + K, *d3 = d2 + K;
+                    R *b0 = bt + (size_t)(8 * ty + 4 * h) * K, *b1 = b0 + K, *b2 = b1 + K, *b3 = b2 + K;
+                    #pragma omp simd
+                    for (int k = 0; k < K; k++) {
+                        b0[k] = d0[k] - d2[k];
+                        b1[k] = d1[k] + d2[k];
+                        b2[k] = d2[k] - d1[k];
+                        b3[k] = d1[k] - d3[k];
+                    }
+                }
+            /* across: (B^T d) B */
+            size_t j0 = (size_t)n * P;
+            for (int ty = 0; ty < TH; ty++, j0 += (size_t)TW)
+                for (int r = 0; r < 4; r++) {
+                    const R *e = bt + (size_t)(8 * ty + r) * K, *o = e + 4 * (size_t)K;
+                    R *v0 = V + (size_t)(4 * r) * XS + (size_t)c * J + j0;
+                    R *v1 = v0 + XS, *v2 = v1 + XS, *v3 = v2 + XS;
+                    #pragma omp simd
+                    for (int tx = 0; tx < TW; tx++) {
+                        v0[tx] = e[tx] - e[tx + 1];
+                        v1[tx] = o[tx] + e[tx + 1];
+                        v2[tx] = e[tx + 1] - o[tx];
+                        v3[tx] = o[tx] - o[tx + 1];
+                    }
+                }
+        }
+}
+
+/* out (NO rows ldc apart) of boards n0 .. n0+nb-1 = (accumulate: +=) A^T m A of every
+ * tile of Mm (16, NO, J); outputs beyond the board are dropped. tmp: 4 (TW + 1). */
+HOT static void F(wino_output)(R *out, size_t ldc, const R *restrict Mm, int NO, int n0, int nb,
+                               int H, int W, int accumulate, R *restrict tmp)
+{
+    int TH = (H + 1) / 2, TW = (W + 1) / 2, K = TW + 1;
+    size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)NO * J);
+    R *y00 = tmp, *y01 = tmp + K, *y10 = tmp + 2 * K, *y11 = tmp + 3 * K;
+    for (int o = 0; o < NO; o++)
+        for (int n = 0; n < nb; n++)
+            for (int ty = 0; ty < TH; ty++) {
+                const R *m = Mm + (size_t)o * J + (size_t)n * P + (size_t)ty * TW;
+                #pragma omp simd
+                for (int tx = 0; tx < TW; tx++) {
+                    R s0[4], s1[4];
+                    for (int r = 0; r < 4; r++) {
+                        R m0 = m[(size_t)(4 * r) * XS + tx], m1 = m[(size_t)(4 * r + 1) * XS + tx];
+                        R m2 = m[(size_t)(4 * r + 2) * XS + tx], m3 = m[(size_t)(4 * r + 3) * XS + tx];
+                        s0[r] = m0 + m1 + m2;
+                        s1[r] = m1 - m2 - m3;
+                    }
+                    y00[tx] = s0[0] + s0[1] + s0[2];
+                    y01[tx] = s1[0] + s1[1] + s1[2];
+                    y10[tx] = s0[1] - s0[2] - s0[3];
+                    y11[tx] = s1[1] - s1[2] - s1[3];
+                }
+                R *row0 = out + (size_t)o * ldc + (size_t)(n0 + n) * hw + (size_t)(2 * ty) * W;
+                for (int h = 0; h < 2 && 2 * ty + h < H; h++) {
+                    R *row = row0 + (size_t)h * W;
+                    const R *a = h ? y10 : y00, *b = h ? y11 : y01;
+                    if (accumulate) {
+                        #pragma omp simd
+                        for (int k = 0; k < W / 2; k++) {
+                            row[2 * k] += a[k];
+                            row[2 * k + 1] += b[k];
+                        }
+                        if (W & 1)
+                            row[W - 1] += a[W / 2];
+                    } else {
+                        #pragma omp simd
+                        for (int k = 0; k < W / 2; k++) {
+                            row[2 * k] = a[k];
+                            row[2 * k + 1] = b[k];
+                        }
+                        if (W & 1)
+                            row[W - 1] = a[W / 2];
+                    }
+                }
+            }
+}
+
+/* dM (16, NO, J) = A dy A^T of every 2x2 tile of dout (NO rows ldc apart; zero beyond
+ * the board), boards n0 .. n0+nb-1: the adjoint of wino_output. tmp: 4 (TW + 1). */
+HOT static void F(wino_grad_output)(R *restrict dM, const R *dout, size_t ldc, int NO, int n0,
+                                    int nb, int H, int W, R *restrict tmp)
+{
+    int TH = (H + 1) / 2, TW = (W + 1) / 2, K = TW + 1;
+    size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)NO * J);
+    R *a = tmp, *b = tmp + K, *c = tmp + 2 * K, *e = tmp + 3 * K; /* dy[0][2tx], [0][2tx+1], [1][..] */
+    for (int o = 0; o < NO; o++)
+        for (int n = 0; n < nb; n++)
+            for (int ty = 0; ty < TH; ty++) {
+                R *m = dM + (size_t)o * J + (size_t)n * P + (size_t)ty * TW;
+                const R *row0 = dout + (size_t)o * ldc + (size_t)(n0 + n) * hw + (size_t)(2 * ty) * W;
+                for (int h = 0; h < 2; h++) {
+                    R *ea = h ? c : a, *eb = h ? e : b;
+                    if (2 * ty + h >= H) {
+                        for (int k = 0; k < TW; k++)
+                            ea[k] = eb[k] = 0;
+                        continue;
+                    }
+                    const R *row = row0 + (size_t)h * W;
+                    #pragma omp simd
+                    for (int k = 0; k < W / 2; k++) {
+                        ea[k] = row[2 * k];
+                        eb[k] = row[2 * k + 1];
+                    }
+                    if (W & 1) {
+                        ea[W / 2] = row[W - 1];
+                        eb[W / 2] = 0;
+                    }
+                }
+                R *q[16];
+                for (int xi = 0; xi < 16; xi++)
+                    q[xi] = m + (size_t)xi * XS;
+                #pragma omp simd
+                for (int tx = 0; tx < TW; tx++) {
+                    R r0[4] = {a[tx], a[tx] + b[tx], a[tx] - b[tx], -b[tx]}; /* rows of dy A^T */
+                    R r1[4] = {c[tx], c[tx] + e[tx], c[tx] - e[tx], -e[tx]};
+                    for (int s = 0; s < 4; s++) {
+                        q[s][tx] = r0[s];
+                        q[4 + s][tx] = r0[s] + r1[s];
+                        q[8 + s][tx] = r0[s] - r1[s];
+                        q[12 + s][tx] = -r1[s];
+                    }
+                }
+            }
+}
+
+/* Scratch of the Winograd path: U or dU (16 OC IC), the transformed input and the
+ * products (16 x channels x tiles of a chunk each), the transforms' rows. */
+static size_t F(wino_scratch)(conv_dims d)
+{
+    size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC);
+    size_t J = (size_t)wino_chunk(d) * (size_t)((d.H + 1) / 2) * (size_t)((d.W + 1) / 2);
+    return 16 * (size_t)d.OC * d.IC + 2 * 16 * WINO_XS(cmax * J) + F(wino_tmp_n)(d.H, d.W);
+}
+
+/* Samples [s0, s1) of a 3x3 conv by Winograd: flip = 0: out (OC rows) = conv(in (IC
+ * rows), w); flip = 1: out (IC rows) (accumulate: +=) = the input gradient's conv of
+ * in = dout (OC rows) with w flipped and transposed. */
+static void F(wino_conv)(R *out, const R *in, const R *w, conv_dims d, R *scratch, int s0, int s1,
+                         int flip, int accumulate)
+{
+    int NO = flip ? d.IC : d.OC, NI = flip ? d.OC : d.IC, nb = wino_chunk(d);
+    size_t P = (size_t)((d.H + 1) / 2) * ((d.W + 1) / 2), ltot = (size_t)d.N * d.H * d.W;
+    size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC), Jmax = (size_t)nb * P;
+    R *U = scratch, *V = U + 16 * (size_t)NO * NI, *Mm = V + 16 * WINO_XS(cmax * Jmax);
+    R *tmp = Mm + 16 * WINO_XS(cmax * Jmax);
+    F(wino_weights)(U, w, NO, NI, flip, d.hex);
+    for (int n0 = s0; n0 < s1; n0 += nb) {
+        int m = s1 - n0 < nb ? s1 - n0 : nb;
+        int J = (int)((size_t)m * P);
+        F(wino_input)(V, in, ltot, NI, n0, m, d.H, d.W, tmp);
+        for (int xi = 0; xi < 16; xi++)
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, NO, J, NI, 1, U + (size_t)xi * NO * NI, NI,
+                 V + (size_t)xi * WINO_XS((size_t)NI * J), J, 0,
+                 Mm + (size_t)xi * WINO_XS((size_t)NO * J), J);
+        F(wino_output)(out, ltot, Mm, NO, n0, m, d.H, d.W, accumulate, tmp);
+    }
+}
+
+/* dw (OC, IC, 3, 3) += the weight gradient of input channels [i0, i1) over the whole
+ * batch: dU (16, OC, i1 - i0) = sum over tiles of (A dy A^T) (B^T d B), then G^T dU G. */
+static void F(wino_wgrad)(R *dw, const R *dout, const R *in, conv_dims d, R *scratch, int i0, int i1)
+{
+    int Ip = i1 - i0, nb = wino_chunk(d);
+    size_t P = (size_t)((d.H + 1) / 2) * ((d.W + 1) / 2), ltot = (size_t)d.N * d.H * d.W;
+    size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC), Jmax = (size_t)nb * P, NOI = (size_t)d.OC * Ip;
+    R *dU = scratch, *V = dU + 16 * (size_t)d.OC * d.IC, *dM = V + 16 * WINO_XS(cmax * Jmax);
+    R *tmp = dM + 16 * WINO_XS(cmax * Jmax);
+    for (int n0 = 0; n0 < d.N; n0 += nb) {
+        int m = d.N - n0 < nb ? d.N - n0 : nb;
+        int J = (int)((size_t)m * P);
+        F(wino_grad_output)(dM, dout, ltot, d.OC, n0, m, d.H, d.W, tmp);
+        F(wino_input)(V, in + (size_t)i0 * ltot, ltot, Ip, n0, m, d.H, d.W, tmp);
+        for (int xi = 0; xi < 16; xi++)
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.OC, Ip, J, 1,
+                 dM + (size_t)xi * WINO_XS((size_t)d.OC * J), J, V + (size_t)xi * WINO_XS((size_t)Ip * J),
+                 J, n0 > 0 ? 1 : 0, dU + (size_t)xi * NOI, Ip);
+    }
+    for (int o = 0; o < d.OC; o++)
+        for (int i = 0; i < Ip; i++) {
+            R x[16], t[3][4];
+            for (int xi = 0; xi < 16; xi++)
+                x[xi] = dU[(size_t)xi * NOI + (size_t)o * Ip + i];
+            for (int s = 0; s < 4; s++) { /* G^T dU */
+                t[0][s] = x[s] + (x[4 + s] + x[8 + s]) * (R)0.5;
+                t[1][s] = (x[4 + s] - x[8 + s]) * (R)0.5;
+                t[2][s] = (x[4 + s] + x[8 + s]) * (R)0.5 + x[12 + s];
+            }
+            R *g = dw + ((size_t)o * d.IC + i0 + i) * 9;
+            for (int k = 0; k < 3; k++) { /* (G^T dU) G */
+                R a = t[k][0] + (t[k][1] + t[k][2]) * (R)0.5;
+                R b = (t[k][1] - t[k][2]) * (R)0.5;
+                R c = (t[k][1] + t[k][2]) * (R)0.5 + t[k][3];
+                if (!(d.hex && k == 0))
+                    g[3 * k] += a;
+                g[3 * k + 1] += b;
+                if (!(d.hex && k == 2))
+                    g[3 * k + 2] += c;
+            }
+        }
+}
+
 size_t F(conv3x3_scratch)(conv_dims d)
 {
     size_t T = d.hex ? 7 : 9;
     size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC);
     size_t col = cmax * T * (size_t)conv_chunk(d) * (size_t)d.H * d.W;
-    return col + (size_t)d.OC * d.IC * T;
+    size_t n = col + (size_t)d.OC * d.IC * T;
+    if (use_winograd(d) && F(wino_scratch)(d) > n)
+        n = F(wino_scratch)(d);
+    return n;
 }
 
 void F(conv3x3_forward_part)(R *out, const R *in, const R *w, conv_dims d, R *scratch, int part,
@@ -57,6 +348,10 @@ void F(conv3x3_forward_part)(R *out, const R *in, const R *w, conv_dims d, R *sc
     const R *a = w;
     if (s1 <= s0)
         return;
+    if (use_winograd(d)) {
+        F(wino_conv)(out, in, w, d, scratch, s0, s1, 0, 0);
+        return;
+    }
     if (d.hex) { /* pack the live taps: a (OC, IC*7) */
         for (int o = 0; o < d.OC; o++)
             for (int i = 0; i < d.IC; i++)
@@ -91,7 +386,9 @@ static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *
     R *wbuf = scratch;
     R *col = scratch + (size_t)d.OC * d.IC * T;
     int i0 = (int)((long long)d.IC * part / nparts), i1 = (int)((long long)d.IC * (part + 1) / nparts);
-    if (dw && i1 > i0) {
+    if (dw && i1 > i0 && use_winograd(d))
+        F(wino_wgrad)(dw, dout, in, d, scratch, i0, i1);
+    else if (dw && i1 > i0) {
         /* dw[:, i0*T .. i1*T) (OC, IC*T) += dout (OC, cols) . col^T; square: straight into dw. */
         int K = d.IC * T, Kp = (i1 - i0) * T;
         R *g = dw + (size_t)i0 * T;
@@ -116,7 +413,9 @@ static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *
                             g[(size_t)o * Kp + (size_t)(i - i0) * T + t];
     }
     int s0 = (int)((long long)d.N * part / nparts), s1 = (int)((long long)d.N * (part + 1) / nparts);
-    if (dinp && s1 > s0) {
+    if (dinp && s1 > s0 && use_winograd(d))
+        F(wino_conv)(dinp, dout, w, d, scratch, s0, s1, 1, accumulate);
+    else if (dinp && s1 > s0) {
         /* The input gradient is a 3x3 conv of dout with the flipped, transposed kernel:
          * wt (IC, OC*T), wt[i][o*T + t] = w[o][i][8 - taps[t]]. Same GEMM shape as the
          * forward, and im2col (a gather) instead of col2im (a scatter). */

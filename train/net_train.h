@@ -112,6 +112,11 @@ void train_net_backward(train_net *t, const float *params, float *grads, double 
  * this shard's means. Eval-mode forwards never communicate. */
 void train_net_set_reducer(train_net *t, const train_reducer *r);
 
+/* How the trunk's 3x3 convs are computed from now on: CONV_AUTO (the default: Winograd
+ * F(2x2, 3x3) where the channels allow, see layers.h) or CONV_IM2COL (im2col and one
+ * GEMM per chunk). Other values mean CONV_AUTO. The results agree up to rounding. */
+void train_net_set_conv(train_net *t, int algo);
+
 /* The opponent-reply targets of the forwards from now on, for a net with the aux head
  * (spec aux_policy; otherwise ignored): opp (n, A) per sample, the next position's search
  * policy from the point of view of the player who replies (summing to its policy weight;
@@ -161,6 +166,7 @@ void train_net_forward_f64(train_net_f64 *t, double *params, int n, const double
 void train_net_backward_f64(train_net_f64 *t, const double *params, double *grads,
                             double value_weight, double weight_decay);
 void train_net_set_reducer_f64(train_net_f64 *t, const train_reducer *r);
+void train_net_set_conv_f64(train_net_f64 *t, int algo);
 void train_net_set_aux_f64(train_net_f64 *t, const double *opp, double weight);
 const double *train_net_aux_probs_f64(const train_net_f64 *t);
 void train_net_set_owner_f64(train_net_f64 *t, const int8_t *own, double weight);

@@ -15,6 +15,7 @@ struct TN {
     R logit_scale;      /* nn_policy_logit_scale: the priors are softmax(logits x this) */
     int K;              /* its classes: nobody, then the players mover-first (P + 1) */
     size_t conv_scratch_n;
+    int conv_algo;      /* the trunk's 3x3 convs: CONV_AUTO or CONV_IM2COL (layers.h) */
     /* mutated by forward/backward; M = n * HW */
     int n;
     const R *pi, *z; /* targets of the last forward (borrowed) */
@@ -136,8 +137,8 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     t->K = s->players + 1;
     t->maxc = t->C > t->Hc ? t->C : t->Hc;
     size_t N = (size_t)max_batch, M = N * t->HW, C = (size_t)t->C, Hc = (size_t)t->Hc;
-    conv_dims ds = {max_batch, t->planes, t->C, t->rows, t->cols, t->hex};
-    conv_dims db = {max_batch, t->C, t->C, t->rows, t->cols, t->hex};
+    conv_dims ds = {max_batch, t->planes, t->C, t->rows, t->cols, t->hex, CONV_AUTO};
+    conv_dims db = {max_batch, t->C, t->C, t->rows, t->cols, t->hex, CONV_AUTO};
     size_t s1 = F(conv3x3_scratch)(ds), s2 = F(conv3x3_scratch)(db);
     t->conv_scratch_n = (s1 > s2 ? s1 : s2) + 16; /* + 16: each thread's part 64-byte aligned */
     t->conv_scratch_n = t->conv_scratch_n / 16 * 16;
@@ -203,6 +204,12 @@ void F(train_net_set_aux)(TN *t, const R *opp, double weight)
 }
 
 const R *F(train_net_aux_probs)(const TN *t) { return t->aux ? t->aux_probs : NULL; }
+
+void F(train_net_set_conv)(TN *t, int algo)
+{
+    /* the scratch was sized for CONV_AUTO, which covers both algorithms' needs */
+    t->conv_algo = algo == CONV_IM2COL ? CONV_IM2COL : CONV_AUTO;
+}
 
 void F(train_net_set_owner)(TN *t, const int8_t *own, double weight)
 {
@@ -281,7 +288,7 @@ static double F(owner_forward)(TN *t, R *params, int n)
 {
     int HW = t->HW, K = t->K;
     size_t M = (size_t)n * HW;
-    conv_dims d = {n, t->Hc, K, t->rows, t->cols, 0};
+    conv_dims d = {n, t->Hc, K, t->rows, t->cols, 0, CONV_AUTO};
     F(conv1x1_forward)(t->own_logits, t->v_a, params + t->L.t[t->L.own_w].offset,
                        params + t->L.t[t->L.own_b].offset, d);
     double loss = 0;
@@ -316,7 +323,7 @@ static void F(owner_backward)(TN *t, const R *params, R *grads, int n)
             t->down[(size_t)k * M + m] =
                 lab >= 0 && lab < K ? scale * (t->own_probs[(size_t)k * M + m] - (R)(k == lab)) : 0;
     }
-    conv_dims d = {n, t->Hc, K, t->rows, t->cols, 0};
+    conv_dims d = {n, t->Hc, K, t->rows, t->cols, 0, CONV_AUTO};
     F(conv1x1_backward)(t->gh1, grads + t->L.t[t->L.own_w].offset, grads + t->L.t[t->L.own_b].offset,
                         t->down, t->v_a, params + t->L.t[t->L.own_w].offset, d);
 }
@@ -473,8 +480,8 @@ static void F(trunk_forward_job)(void *arg, int tid, int nth)
             memcpy(t->x0 + (size_t)p * M + (size_t)b * HW,
                    t->j_input + ((size_t)b * t->planes + p) * HW, sizeof(R) * (size_t)HW);
     train_pool_barrier(t->pool);
-    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
-    conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
+    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex, t->conv_algo};
+    conv_dims db = {n, C, C, t->rows, t->cols, t->hex, t->conv_algo};
     F(conv3x3_forward_part)(t->stem_c, t->x0, F(W)(t, params, L->stem_conv), ds, scr, tid, nth);
     train_pool_barrier(t->pool);
     F(bn_fwd)(t, params, L->stem_bn, 0, t->stem_a, t->stem_c, NULL, 1, c0, c1, M, mode, tid, 1, C);
@@ -560,11 +567,11 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     const R *x = F(trunk_out)(t);
     int slot_p = 1 + 2 * t->blocks, slot_v = slot_p + 1;
     /* policy head */
-    conv_dims dh = {n, C, Hc, t->rows, t->cols, 0};
+    conv_dims dh = {n, C, Hc, t->rows, t->cols, 0, CONV_AUTO};
     F(conv1x1_forward)(t->p_c, x, F(W)(t, params, L->pol_conv), NULL, dh);
     F(bn_fwd)(t, params, L->pol_bn, slot_p, t->p_a, t->p_c, NULL, 1, 0, Hc, M, mode, 0, 0, Hc);
     if (!t->dense_policy) {
-        conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
+        conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0, CONV_AUTO};
         F(conv1x1_forward)(t->logits, t->p_a, F(W)(t, params, L->pol_out_w), F(W)(t, params, L->pol_out_b), d1);
         if (t->aux)
             F(conv1x1_forward)(t->aux_logits, t->p_a, F(W)(t, params, L->pol_aux_w),
@@ -662,7 +669,7 @@ static void F(trunk_backward_job)(void *arg, int tid, int nth)
     train_pool_share(C, tid, nth, &c0, &c1);
     size_t co = (size_t)c0 * M, cn = (size_t)(c1 - c0) * M;
 #define G(i) (grads + L->t[i].offset)
-    conv_dims db = {n, C, C, t->rows, t->cols, t->hex};
+    conv_dims db = {n, C, C, t->rows, t->cols, t->hex, t->conv_algo};
     for (int k = t->blocks - 1; k >= 0; k--) {
         const nn_block_ix *B = &L->block[k];
         const R *xin = k > 0 ? F(blk_buf)(t, k - 1, 3) : t->stem_a;
@@ -685,7 +692,7 @@ static void F(trunk_backward_job)(void *arg, int tid, int nth)
     /* stem */
     F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_a, t->stem_c, c0, c1, M, tid, 1, C);
     train_pool_barrier(t->pool);
-    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex};
+    conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex, t->conv_algo};
     F(conv3x3_backward_part)(NULL, G(L->stem_conv), t->t1, t->x0, F(W)(t, P, L->stem_conv), ds, scr,
                              1, tid, nth);
 #undef G
@@ -704,7 +711,7 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
     F(zero)(t->g, cm);
     const R *x = F(trunk_out)(t);
     int slot_p = 1 + 2 * t->blocks, slot_v = slot_p + 1;
-    conv_dims dh = {n, C, Hc, t->rows, t->cols, 0};
+    conv_dims dh = {n, C, Hc, t->rows, t->cols, 0, CONV_AUTO};
 
     /* policy head */
     F(zero)(t->dlogits, (size_t)n * t->A);
@@ -717,7 +724,7 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
     }
     F(zero)(t->gh1, hm);
     if (!t->dense_policy) {
-        conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0};
+        conv_dims d1 = {n, Hc, 1, t->rows, t->cols, 0, CONV_AUTO};
         F(conv1x1_backward)(t->gh1, G(L->pol_out_w), G(L->pol_out_b), t->dlogits, t->p_a,
                          F(W)(t, P, L->pol_out_w), d1);
         if (t->aux_on) {

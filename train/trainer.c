@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers.h"
+
 struct trainer {
     /* immutable after new */
     cfg_train tc;
@@ -58,6 +60,7 @@ trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uin
         trainer_free(t);
         return NULL;
     }
+    train_net_set_conv(t->net, !strcmp(tc->conv, "im2col") ? CONV_IM2COL : CONV_AUTO);
     size_t hw = (size_t)s->rows * s->cols;
     t->lo = 0;
     t->hi = t->B;
