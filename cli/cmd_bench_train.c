@@ -28,7 +28,9 @@ static void usage(FILE *f)
             "7 planes, 32x32 hex, 6 x 64, 3 players (the nets of shared/bench/torch_ref.py);\n"
             "-c CONFIG: the config's game and net. Prints the median over R repeats (default 3)\n"
             "of at least S seconds (default 1) each, after a warm-up step: samples/s, ms per\n"
-            "step, GFLOP/s (3x the forward FLOPs), and samples per CPU-second (all threads'\n"
+            "step, GFLOP/s (3x the forward FLOPs of a direct convolution: an effective rate\n"
+            "where the 3x3 convs run as Winograd, which does 2.25x fewer multiplications; see\n"
+            "train.conv, im2col for the direct count), and samples per CPU-second (all threads'\n"
             "CPU time: on a shared machine the figure that load changes least). It first measures\n"
             "one core's fp32 FMA peak (FMA chains on the widest vectors, the best of 10 x 20 ms\n"
             "of CPU time; a busy machine makes it read low) and gives each GFLOP/s as a share\n"
@@ -242,14 +244,14 @@ int cmd_bench_train(int argc, char **argv)
     if (json)
         printf("{\"net\":\"%s\",\"planes\":%d,\"rows\":%d,\"cols\":%d,\"lattice\":\"%s\",\"blocks\":%d,"
                "\"channels\":%d,\"players\":%d,\"flops_per_sample\":%.0f,\"blas_core\":\"%s\","
-               "\"threads\":%d,\"fma_peak_gflops\":%.1f,\"batches\":[",
+               "\"threads\":%d,\"fma_peak_gflops\":%.1f,\"conv\":\"%s\",\"batches\":[",
                label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
-               s.players, flops, blas_core_name(), nthreads, peak);
+               s.players, flops, blas_core_name(), nthreads, peak, c.train.conv);
     else {
         printf("bench train: net %s (%d planes, %dx%d %s, %d blocks x %d channels, %d players), "
-               "SGD, median of %d x %.1f s, OpenBLAS %s kernels%s\n",
+               "SGD, median of %d x %.1f s, OpenBLAS %s kernels, train.conv %s%s\n",
                label, s.planes, s.rows, s.cols, nn_lattice_name(s.lattice), s.blocks, s.channels,
-               s.players, repeats, min_s, blas_core_name(),
+               s.players, repeats, min_s, blas_core_name(), c.train.conv,
                K > 1 ? ", data-parallel over MPI ranks" : "");
         if (peak > 0)
             printf("fp32 FMA peak of one core, measured (%d-lane FMAs, best of 10 x 20 ms of CPU): %.1f GFLOP/s; "
