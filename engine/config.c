@@ -235,9 +235,8 @@ static const cfg_field fields[] = {
      "when the accuracy gates pass; auto: where net.precision auto would run it in int8 "
      "(VNNI; with AMX, trunks of 64 channels or more)"},
     {"train.conv", T_STR, OFF(train.conv), 0, 0, 0, "auto", "auto|im2col", NULL,
-     "the trainer's 3x3 convs: auto = Winograd F(2x2,3x3) where it measured faster (16 channels "
-     "or more on boards 12 or more wide, or 64 channels or more), else im2col; im2col = im2col "
-     "and one GEMM per chunk everywhere"},
+     "the trainer's 3x3 convs: auto = Winograd F(2x2,3x3) where both sides have 16 channels or "
+     "more (the trunk), else im2col (the stem); im2col = im2col and one GEMM per chunk everywhere"},
 
     {"arena.games", T_INT, OFF(arena.games), 0, 1000000, 40, NULL, NULL, NULL,
      "games per arena match"},

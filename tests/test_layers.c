@@ -190,8 +190,8 @@ START_TEST(conv3x3_hex)
 END_TEST
 
 /* Winograd F(2x2, 3x3): forced on small convs (odd and even sides, so tiles overhang
- * the board's last row and column, or not), and chosen by CONV_AUTO (16 channels, 12
- * columns);
+ * the board's last row and column, or not; tiles ordered by rows on boards of 12
+ * columns or more, by boards below), and chosen by CONV_AUTO (16 channels);
  * the forward against the naive formula, both gradients against finite differences,
  * the float build against the double one, masked hex taps exactly zero. */
 START_TEST(conv3x3_winograd)
@@ -201,6 +201,9 @@ START_TEST(conv3x3_winograd)
     conv3_case((conv_dims){.N = 2, .IC = 3, .OC = 2, .H = 5, .W = 5, .hex = 1, .algo = CONV_WINOGRAD}, 23);
     conv3_case((conv_dims){.N = 1, .IC = 2, .OC = 2, .H = 1, .W = 2, .algo = CONV_WINOGRAD}, 24);
     conv3_case((conv_dims){.N = 1, .IC = 16, .OC = 16, .H = 3, .W = 12, .hex = 1}, 25);
+    /* 35 narrow boards: tiles by boards, chunks of 16, 16 and 3 */
+    conv3_case((conv_dims){.N = 35, .IC = 2, .OC = 3, .H = 5, .W = 7, .algo = CONV_WINOGRAD}, 26);
+    conv3_case((conv_dims){.N = 17, .IC = 16, .OC = 16, .H = 3, .W = 3, .hex = 1}, 27);
 }
 END_TEST
 
@@ -244,12 +247,13 @@ END_TEST
  * input gradient. */
 START_TEST(conv3x3_parts)
 {
-    for (int run = 0; run < 4; run++) {
+    for (int run = 0; run < 6; run++) {
         int hex = run & 1;
-        conv_dims d = {.N = 19, .IC = 5, .OC = 4, .H = 16, .W = 16, .hex = hex,
-                       .algo = run < 2 ? CONV_IM2COL : CONV_WINOGRAD};
+        /* im2col; Winograd by rows (16 columns); Winograd by boards (9 columns, chunks of 16) */
+        conv_dims d = {.N = run < 4 ? 19 : 37, .IC = 5, .OC = 4, .H = 16, .W = run < 4 ? 16 : 9,
+                       .hex = hex, .algo = run < 2 ? CONV_IM2COL : CONV_WINOGRAD};
         rng r;
-        rng_seed(&r, 11 + hex);
+        rng_seed(&r, 11 + run);
         size_t M = (size_t)d.N * d.H * d.W, nin = d.IC * M, nout = d.OC * M, nw = (size_t)d.OC * d.IC * 9;
         double *in = dnew(nin), *w = dnew(nw), *g = dnew(nout), *sc = dnew(conv3x3_scratch_f64(d) * 3);
         drand_fill(&r, in, nin, -1, 1);

@@ -324,20 +324,21 @@ START_TEST(grad_square_residual)
 }
 END_TEST
 
-/* A trunk wide enough for Winograd (16 channels, 12 columns: CONV_AUTO picks it for the
- * blocks' convs, im2col for the 3-plane stem): the whole network's gradient against
- * finite differences, and the float trainer against the same net with every conv by
- * im2col (losses and gradients equal up to rounding). */
-START_TEST(grad_winograd_trunk)
+/* Trunks wide enough for Winograd (16 channels: CONV_AUTO picks it for the blocks'
+ * convs, im2col for the 3-plane stem), with tiles by rows (12 columns) and by boards
+ * (5 columns): the whole network's gradient against finite differences, and the float
+ * trainer against the same net with every conv by im2col (losses and gradients equal
+ * up to rounding). */
+static void winograd_trunk_case(int rows, int cols, uint64_t seed)
 {
-    nn_spec s = tiny_spec(GAME_LATTICE_SQUARE, 3, 12, 1, 16, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
-    grad_case(s, 13);
+    nn_spec s = tiny_spec(GAME_LATTICE_SQUARE, rows, cols, 1, 16, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL);
+    grad_case(s, seed);
     char err[256];
     nn_params *p = nn_params_new(&s, err, sizeof err);
     ck_assert_ptr_nonnull(p);
-    nn_params_init_he(p, 5);
+    nn_params_init_he(p, seed + 1);
     rng r;
-    rng_seed(&r, 14);
+    rng_seed(&r, seed + 2);
     int n = 5;
     batch b = make_batch(&s, n, &r);
     const nn_layout *L = &p->layout;
@@ -363,6 +364,12 @@ START_TEST(grad_winograd_trunk)
     free(g[0]), free(g[1]);
     free_batch(&b);
     nn_params_free(p);
+}
+
+START_TEST(grad_winograd_trunk)
+{
+    winograd_trunk_case(3, 12, 13);
+    winograd_trunk_case(4, 5, 23);
 }
 END_TEST
 

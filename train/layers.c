@@ -29,10 +29,6 @@ static const int taps_hex[7] = {1, 2, 3, 4, 5, 6, 7};
 #define HOT
 #endif
 
-/* Tiles (2x2 outputs each) per Winograd chunk: its transformed input and products are
- * 16 x channels x tiles each, kept near L2 (measured with `gridzero bench train`). */
-#define WINO_CHUNK_TILES 128
-
 /* The distance between the 16 blocks of a transformed array of n elements each. */
 #define WINO_XS(n) ((n) + 16)
 
@@ -41,16 +37,26 @@ static int use_winograd(conv_dims d)
     if (d.algo == CONV_WINOGRAD)
         return 1;
     int ch = d.IC < d.OC ? d.IC : d.OC;
-    return d.algo == CONV_AUTO && ch >= CONV_WINOGRAD_MIN_CH && (d.W >= 12 || ch >= 64);
+    return d.algo == CONV_AUTO && ch >= CONV_WINOGRAD_MIN_CH;
 }
 
-/* Boards per Winograd chunk. */
+/* The Winograd tiles' order: by boards (the transforms vectorised over 16 boards) on
+ * boards narrower than 12 columns, whose tile rows (up to 5 tiles) are too short for
+ * vectors; by rows on wider ones, where it keeps a chunk's arrays smaller. */
+static int wino_by_boards(conv_dims d) { return d.W < 12; }
+
+/* Boards per Winograd chunk: by boards, 16 (one vector of floats); by rows, about 128
+ * tiles, so that the transformed arrays (16 x channels x tiles) stay in L2 (measured
+ * with `gridzero bench train`). */
 static int wino_chunk(conv_dims d)
 {
-    int tiles = ((d.H + 1) / 2) * ((d.W + 1) / 2);
-    int nb = WINO_CHUNK_TILES / tiles;
-    if (nb < 1)
-        nb = 1;
+    int nb = 16;
+    if (!wino_by_boards(d)) {
+        int tiles = ((d.H + 1) / 2) * ((d.W + 1) / 2);
+        nb = 128 / tiles;
+        if (nb < 1)
+            nb = 1;
+    }
     return nb < d.N ? nb : d.N;
 }
 

@@ -41,12 +41,11 @@ typedef struct conv_dims {
  * chunk (K = IC x taps). CONV_WINOGRAD: Winograd's minimal filtering F(2x2, 3x3) (Lavin
  * and Gray 2016): 4x4 input tiles transformed, 16 sgemms (OC x IC) x (IC x tiles), the
  * 2x2 outputs transformed back; 2.25x fewer multiplications, and the weight gradient
- * as 16 sgemms with K = tiles. CONV_AUTO: Winograd where it measured faster (`gridzero
- * bench train --set train.conv=im2col|auto`): IC and OC both at least CONV_WINOGRAD_MIN_CH
- * and a board of 12 columns or more, or 64 channels or more (1.2-1.5x on 15x15 with 32
- * or 64 channels, 9x9 with 64, 32x32 hex with 64; 0.85x on 9x9 with 32 channels, where
- * the transforms' rows are short, and 0.6x on 9x9 hex, where im2col skips the masked
- * taps); else im2col. Both give the same results up to rounding. */
+ * as 16 sgemms with K = tiles. CONV_AUTO: Winograd when IC and OC are both at least
+ * CONV_WINOGRAD_MIN_CH, else im2col (measured with `gridzero bench train --set
+ * train.conv=im2col|auto`: Winograd 1.2-2.0x on every shipped net, the narrowest 9x9
+ * hex one the least, where im2col skips 2 of the 9 taps; a 5-plane stem stays im2col).
+ * Both give the same results up to rounding. */
 enum { CONV_AUTO = 0, CONV_IM2COL = 1, CONV_WINOGRAD = 2 };
 #define CONV_WINOGRAD_MIN_CH 16
 

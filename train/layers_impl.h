@@ -41,7 +41,11 @@ HOT static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, 
 /* ---- Winograd F(2x2, 3x3) ------------------------------------------------------
  * Tile (ty, tx) of a board covers output rows 2ty, 2ty+1 and columns 2tx, 2tx+1 and
  * reads input rows 2ty-1 .. 2ty+2, columns 2tx-1 .. 2tx+2 (zero outside the board).
- * A chunk's tiles are numbered j = board * TH * TW + ty * TW + tx (J in all), and a
+ * A chunk's tiles are numbered in one of two orders (wino_by_boards): by rows, j =
+ * board * TH * TW + ty * TW + tx (wide boards: the transforms run along a board's tile
+ * rows), or by boards, j = (ty * TW + tx) * boards + board (narrow boards, whose tile
+ * rows are too short for vectors: the transforms run over a chunk's boards); J in all,
+ * and a
  * transformed array is (16, channels, J): element xi = 4 r + s of channel c's tile j
  * at xi * WINO_XS(channels * J) + c * J + j (the 16 blocks a cache line more than their
  * size apart: with power-of-two sizes, the transforms' 16 streams would otherwise
@@ -79,39 +83,55 @@ static void F(wino_weights)(R *U, const R *w, int NO, int NI, int flip, int hex)
         }
 }
 
+/* One tile's 2x2 outputs (A^T m A) from m[xi * XS], xi < 16: y = {y00, y01, y10, y11}. */
+static inline void F(wino_tile_out)(const R *m, size_t XS, R y[4])
+{
+    R s0[4], s1[4];
+    for (int r = 0; r < 4; r++) {
+        R m0 = m[(size_t)(4 * r) * XS], m1 = m[(size_t)(4 * r + 1) * XS];
+        R m2 = m[(size_t)(4 * r + 2) * XS], m3 = m[(size_t)(4 * r + 3) * XS];
+        s0[r] = m0 + m1 + m2;
+        s1[r] = m1 - m2 - m3;
+    }
+    y[0] = s0[0] + s0[1] + s0[2];
+    y[1] = s1[0] + s1[1] + s1[2];
+    y[2] = s0[1] - s0[2] - s0[3];
+    y[3] = s1[1] - s1[2] - s1[3];
+}
+
 /* The transforms' row length: TW + 1 columns rounded up to whole 16-float vectors, so
  * that their loops have no scalar remainder (a scalar store that a vector load reads
  * back soon after stalls store forwarding). */
 static int F(wino_row)(int W) { return ((W + 1) / 2 + 1 + 15) / 16 * 16; }
 
-/* Scratch of the transforms below: a board's columns split by parity, rows -1 .. 2TH
+/* Scratch of the row-order transforms below: a board's columns split by parity, rows -1 .. 2TH
  * (2TH + 2 rows, twice), then 8 rows per tile row (TH of them). */
-static size_t F(wino_tmp_n)(int H, int W)
+static size_t F(wino_tmp_n_rows)(int H, int W)
 {
     size_t K = (size_t)F(wino_row)(W), TH = (size_t)((H + 1) / 2);
     return 2 * (2 * TH + 2) * K + 8 * TH * K;
 }
 
-/* V (16, C, J) = B^T d B of every tile of channels [0, C) of in (rows ltot apart),
+/* Row order (wide boards): V (16, C, J) = B^T d B of every tile of channels [0, C) of in (rows ltot apart),
  * boards n0 .. n0+nb-1. Each board is first split by column parity (ev[y][k] = d[y][2k-1],
  * od[y][k] = d[y][2k], zero outside), so that both passes run on contiguous rows: tile
  * tx reads columns 2tx-1 .. 2tx+2 = ev[tx], od[tx], ev[tx+1], od[tx+1]. Each pass covers
  * the whole board before the next reads it back. */
-HOT static void F(wino_input)(R *restrict V, const R *in, size_t ltot, int C, int n0, int nb,
+HOT static void F(wino_input_rows)(R *restrict V, const R *in, size_t ltot, int C, int n0, int nb,
                               int H, int W, R *restrict tmp)
 {
     int TH = (H + 1) / 2, TW = (W + 1) / 2, K = F(wino_row)(W), rows = 2 * TH + 2;
     size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)C * J);
     R *ev = tmp, *od = tmp + (size_t)rows * K, *bt = od + (size_t)rows * K;
     /* the padding (rows -1 and >= H, columns outside) is never written below: zero once */
-    memset(tmp, 0, sizeof(R) * F(wino_tmp_n)(H, W));
+    memset(tmp, 0, sizeof(R) * F(wino_tmp_n_rows)(H, W));
     for (int c = 0; c < C; c++)
         for (int n = 0; n < nb; n++) {
             const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
             for (int y = 0; y < H; y++) {
                 const R *restrict sr = src + (size_t)y * W;
                 R *restrict e = ev + (size_t)(y + 1) * K + 1, *restrict o = od + (size_t)(y + 1) * K;
-                #pragma omp simd
+#pragma omp simd
                 for (int k = 0; k < W / 2; k++) {
                     o[k] = sr[2 * k];
                     e[k] = sr[2 * k + 1];
@@ -125,7 +145,7 @@ HOT static void F(wino_input)(R *restrict V, const R *in, size_t ltot, int C, in
                     const R *d0 = (h ? od : ev) + (size_t)(2 * ty) * K;
                     const R *d1 = d0 + K, *d2 = d1 + K, *d3 = d2 + K;
                     R *b0 = bt + (size_t)(8 * ty + 4 * h) * K, *b1 = b0 + K, *b2 = b1 + K, *b3 = b2 + K;
-                    #pragma omp simd
+#pragma omp simd
                     for (int k = 0; k < K; k++) {
                         b0[k] = d0[k] - d2[k];
                         b1[k] = d1[k] + d2[k];
@@ -140,7 +160,7 @@ HOT static void F(wino_input)(R *restrict V, const R *in, size_t ltot, int C, in
                     const R *e = bt + (size_t)(8 * ty + r) * K, *o = e + 4 * (size_t)K;
                     R *v0 = V + (size_t)(4 * r) * XS + (size_t)c * J + j0;
                     R *v1 = v0 + XS, *v2 = v1 + XS, *v3 = v2 + XS;
-                    #pragma omp simd
+#pragma omp simd
                     for (int tx = 0; tx < TW; tx++) {
                         v0[tx] = e[tx] - e[tx + 1];
                         v1[tx] = o[tx] + e[tx + 1];
@@ -153,7 +173,7 @@ HOT static void F(wino_input)(R *restrict V, const R *in, size_t ltot, int C, in
 
 /* out (NO rows ldc apart) of boards n0 .. n0+nb-1 = (accumulate: +=) A^T m A of every
  * tile of Mm (16, NO, J); outputs beyond the board are dropped. tmp: 4 (TW + 1). */
-HOT static void F(wino_output)(R *out, size_t ldc, const R *restrict Mm, int NO, int n0, int nb,
+HOT static void F(wino_output_rows)(R *out, size_t ldc, const R *restrict Mm, int NO, int n0, int nb,
                                int H, int W, int accumulate, R *restrict tmp)
 {
     int TH = (H + 1) / 2, TW = (W + 1) / 2, K = TW + 1;
@@ -163,26 +183,21 @@ HOT static void F(wino_output)(R *out, size_t ldc, const R *restrict Mm, int NO,
         for (int n = 0; n < nb; n++)
             for (int ty = 0; ty < TH; ty++) {
                 const R *m = Mm + (size_t)o * J + (size_t)n * P + (size_t)ty * TW;
-                #pragma omp simd
+#pragma omp simd
                 for (int tx = 0; tx < TW; tx++) {
-                    R s0[4], s1[4];
-                    for (int r = 0; r < 4; r++) {
-                        R m0 = m[(size_t)(4 * r) * XS + tx], m1 = m[(size_t)(4 * r + 1) * XS + tx];
-                        R m2 = m[(size_t)(4 * r + 2) * XS + tx], m3 = m[(size_t)(4 * r + 3) * XS + tx];
-                        s0[r] = m0 + m1 + m2;
-                        s1[r] = m1 - m2 - m3;
-                    }
-                    y00[tx] = s0[0] + s0[1] + s0[2];
-                    y01[tx] = s1[0] + s1[1] + s1[2];
-                    y10[tx] = s0[1] - s0[2] - s0[3];
-                    y11[tx] = s1[1] - s1[2] - s1[3];
+                    R y[4];
+                    F(wino_tile_out)(m + tx, XS, y);
+                    y00[tx] = y[0];
+                    y01[tx] = y[1];
+                    y10[tx] = y[2];
+                    y11[tx] = y[3];
                 }
                 R *row0 = out + (size_t)o * ldc + (size_t)(n0 + n) * hw + (size_t)(2 * ty) * W;
                 for (int h = 0; h < 2 && 2 * ty + h < H; h++) {
                     R *row = row0 + (size_t)h * W;
                     const R *a = h ? y10 : y00, *b = h ? y11 : y01;
                     if (accumulate) {
-                        #pragma omp simd
+#pragma omp simd
                         for (int k = 0; k < W / 2; k++) {
                             row[2 * k] += a[k];
                             row[2 * k + 1] += b[k];
@@ -190,7 +205,7 @@ HOT static void F(wino_output)(R *out, size_t ldc, const R *restrict Mm, int NO,
                         if (W & 1)
                             row[W - 1] += a[W / 2];
                     } else {
-                        #pragma omp simd
+#pragma omp simd
                         for (int k = 0; k < W / 2; k++) {
                             row[2 * k] = a[k];
                             row[2 * k + 1] = b[k];
@@ -204,7 +219,7 @@ HOT static void F(wino_output)(R *out, size_t ldc, const R *restrict Mm, int NO,
 
 /* dM (16, NO, J) = A dy A^T of every 2x2 tile of dout (NO rows ldc apart; zero beyond
  * the board), boards n0 .. n0+nb-1: the adjoint of wino_output. tmp: 4 (TW + 1). */
-HOT static void F(wino_grad_output)(R *restrict dM, const R *dout, size_t ldc, int NO, int n0,
+HOT static void F(wino_grad_output_rows)(R *restrict dM, const R *dout, size_t ldc, int NO, int n0,
                                     int nb, int H, int W, R *restrict tmp)
 {
     int TH = (H + 1) / 2, TW = (W + 1) / 2, K = TW + 1;
@@ -223,7 +238,7 @@ HOT static void F(wino_grad_output)(R *restrict dM, const R *dout, size_t ldc, i
                         continue;
                     }
                     const R *row = row0 + (size_t)h * W;
-                    #pragma omp simd
+#pragma omp simd
                     for (int k = 0; k < W / 2; k++) {
                         ea[k] = row[2 * k];
                         eb[k] = row[2 * k + 1];
@@ -236,7 +251,7 @@ HOT static void F(wino_grad_output)(R *restrict dM, const R *dout, size_t ldc, i
                 R *q[16];
                 for (int xi = 0; xi < 16; xi++)
                     q[xi] = m + (size_t)xi * XS;
-                #pragma omp simd
+#pragma omp simd
                 for (int tx = 0; tx < TW; tx++) {
                     R r0[4] = {a[tx], a[tx] + b[tx], a[tx] - b[tx], -b[tx]}; /* rows of dy A^T */
                     R r1[4] = {c[tx], c[tx] + e[tx], c[tx] - e[tx], -e[tx]};
@@ -250,13 +265,176 @@ HOT static void F(wino_grad_output)(R *restrict dM, const R *dout, size_t ldc, i
             }
 }
 
+/* Scratch of the board-order transforms below: one channel of a chunk with the boards innermost,
+ * (2TH + 2) x (2TW + 2) points x nb boards. */
+static size_t F(wino_tmp_n_boards)(int H, int W, int nb)
+{
+    return (size_t)(2 * ((H + 1) / 2) + 2) * (size_t)(2 * ((W + 1) / 2) + 2) * (size_t)nb;
+}
+
+/* Board order (narrow boards): V (16, C, J) = B^T d B of every tile of channels [0, C) of in (rows ltot apart),
+ * boards n0 .. n0+nb-1. Each channel is first copied with the boards innermost, padded
+ * by a zero border (T[(yy * PW + xx) * nb + n] = board n's point (yy - 1, xx - 1)), so
+ * that every step of the transform is one operation over the chunk's boards. */
+HOT static void F(wino_input_boards)(R *restrict V, const R *in, size_t ltot, int C, int n0, int nb,
+                              int H, int W, R *restrict T)
+{
+    int TH = (H + 1) / 2, TW = (W + 1) / 2, PW = 2 * TW + 2;
+    size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)C * J);
+    size_t row = (size_t)PW * nb;
+    /* the border (row 0, rows > H, column 0, columns > W) is never written below */
+    memset(T, 0, sizeof(R) * F(wino_tmp_n_boards)(H, W, nb));
+    for (int c = 0; c < C; c++) {
+        for (int n = 0; n < nb; n++) {
+            const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
+            for (int y = 0; y < H; y++) {
+                R *t = T + (size_t)(y + 1) * row + (size_t)nb + n;
+                for (int x = 0; x < W; x++)
+                    t[(size_t)x * nb] = src[(size_t)y * W + x];
+            }
+        }
+        R *v = V + (size_t)c * J;
+        for (int ty = 0; ty < TH; ty++)
+            for (int tx = 0; tx < TW; tx++, v += nb) {
+                const R *d0 = T + (size_t)(2 * ty) * row + (size_t)(2 * tx) * nb;
+                const R *d1 = d0 + row, *d2 = d1 + row, *d3 = d2 + row;
+#pragma omp simd
+                for (int n = 0; n < nb; n++) {
+                    R t[4][4];
+                    for (int s = 0; s < 4; s++) { /* B^T d, down the columns */
+                        R a0 = d0[s * nb + n], a1 = d1[s * nb + n], a2 = d2[s * nb + n], a3 = d3[s * nb + n];
+                        t[0][s] = a0 - a2;
+                        t[1][s] = a1 + a2;
+                        t[2][s] = a2 - a1;
+                        t[3][s] = a1 - a3;
+                    }
+                    for (int r = 0; r < 4; r++) { /* (B^T d) B, across */
+                        v[(size_t)(4 * r) * XS + n] = t[r][0] - t[r][2];
+                        v[(size_t)(4 * r + 1) * XS + n] = t[r][1] + t[r][2];
+                        v[(size_t)(4 * r + 2) * XS + n] = t[r][2] - t[r][1];
+                        v[(size_t)(4 * r + 3) * XS + n] = t[r][1] - t[r][3];
+                    }
+                }
+            }
+    }
+}
+
+/* out (NO rows ldc apart) of boards n0 .. n0+nb-1 = (accumulate: +=) A^T m A of every
+ * tile of Mm (16, NO, J); outputs beyond the board are dropped. The 2x2 outputs go to T
+ * (2TH x 2TW points, boards innermost), then to out board by board. */
+HOT static void F(wino_output_boards)(R *out, size_t ldc, const R *restrict Mm, int NO, int n0, int nb,
+                               int H, int W, int accumulate, R *restrict T)
+{
+    int TH = (H + 1) / 2, TW = (W + 1) / 2, QW = 2 * TW;
+    size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)NO * J);
+    size_t row = (size_t)QW * nb;
+    for (int o = 0; o < NO; o++) {
+        const R *m = Mm + (size_t)o * J;
+        for (int ty = 0; ty < TH; ty++)
+            for (int tx = 0; tx < TW; tx++, m += nb) {
+                R *q0 = T + (size_t)(2 * ty) * row + (size_t)(2 * tx) * nb, *q1 = q0 + row;
+#pragma omp simd
+                for (int n = 0; n < nb; n++) {
+                    R y[4];
+                    F(wino_tile_out)(m + n, XS, y);
+                    q0[n] = y[0];
+                    q0[nb + n] = y[1];
+                    q1[n] = y[2];
+                    q1[nb + n] = y[3];
+                }
+            }
+        for (int n = 0; n < nb; n++) {
+            R *dst = out + (size_t)o * ldc + (size_t)(n0 + n) * hw;
+            for (int y = 0; y < H; y++) {
+                const R *t = T + (size_t)y * row + n;
+                R *d = dst + (size_t)y * W;
+                if (accumulate)
+                    for (int x = 0; x < W; x++)
+                        d[x] += t[(size_t)x * nb];
+                else
+                    for (int x = 0; x < W; x++)
+                        d[x] = t[(size_t)x * nb];
+            }
+        }
+    }
+}
+
+/* dM (16, NO, J) = A dy A^T of every 2x2 tile of dout (NO rows ldc apart; zero beyond
+ * the board), boards n0 .. n0+nb-1: the adjoint of wino_output. dout is first copied
+ * to T (2TH x 2TW points, boards innermost, zero beyond the board). */
+HOT static void F(wino_grad_output_boards)(R *restrict dM, const R *dout, size_t ldc, int NO, int n0,
+                                    int nb, int H, int W, R *restrict T)
+{
+    int TH = (H + 1) / 2, TW = (W + 1) / 2, QW = 2 * TW;
+    size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)NO * J);
+    size_t row = (size_t)QW * nb;
+    /* the points beyond the board (row 2TH-1 when H is odd, column 2TW-1 when W is) are
+     * never written below */
+    memset(T, 0, sizeof(R) * (size_t)(2 * TH) * row);
+    for (int o = 0; o < NO; o++) {
+        for (int n = 0; n < nb; n++) {
+            const R *src = dout + (size_t)o * ldc + (size_t)(n0 + n) * hw;
+            for (int y = 0; y < H; y++) {
+                R *t = T + (size_t)y * row + n;
+                for (int x = 0; x < W; x++)
+                    t[(size_t)x * nb] = src[(size_t)y * W + x];
+            }
+        }
+        R *m = dM + (size_t)o * J;
+        for (int ty = 0; ty < TH; ty++)
+            for (int tx = 0; tx < TW; tx++, m += nb) {
+                const R *q0 = T + (size_t)(2 * ty) * row + (size_t)(2 * tx) * nb, *q1 = q0 + row;
+#pragma omp simd
+                for (int n = 0; n < nb; n++) {
+                    R a = q0[n], b = q0[nb + n], c = q1[n], e = q1[nb + n];
+                    R r0[4] = {a, a + b, a - b, -b}; /* rows of dy A^T */
+                    R r1[4] = {c, c + e, c - e, -e};
+                    for (int s = 0; s < 4; s++) {
+                        m[(size_t)s * XS + n] = r0[s];
+                        m[(size_t)(4 + s) * XS + n] = r0[s] + r1[s];
+                        m[(size_t)(8 + s) * XS + n] = r0[s] - r1[s];
+                        m[(size_t)(12 + s) * XS + n] = -r1[s];
+                    }
+                }
+            }
+    }
+}
+
 /* Scratch of the Winograd path: U or dU (16 OC IC), the transformed input and the
- * products (16 x channels x tiles of a chunk each), the transforms' rows. */
+ * products (16 x channels x tiles of a chunk each), the transforms' own. */
 static size_t F(wino_scratch)(conv_dims d)
 {
     size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC);
     size_t J = (size_t)wino_chunk(d) * (size_t)((d.H + 1) / 2) * (size_t)((d.W + 1) / 2);
-    return 16 * (size_t)d.OC * d.IC + 2 * 16 * WINO_XS(cmax * J) + F(wino_tmp_n)(d.H, d.W);
+    size_t tmp = wino_by_boards(d) ? F(wino_tmp_n_boards)(d.H, d.W, wino_chunk(d))
+                                   : F(wino_tmp_n_rows)(d.H, d.W);
+    return 16 * (size_t)d.OC * d.IC + 2 * 16 * WINO_XS(cmax * J) + tmp;
+}
+
+/* The three transforms in the tile order wino_by_boards chose for d. */
+static void F(wino_in)(conv_dims d, R *V, const R *in, size_t ltot, int C, int n0, int nb, R *tmp)
+{
+    if (wino_by_boards(d))
+        F(wino_input_boards)(V, in, ltot, C, n0, nb, d.H, d.W, tmp);
+    else
+        F(wino_input_rows)(V, in, ltot, C, n0, nb, d.H, d.W, tmp);
+}
+
+static void F(wino_out)(conv_dims d, R *out, size_t ldc, const R *Mm, int NO, int n0, int nb,
+                        int accumulate, R *tmp)
+{
+    if (wino_by_boards(d))
+        F(wino_output_boards)(out, ldc, Mm, NO, n0, nb, d.H, d.W, accumulate, tmp);
+    else
+        F(wino_output_rows)(out, ldc, Mm, NO, n0, nb, d.H, d.W, accumulate, tmp);
+}
+
+static void F(wino_gout)(conv_dims d, R *dM, const R *dout, size_t ldc, int NO, int n0, int nb, R *tmp)
+{
+    if (wino_by_boards(d))
+        F(wino_grad_output_boards)(dM, dout, ldc, NO, n0, nb, d.H, d.W, tmp);
+    else
+        F(wino_grad_output_rows)(dM, dout, ldc, NO, n0, nb, d.H, d.W, tmp);
 }
 
 /* Samples [s0, s1) of a 3x3 conv by Winograd: flip = 0: out (OC rows) = conv(in (IC
@@ -274,12 +452,12 @@ static void F(wino_conv)(R *out, const R *in, const R *w, conv_dims d, R *scratc
     for (int n0 = s0; n0 < s1; n0 += nb) {
         int m = s1 - n0 < nb ? s1 - n0 : nb;
         int J = (int)((size_t)m * P);
-        F(wino_input)(V, in, ltot, NI, n0, m, d.H, d.W, tmp);
+        F(wino_in)(d, V, in, ltot, NI, n0, m, tmp);
         for (int xi = 0; xi < 16; xi++)
             GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, NO, J, NI, 1, U + (size_t)xi * NO * NI, NI,
                  V + (size_t)xi * WINO_XS((size_t)NI * J), J, 0,
                  Mm + (size_t)xi * WINO_XS((size_t)NO * J), J);
-        F(wino_output)(out, ltot, Mm, NO, n0, m, d.H, d.W, accumulate, tmp);
+        F(wino_out)(d, out, ltot, Mm, NO, n0, m, accumulate, tmp);
     }
 }
 
@@ -295,8 +473,8 @@ static void F(wino_wgrad)(R *dw, const R *dout, const R *in, conv_dims d, R *scr
     for (int n0 = 0; n0 < d.N; n0 += nb) {
         int m = d.N - n0 < nb ? d.N - n0 : nb;
         int J = (int)((size_t)m * P);
-        F(wino_grad_output)(dM, dout, ltot, d.OC, n0, m, d.H, d.W, tmp);
-        F(wino_input)(V, in + (size_t)i0 * ltot, ltot, Ip, n0, m, d.H, d.W, tmp);
+        F(wino_gout)(d, dM, dout, ltot, d.OC, n0, m, tmp);
+        F(wino_in)(d, V, in + (size_t)i0 * ltot, ltot, Ip, n0, m, tmp);
         for (int xi = 0; xi < 16; xi++)
             GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.OC, Ip, J, 1,
                  dM + (size_t)xi * WINO_XS((size_t)d.OC * J), J, V + (size_t)xi * WINO_XS((size_t)Ip * J),
