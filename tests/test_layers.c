@@ -201,6 +201,10 @@ START_TEST(conv3x3_winograd)
     conv3_case((conv_dims){.N = 2, .IC = 3, .OC = 2, .H = 5, .W = 5, .hex = 1, .algo = CONV_WINOGRAD}, 23);
     conv3_case((conv_dims){.N = 1, .IC = 2, .OC = 2, .H = 1, .W = 2, .algo = CONV_WINOGRAD}, 24);
     conv3_case((conv_dims){.N = 1, .IC = 16, .OC = 16, .H = 3, .W = 12, .hex = 1}, 25);
+    /* tiles by rows: an odd width (13), one row, and 11 boards in chunks of 10 and 1 */
+    conv3_case((conv_dims){.N = 3, .IC = 2, .OC = 3, .H = 5, .W = 13, .algo = CONV_WINOGRAD}, 28);
+    conv3_case((conv_dims){.N = 2, .IC = 2, .OC = 2, .H = 1, .W = 12, .algo = CONV_WINOGRAD}, 29);
+    conv3_case((conv_dims){.N = 11, .IC = 2, .OC = 2, .H = 4, .W = 12, .hex = 1, .algo = CONV_WINOGRAD}, 30);
     /* 35 narrow boards: tiles by boards, chunks of 16, 16 and 3 */
     conv3_case((conv_dims){.N = 35, .IC = 2, .OC = 3, .H = 5, .W = 7, .algo = CONV_WINOGRAD}, 26);
     conv3_case((conv_dims){.N = 17, .IC = 16, .OC = 16, .H = 3, .W = 3, .hex = 1}, 27);
@@ -208,8 +212,9 @@ START_TEST(conv3x3_winograd)
 END_TEST
 
 /* Several chunks (im2col: H*W = 1024 columns per sample; Winograd: 256 tiles per
- * sample), for both algorithms: the forward and both gradients against the naive
- * forward and finite differences of a few entries. */
+ * sample, one board per chunk; partial chunks are in conv3x3_winograd), for both
+ * algorithms: the forward and both gradients against the naive forward and finite
+ * differences of a few entries. */
 START_TEST(conv3x3_chunks)
 {
     for (int run = 0; run < 4; run++) {

@@ -470,6 +470,8 @@ static void F(wino_wgrad)(R *dw, const R *dout, const R *in, conv_dims d, R *scr
     size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC), Jmax = (size_t)nb * P, NOI = (size_t)d.OC * Ip;
     R *dU = scratch, *V = dU + 16 * (size_t)d.OC * d.IC, *dM = V + 16 * WINO_XS(cmax * Jmax);
     R *tmp = dM + 16 * WINO_XS(cmax * Jmax);
+    if (d.N <= 0)
+        return;
     for (int n0 = 0; n0 < d.N; n0 += nb) {
         int m = d.N - n0 < nb ? d.N - n0 : nb;
         int J = (int)((size_t)m * P);
