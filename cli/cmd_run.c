@@ -1953,17 +1953,24 @@ static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
         return st;
     maybe_crash(r, gen, "arena");
     if (lead(r))
-        replay_promotions(r, gen, !replay);
+        replay_promotions(r, gen, false);
     sync_best(r);
     if (replay && gen < r->done_upto)
         return 0;
     int rc = 0;
     if (lead(r)) {
-        if ((!replay && write_state(r, gen, "done", err, errlen) < 0) ||
-            write_ladder(r, gen, err, errlen) < 0)
+        /* the promote event after state.json says done, not before: a failure in between
+         * (a full disk on `best`) would otherwise log it again on the resume */
+        if (!replay && write_state(r, gen, "done", err, errlen) < 0)
             rc = -1;
-        else
-            write_plots(r);
+        else {
+            if (!replay)
+                replay_promotions(r, gen, true);
+            if (write_ladder(r, gen, err, errlen) < 0)
+                rc = -1;
+            else
+                write_plots(r);
+        }
     }
     /* the others sleep while rank 0 rates and plots */
     comm_wait_all(r->cm);
