@@ -45,8 +45,7 @@ HOT static void F(im2col)(R *col, const R *in, int C, int Ntot, int n0, int nb, 
  * board * TH * TW + ty * TW + tx (wide boards: the transforms run along a board's tile
  * rows), or by boards, j = (ty * TW + tx) * boards + board (narrow boards, whose tile
  * rows are too short for vectors: the transforms run over a chunk's boards); J in all,
- * and a
- * transformed array is (16, channels, J): element xi = 4 r + s of channel c's tile j
+ * and a transformed array is (16, channels, J): element xi = 4 r + s of channel c's tile j
  * at xi * WINO_XS(channels * J) + c * J + j (the 16 blocks a cache line more than their
  * size apart: with power-of-two sizes, the transforms' 16 streams would otherwise
  * share the same cache sets). With B, G, A the F(2x2, 3x3) matrices, the forward is
@@ -104,16 +103,16 @@ static inline void F(wino_tile_out)(const R *m, size_t XS, R y[4])
  * back soon after stalls store forwarding). */
 static int F(wino_row)(int W) { return ((W + 1) / 2 + 1 + 15) / 16 * 16; }
 
-/* Scratch of the row-order transforms below: a board's columns split by parity, rows -1 .. 2TH
- * (2TH + 2 rows, twice), then 8 rows per tile row (TH of them). */
+/* Scratch of the row-order transforms below: a board's columns split by parity, rows
+ * -1 .. 2TH (2TH + 2 rows, twice), then 8 rows per tile row (TH of them). */
 static size_t F(wino_tmp_n_rows)(int H, int W)
 {
     size_t K = (size_t)F(wino_row)(W), TH = (size_t)((H + 1) / 2);
     return 2 * (2 * TH + 2) * K + 8 * TH * K;
 }
 
-/* Row order (wide boards): V (16, C, J) = B^T d B of every tile of channels [0, C) of in (rows ltot apart),
- * boards n0 .. n0+nb-1. Each board is first split by column parity (ev[y][k] = d[y][2k-1],
+/* Row order (wide boards): V (16, C, J) = B^T d B of every tile of channels [0, C) of
+ * in (rows ltot apart), boards n0 .. n0+nb-1. Each board is first split by column parity (ev[y][k] = d[y][2k-1],
  * od[y][k] = d[y][2k], zero outside), so that both passes run on contiguous rows: tile
  * tx reads columns 2tx-1 .. 2tx+2 = ev[tx], od[tx], ev[tx+1], od[tx+1]. Each pass covers
  * the whole board before the next reads it back. */
