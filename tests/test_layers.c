@@ -246,16 +246,18 @@ START_TEST(conv3x3_chunks)
 END_TEST
 
 /* The trainer's threads each run a part of a conv (conv3x3_forward_part /
- * conv3x3_backward_part): for 2 and 3 parts, run one after the other with their own
- * scratch, the parts together equal the whole-batch call (several chunks, sample and
- * channel counts that do not divide evenly), both for an overwritten and an accumulated
- * input gradient. */
+ * conv3x3_backward_part, then conv3x3_backward_reduce): for 2 and 3 parts, run one after
+ * the other with their own scratch, the parts together equal the whole-batch call
+ * (several chunks, sample and channel counts that do not divide evenly), both for an
+ * overwritten and an accumulated input gradient. */
 START_TEST(conv3x3_parts)
 {
-    for (int run = 0; run < 6; run++) {
+    for (int run = 0; run < 8; run++) {
         int hex = run & 1;
-        /* im2col; Winograd by rows (16 columns); Winograd by boards (9 columns, chunks of 16) */
-        conv_dims d = {.N = run < 4 ? 19 : 37, .IC = 5, .OC = 4, .H = 16, .W = run < 4 ? 16 : 9,
+        /* im2col; Winograd by rows (16 columns); Winograd by boards (9 columns, chunks of
+         * 16); by boards with 2 samples, so that with 3 parts one part has none */
+        conv_dims d = {.N = run < 4 ? 19 : run < 6 ? 37 : 2, .IC = 5, .OC = 4, .H = 16,
+                       .W = run < 4 ? 16 : 9,
                        .hex = hex, .algo = run < 2 ? CONV_IM2COL : CONV_WINOGRAD};
         rng r;
         rng_seed(&r, 11 + run);
@@ -275,11 +277,14 @@ START_TEST(conv3x3_parts)
                 double *pout = dnew(nout), *pdin = dnew(nin), *pdw = dnew(nw);
                 for (size_t i = 0; i < nin; i++)
                     pdin[i] = acc ? 0 : 7; /* overwritten when acc == 0 */
+                size_t stride = conv3x3_scratch_f64(d);
                 for (int p = 0; p < np; p++) {
-                    double *s = sc + (size_t)p * conv3x3_scratch_f64(d);
+                    double *s = sc + (size_t)p * stride;
                     conv3x3_forward_part_f64(pout, in, w, d, s, p, np);
                     conv3x3_backward_part_f64(pdin, pdw, g, in, w, d, s, acc, p, np);
                 }
+                for (int p = 0; p < np; p++)
+                    conv3x3_backward_reduce_f64(pdw, sc, stride, d, p, np);
                 for (size_t i = 0; i < nout; i++)
                     ck_assert_msg(fabs(pout[i] - out[i]) < 1e-12, "parts %d: out[%zu]", np, i);
                 for (size_t i = 0; i < nin; i++)

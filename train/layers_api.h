@@ -13,15 +13,22 @@ void F(conv3x3_backward)(R *dinp, R *dw, const R *dout, const R *in, const R *w,
                          R *scratch);
 
 /* Part `part` of nparts (0 <= part < nparts) of a 3x3 conv, for nparts threads that
- * each call it with their own scratch (conv3x3_scratch elements each): the forward
- * writes the output columns of samples [N*part/nparts, N*(part+1)/nparts); the backward
- * the input gradient of those samples (accumulate != 0: +=, 0: overwritten) and the
- * weight gradient (+=) of input channels [IC*part/nparts, IC*(part+1)/nparts), so the
- * parts write disjoint memory and together equal the whole-batch call. */
+ * each call it with their own scratch (conv3x3_scratch elements each, stride elements
+ * apart from scratch0, the first part's): the forward writes the output columns of
+ * samples [N*part/nparts, N*(part+1)/nparts); the backward the input gradient of those
+ * samples (accumulate != 0: +=, 0: overwritten) and its share of the weight gradient.
+ * By im2col that is dw (+=) of input channels [IC*part/nparts, IC*(part+1)/nparts); by
+ * Winograd a partial sum over the part's samples left in its scratch, which
+ * conv3x3_backward_reduce adds to dw once every part's backward has returned (each part
+ * calls it, for a share of the output channels; a no-op by im2col) and before any part
+ * uses its scratch again. The parts write disjoint memory and together equal the
+ * whole-batch call. */
 void F(conv3x3_forward_part)(R *out, const R *in, const R *w, conv_dims d, R *scratch, int part,
                              int nparts);
 void F(conv3x3_backward_part)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
                               R *scratch, int accumulate, int part, int nparts);
+void F(conv3x3_backward_reduce)(R *dw, const R *scratch0, size_t stride, conv_dims d, int part,
+                                int nparts);
 
 /* out (OC, N*H*W) = w (OC, IC) . in (IC, N*H*W) + b (OC) (b may be NULL: no bias). */
 void F(conv1x1_forward)(R *out, const R *in, const R *w, const R *b, conv_dims d);

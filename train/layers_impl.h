@@ -460,38 +460,54 @@ static void F(wino_conv)(R *out, const R *in, const R *w, conv_dims d, R *scratc
     }
 }
 
-/* dw (OC, IC, 3, 3) += the weight gradient of input channels [i0, i1) over the whole
- * batch: dU (16, OC, i1 - i0) = sum over tiles of (A dy A^T) (B^T d B), then G^T dU G. */
-static void F(wino_wgrad)(R *dw, const R *dout, const R *in, conv_dims d, R *scratch, int i0, int i1)
+/* The weight gradient's first half over samples [s0, s1): dU (16, OC, IC), at the start
+ * of scratch, = the sum over their tiles of (A dy A^T) (B^T d B). Zero for no samples. */
+static void F(wino_wgrad_sum)(const R *dout, const R *in, conv_dims d, R *scratch, int s0, int s1)
 {
-    int Ip = i1 - i0, nb = wino_chunk(d);
+    int nb = wino_chunk(d);
     size_t P = (size_t)((d.H + 1) / 2) * ((d.W + 1) / 2), ltot = (size_t)d.N * d.H * d.W;
-    size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC), Jmax = (size_t)nb * P, NOI = (size_t)d.OC * Ip;
-    R *dU = scratch, *V = dU + 16 * (size_t)d.OC * d.IC, *dM = V + 16 * WINO_XS(cmax * Jmax);
+    size_t cmax = (size_t)(d.IC > d.OC ? d.IC : d.OC), Jmax = (size_t)nb * P, NOI = (size_t)d.OC * d.IC;
+    R *dU = scratch, *V = dU + 16 * NOI, *dM = V + 16 * WINO_XS(cmax * Jmax);
     R *tmp = dM + 16 * WINO_XS(cmax * Jmax);
-    if (d.N <= 0)
+    if (s1 <= s0) {
+        memset(dU, 0, sizeof(R) * 16 * NOI);
         return;
-    for (int n0 = 0; n0 < d.N; n0 += nb) {
-        int m = d.N - n0 < nb ? d.N - n0 : nb;
+    }
+    for (int n0 = s0; n0 < s1; n0 += nb) {
+        int m = s1 - n0 < nb ? s1 - n0 : nb;
         int J = (int)((size_t)m * P);
         F(wino_gout)(d, dM, dout, ltot, d.OC, n0, m, tmp);
-        F(wino_in)(d, V, in + (size_t)i0 * ltot, ltot, Ip, n0, m, tmp);
+        F(wino_in)(d, V, in, ltot, d.IC, n0, m, tmp);
         for (int xi = 0; xi < 16; xi++)
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.OC, Ip, J, 1,
-                 dM + (size_t)xi * WINO_XS((size_t)d.OC * J), J, V + (size_t)xi * WINO_XS((size_t)Ip * J),
-                 J, n0 > 0 ? 1 : 0, dU + (size_t)xi * NOI, Ip);
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.OC, d.IC, J, 1,
+                 dM + (size_t)xi * WINO_XS((size_t)d.OC * J), J, V + (size_t)xi * WINO_XS((size_t)d.IC * J),
+                 J, n0 > s0 ? 1 : 0, dU + (size_t)xi * NOI, d.IC);
     }
-    for (int o = 0; o < d.OC; o++)
-        for (int i = 0; i < Ip; i++) {
+}
+
+/* The weight gradient's second half: dw (OC, IC, 3, 3) += G^T dU G for output channels
+ * [o0, o1), dU the sum of nparts arrays (16, OC, IC) stride elements apart from dU0 (one
+ * per part's samples). Masked hex taps untouched. */
+static void F(wino_wgrad_finish)(R *dw, const R *dU0, size_t stride, int nparts, conv_dims d,
+                                 int o0, int o1)
+{
+    size_t NOI = (size_t)d.OC * d.IC;
+    for (int o = o0; o < o1; o++)
+        for (int i = 0; i < d.IC; i++) {
             R x[16], t[3][4];
-            for (int xi = 0; xi < 16; xi++)
-                x[xi] = dU[(size_t)xi * NOI + (size_t)o * Ip + i];
+            for (int xi = 0; xi < 16; xi++) {
+                const R *u = dU0 + (size_t)xi * NOI + (size_t)o * d.IC + i;
+                R s = u[0];
+                for (int q = 1; q < nparts; q++)
+                    s += u[(size_t)q * stride];
+                x[xi] = s;
+            }
             for (int s = 0; s < 4; s++) { /* G^T dU */
                 t[0][s] = x[s] + (x[4 + s] + x[8 + s]) * (R)0.5;
                 t[1][s] = (x[4 + s] - x[8 + s]) * (R)0.5;
                 t[2][s] = (x[4 + s] + x[8 + s]) * (R)0.5 + x[12 + s];
             }
-            R *g = dw + ((size_t)o * d.IC + i0 + i) * 9;
+            R *g = dw + ((size_t)o * d.IC + i) * 9;
             for (int k = 0; k < 3; k++) { /* (G^T dU) G */
                 R a = t[k][0] + (t[k][1] + t[k][2]) * (R)0.5;
                 R b = (t[k][1] - t[k][2]) * (R)0.5;
@@ -553,11 +569,13 @@ void F(conv3x3_forward)(R *out, const R *in, const R *w, conv_dims d, R *scratch
     F(conv3x3_forward_part)(out, in, w, d, scratch, 0, 1);
 }
 
-/* Part `part` of nparts: the weight gradient of input channels [i0, i1) (their im2col
- * rows over the whole batch: no reduction between parts) and the input gradient of
- * samples [s0, s1). */
+/* Part `part` of nparts: the input gradient of samples [s0, s1); the weight gradient by
+ * im2col of input channels [i0, i1) (their im2col rows over the whole batch: no
+ * reduction between parts), by Winograd the sum dU over samples [s0, s1) left in
+ * scratch (each thread transforms only its own samples' output gradient), added to dw
+ * here when finish != 0, else by conv3x3_backward_reduce once every part has run. */
 static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
-                           R *scratch, int accumulate, int part, int nparts)
+                           R *scratch, int accumulate, int part, int nparts, int finish)
 {
     const int *taps = d.hex ? taps_hex : taps_square;
     int T = d.hex ? 7 : 9, hw = d.H * d.W, nb = conv_chunk(d), ldc = d.N * hw;
@@ -565,9 +583,19 @@ static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *
     R *wbuf = scratch;
     R *col = scratch + (size_t)d.OC * d.IC * T;
     int i0 = (int)((long long)d.IC * part / nparts), i1 = (int)((long long)d.IC * (part + 1) / nparts);
-    if (dw && i1 > i0 && use_winograd(d))
-        F(wino_wgrad)(dw, dout, in, d, scratch, i0, i1);
-    else if (dw && i1 > i0) {
+    int s0 = (int)((long long)d.N * part / nparts), s1 = (int)((long long)d.N * (part + 1) / nparts);
+    if (use_winograd(d)) {
+        /* the input gradient first: its scratch use would overwrite dU */
+        if (dinp && s1 > s0)
+            F(wino_conv)(dinp, dout, w, d, scratch, s0, s1, 1, accumulate);
+        if (dw) {
+            F(wino_wgrad_sum)(dout, in, d, scratch, s0, s1);
+            if (finish)
+                F(wino_wgrad_finish)(dw, scratch, 0, 1, d, 0, d.OC);
+        }
+        return;
+    }
+    if (dw && i1 > i0) {
         /* dw[:, i0*T .. i1*T) (OC, IC*T) += dout (OC, cols) . col^T; square: straight into dw. */
         int K = d.IC * T, Kp = (i1 - i0) * T;
         R *g = dw + (size_t)i0 * T;
@@ -591,10 +619,7 @@ static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *
                         dw[((size_t)o * d.IC + i) * 9 + taps[t]] +=
                             g[(size_t)o * Kp + (size_t)(i - i0) * T + t];
     }
-    int s0 = (int)((long long)d.N * part / nparts), s1 = (int)((long long)d.N * (part + 1) / nparts);
-    if (dinp && s1 > s0 && use_winograd(d))
-        F(wino_conv)(dinp, dout, w, d, scratch, s0, s1, 1, accumulate);
-    else if (dinp && s1 > s0) {
+    if (dinp && s1 > s0) {
         /* The input gradient is a 3x3 conv of dout with the flipped, transposed kernel:
          * wt (IC, OC*T), wt[i][o*T + t] = w[o][i][8 - taps[t]]. Same GEMM shape as the
          * forward, and im2col (a gather) instead of col2im (a scatter). */
@@ -616,19 +641,28 @@ static void F(conv3x3_bwd)(R *dinp, R *dw, const R *dout, const R *in, const R *
 void F(conv3x3_backward)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
                          R *scratch)
 {
-    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 1, 0, 1);
+    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 1, 0, 1, 1);
 }
 
 void F(conv3x3_backward_set)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
                              R *scratch)
 {
-    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 0, 0, 1);
+    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, 0, 0, 1, 1);
 }
 
 void F(conv3x3_backward_part)(R *dinp, R *dw, const R *dout, const R *in, const R *w, conv_dims d,
                               R *scratch, int accumulate, int part, int nparts)
 {
-    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, accumulate, part, nparts);
+    F(conv3x3_bwd)(dinp, dw, dout, in, w, d, scratch, accumulate, part, nparts, 0);
+}
+
+void F(conv3x3_backward_reduce)(R *dw, const R *scratch0, size_t stride, conv_dims d, int part,
+                                int nparts)
+{
+    if (!dw || !use_winograd(d))
+        return;
+    int o0 = (int)((long long)d.OC * part / nparts), o1 = (int)((long long)d.OC * (part + 1) / nparts);
+    F(wino_wgrad_finish)(dw, scratch0, stride, nparts, d, o0, o1);
 }
 
 void F(conv1x1_forward)(R *out, const R *in, const R *w, const R *b, conv_dims d)

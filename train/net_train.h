@@ -33,8 +33,10 @@
  * Threads: each context runs its trunk (the 3x3 convs and their batch norms, nearly all
  * of the work) on a pool of T threads of its own, T = the thread count OpenBLAS started
  * with (OPENBLAS_NUM_THREADS, else every core): convs split by samples (forward, input
- * gradient) and by input channels (weight gradient), batch norms by channels, so the
- * threads write disjoint memory and the result does not depend on timing. The first
+ * gradient; the Winograd weight gradient, whose per-thread sums are then added in a
+ * fixed order) or by input channels (the im2col weight gradient), batch norms by
+ * channels, so the threads write disjoint memory and the result does not depend on
+ * timing (by Winograd, the rounding depends on the thread count). The first
  * train_net_new sets OpenBLAS to ONE thread per call for the whole process (each pool
  * thread calls it on its own part): a second, spinning BLAS pool would fight ours. The
  * heads run on the caller's thread. A context is used by one caller at a time.

@@ -656,8 +656,9 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
 static void F(zero)(R *p, size_t n) { memset(p, 0, sizeof(R) * n); }
 
 /* The trunk's backward on thread tid of nth (t->g holds d(trunk output)): batch norms
- * (and the in-place ReLU masks) split by channels, convs' input gradients by samples and
- * weight gradients by input channels (disjoint writes, no reduction), a barrier between
+ * (and the in-place ReLU masks) split by channels, convs' input gradients by samples,
+ * weight gradients by input channels (im2col: disjoint writes) or by samples and then
+ * summed by output channels (Winograd: conv3x3_backward_reduce), a barrier between
  * dependent layers. */
 static void F(trunk_backward_job)(void *arg, int tid, int nth)
 {
@@ -682,12 +683,15 @@ static void F(trunk_backward_job)(void *arg, int tid, int nth)
         F(conv3x3_backward_part)(t->t2, G(B->conv2), t->t1, a1, F(W)(t, P, B->conv2), db, scr, 0,
                                  tid, nth);
         train_pool_barrier(t->pool);
+        F(conv3x3_backward_reduce)(G(B->conv2), t->scratch, t->conv_scratch_n, db, tid, nth);
         F(bn_bwd)(t, P, grads, B->bn1, 1 + 2 * k, t->t1, t->t2, a1, c1b, c0, c1, M, tid, 1, C);
         train_pool_barrier(t->pool);
         /* the block input's gradient: the skip's (already in g) + conv1's; no skip: conv1's */
         F(conv3x3_backward_part)(t->g, G(B->conv1), t->t1, xin, F(W)(t, P, B->conv1), db, scr,
                                  t->residual, tid, nth);
         train_pool_barrier(t->pool);
+        /* (the next block's conv2 reuses the scratch after a barrier) */
+        F(conv3x3_backward_reduce)(G(B->conv1), t->scratch, t->conv_scratch_n, db, tid, nth);
     }
     /* stem */
     F(bn_bwd)(t, P, grads, L->stem_bn, 0, t->t1, t->g, t->stem_a, t->stem_c, c0, c1, M, tid, 1, C);
@@ -695,6 +699,8 @@ static void F(trunk_backward_job)(void *arg, int tid, int nth)
     conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex, t->conv_algo};
     F(conv3x3_backward_part)(NULL, G(L->stem_conv), t->t1, t->x0, F(W)(t, P, L->stem_conv), ds, scr,
                              1, tid, nth);
+    train_pool_barrier(t->pool);
+    F(conv3x3_backward_reduce)(G(L->stem_conv), t->scratch, t->conv_scratch_n, ds, tid, nth);
 #undef G
 }
 
