@@ -167,7 +167,11 @@ static void conv3_case(conv_dims d, uint64_t seed)
     float *fs = fnew(conv3x3_scratch(d)), *fdin = fnew(nin), *fdw = fnew(nw);
     conv3x3_forward(fout, fin, fw, d, fs);
     check_float("conv3 out", fout, ref, nout);
+    for (size_t i = 0; i < nin; i++) /* the input gradient accumulates */
+        fdin[i] = 0.5f;
     conv3x3_backward(fdin, fdw, fg, fin, fw, d, fs);
+    for (size_t i = 0; i < nin; i++)
+        fdin[i] -= 0.5f;
     check_float("conv3 dinp", fdin, din, nin);
     check_float("conv3 dw", fdw, dw, nw);
     if (d.hex)
@@ -208,6 +212,9 @@ START_TEST(conv3x3_winograd)
     /* 35 narrow boards: tiles by boards, chunks of 16, 16 and 3 */
     conv3_case((conv_dims){.N = 35, .IC = 2, .OC = 3, .H = 5, .W = 7, .algo = CONV_WINOGRAD}, 26);
     conv3_case((conv_dims){.N = 17, .IC = 16, .OC = 16, .H = 3, .W = 3, .hex = 1}, 27);
+    /* the float build's 16x16 transposes: 81 points (5 blocks of 16 and 1), 64 (4) */
+    conv3_case((conv_dims){.N = 33, .IC = 3, .OC = 2, .H = 9, .W = 9, .algo = CONV_WINOGRAD}, 31);
+    conv3_case((conv_dims){.N = 16, .IC = 2, .OC = 3, .H = 8, .W = 8, .hex = 1, .algo = CONV_WINOGRAD}, 32);
 }
 END_TEST
 

@@ -82,20 +82,22 @@ static void F(wino_weights)(R *U, const R *w, int NO, int NI, int flip, int hex)
         }
 }
 
-/* One tile's 2x2 outputs (A^T m A) from m[xi * XS], xi < 16: y = {y00, y01, y10, y11}. */
-static inline void F(wino_tile_out)(const R *m, size_t XS, R y[4])
+/* Tile j's 2x2 outputs (A^T m A) from m[xi * XS + j], xi < 16: y00, y01, y10, y11. */
+static inline void F(wino_tile_out)(const R *m, size_t XS, size_t j, R *y0, R *y1, R *y2, R *y3)
 {
+    /* m[... + j] in here, not (m + j) passed in: GCC vectorizes the callers' simd loops
+     * over j only this way (it found no vector type for the loads through m + j) */
     R s0[4], s1[4];
     for (int r = 0; r < 4; r++) {
-        R m0 = m[(size_t)(4 * r) * XS], m1 = m[(size_t)(4 * r + 1) * XS];
-        R m2 = m[(size_t)(4 * r + 2) * XS], m3 = m[(size_t)(4 * r + 3) * XS];
+        R m0 = m[(size_t)(4 * r) * XS + j], m1 = m[(size_t)(4 * r + 1) * XS + j];
+        R m2 = m[(size_t)(4 * r + 2) * XS + j], m3 = m[(size_t)(4 * r + 3) * XS + j];
         s0[r] = m0 + m1 + m2;
         s1[r] = m1 - m2 - m3;
     }
-    y[0] = s0[0] + s0[1] + s0[2];
-    y[1] = s1[0] + s1[1] + s1[2];
-    y[2] = s0[1] - s0[2] - s0[3];
-    y[3] = s1[1] - s1[2] - s1[3];
+    *y0 = s0[0] + s0[1] + s0[2];
+    *y1 = s1[0] + s1[1] + s1[2];
+    *y2 = s0[1] - s0[2] - s0[3];
+    *y3 = s1[1] - s1[2] - s1[3];
 }
 
 /* The transforms' row length: TW + 1 columns rounded up to whole 16-float vectors, so
@@ -183,14 +185,8 @@ HOT static void F(wino_output_rows)(R *out, size_t ldc, const R *restrict Mm, in
             for (int ty = 0; ty < TH; ty++) {
                 const R *m = Mm + (size_t)o * J + (size_t)n * P + (size_t)ty * TW;
 #pragma omp simd
-                for (int tx = 0; tx < TW; tx++) {
-                    R y[4];
-                    F(wino_tile_out)(m + tx, XS, y);
-                    y00[tx] = y[0];
-                    y01[tx] = y[1];
-                    y10[tx] = y[2];
-                    y11[tx] = y[3];
-                }
+                for (int tx = 0; tx < TW; tx++)
+                    F(wino_tile_out)(m, XS, (size_t)tx, y00 + tx, y01 + tx, y10 + tx, y11 + tx);
                 R *row0 = out + (size_t)o * ldc + (size_t)(n0 + n) * hw + (size_t)(2 * ty) * W;
                 for (int h = 0; h < 2 && 2 * ty + h < H; h++) {
                     R *row = row0 + (size_t)h * W;
@@ -284,14 +280,20 @@ HOT static void F(wino_input_boards)(R *restrict V, const R *in, size_t ltot, in
     /* the border (row 0, rows > H, column 0, columns > W) is never written below */
     memset(T, 0, sizeof(R) * F(wino_tmp_n_boards)(H, W, nb));
     for (int c = 0; c < C; c++) {
-        for (int n = 0; n < nb; n++) {
-            const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
-            for (int y = 0; y < H; y++) {
-                R *t = T + (size_t)(y + 1) * row + (size_t)nb + n;
-                for (int x = 0; x < W; x++)
-                    t[(size_t)x * nb] = src[(size_t)y * W + x];
+#if WINO_T16_R
+        if (nb == 16 && wino_t16_cpu())
+            t16_boards_to_points(T, PW, 1, 1, in + (size_t)c * ltot + (size_t)n0 * hw, (int)hw, W,
+                                 c + 1 < C ? in + (size_t)(c + 1) * ltot + (size_t)n0 * hw : NULL);
+        else
+#endif
+            for (int n = 0; n < nb; n++) {
+                const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
+                for (int y = 0; y < H; y++) {
+                    R *t = T + (size_t)(y + 1) * row + (size_t)nb + n;
+                    for (int x = 0; x < W; x++)
+                        t[(size_t)x * nb] = src[(size_t)y * W + x];
+                }
             }
-        }
         R *v = V + (size_t)c * J;
         for (int ty = 0; ty < TH; ty++)
             for (int tx = 0; tx < TW; tx++, v += nb) {
@@ -333,15 +335,17 @@ HOT static void F(wino_output_boards)(R *out, size_t ldc, const R *restrict Mm, 
             for (int tx = 0; tx < TW; tx++, m += nb) {
                 R *q0 = T + (size_t)(2 * ty) * row + (size_t)(2 * tx) * nb, *q1 = q0 + row;
 #pragma omp simd
-                for (int n = 0; n < nb; n++) {
-                    R y[4];
-                    F(wino_tile_out)(m + n, XS, y);
-                    q0[n] = y[0];
-                    q0[nb + n] = y[1];
-                    q1[n] = y[2];
-                    q1[nb + n] = y[3];
-                }
+                for (int n = 0; n < nb; n++)
+                    F(wino_tile_out)(m, XS, (size_t)n, q0 + n, q0 + nb + n, q1 + n, q1 + nb + n);
             }
+#if WINO_T16_R
+        if (nb == 16 && wino_t16_cpu()) {
+            t16_points_to_boards(out + (size_t)o * ldc + (size_t)n0 * hw, (int)hw, W, T, QW,
+                                 accumulate,
+                                 o + 1 < NO ? out + (size_t)(o + 1) * ldc + (size_t)n0 * hw : NULL);
+            continue;
+        }
+#endif
         for (int n = 0; n < nb; n++) {
             R *dst = out + (size_t)o * ldc + (size_t)(n0 + n) * hw;
             for (int y = 0; y < H; y++) {
@@ -371,14 +375,20 @@ HOT static void F(wino_grad_output_boards)(R *restrict dM, const R *dout, size_t
      * never written below */
     memset(T, 0, sizeof(R) * (size_t)(2 * TH) * row);
     for (int o = 0; o < NO; o++) {
-        for (int n = 0; n < nb; n++) {
-            const R *src = dout + (size_t)o * ldc + (size_t)(n0 + n) * hw;
-            for (int y = 0; y < H; y++) {
-                R *t = T + (size_t)y * row + n;
-                for (int x = 0; x < W; x++)
-                    t[(size_t)x * nb] = src[(size_t)y * W + x];
+#if WINO_T16_R
+        if (nb == 16 && wino_t16_cpu())
+            t16_boards_to_points(T, QW, 0, 0, dout + (size_t)o * ldc + (size_t)n0 * hw, (int)hw, W,
+                                 o + 1 < NO ? dout + (size_t)(o + 1) * ldc + (size_t)n0 * hw : NULL);
+        else
+#endif
+            for (int n = 0; n < nb; n++) {
+                const R *src = dout + (size_t)o * ldc + (size_t)(n0 + n) * hw;
+                for (int y = 0; y < H; y++) {
+                    R *t = T + (size_t)y * row + n;
+                    for (int x = 0; x < W; x++)
+                        t[(size_t)x * nb] = src[(size_t)y * W + x];
+                }
             }
-        }
         R *m = dM + (size_t)o * J;
         for (int ty = 0; ty < TH; ty++)
             for (int tx = 0; tx < TW; tx++, m += nb) {
