@@ -300,6 +300,33 @@ START_TEST(conv3x3_parts)
                     ck_assert_msg(fabs(pdw[i] - dw[i]) < 1e-10, "parts %d: dw[%zu]", np, i);
                 free(pout), free(pdin), free(pdw);
             }
+        /* the float build in parts (its AVX-512 copies on chunks of 16 boards that start
+         * inside a part), a weight gradient that accumulates onto 0.25, and with 3 parts
+         * no input gradient (dinp NULL, as for the stem) */
+        for (int np = 2; np <= 3; np++) {
+            size_t fstride = conv3x3_scratch(d);
+            float *fin = tof(in, nin), *fw = tof(w, nw), *fg = tof(g, nout), *fout = fnew(nout);
+            float *fdin = fnew(nin), *fdw = fnew(nw), *fsc = fnew(fstride * 3);
+            for (size_t i = 0; i < nw; i++)
+                fdw[i] = 0.25f;
+            for (int p = 0; p < np; p++) {
+                float *s = fsc + (size_t)p * fstride;
+                conv3x3_forward_part(fout, fin, fw, d, s, p, np);
+                conv3x3_backward_part(np == 3 ? NULL : fdin, fdw, fg, fin, fw, d, s, 0, p, np);
+            }
+            for (int p = 0; p < np; p++)
+                conv3x3_backward_reduce(fdw, fsc, fstride, d, p, np);
+            for (size_t i = 0; i < nw; i++)
+                fdw[i] -= 0.25f;
+            check_float("conv3 parts out", fout, out, nout);
+            if (np == 2)
+                check_float("conv3 parts dinp", fdin, din, nin);
+            else
+                for (size_t i = 0; i < nin; i++)
+                    ck_assert(fdin[i] == 0.0f);
+            check_float("conv3 parts dw", fdw, dw, nw);
+            free(fin), free(fw), free(fg), free(fout), free(fdin), free(fdw), free(fsc);
+        }
         free(in), free(w), free(g), free(sc), free(out), free(din), free(dw);
     }
 }

@@ -77,12 +77,12 @@ static int conv_chunk(conv_dims d)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define WINO_T16 1
-#define AVX512 __attribute__((target("avx512f")))
+#define WINO_AVX512 __attribute__((target("avx512f")))
 
 static int wino_t16_cpu(void) { return __builtin_cpu_supports("avx512f"); }
 
 /* r[i] (16 rows) becomes its transpose: r[j][i] = old r[i][j]. */
-AVX512 static inline void t16_transpose(__m512 r[16])
+WINO_AVX512 static inline void t16_transpose(__m512 r[16])
 {
     __m512 t[16];
     for (int i = 0; i < 16; i += 2) {
@@ -109,18 +109,21 @@ AVX512 static inline void t16_transpose(__m512 r[16])
 /* Prefetches part `part` of nparts of the 16 hw floats at p (NULL: none): the next
  * channel's boards, while this one's are transposed. The activations are read from L3
  * or memory, one channel (a 16 hw block) after another, ltot floats apart. */
-AVX512 static inline void t16_prefetch(const float *p, int hw, int part, int nparts)
+WINO_AVX512 static inline void t16_prefetch(const float *p, int hw, int part, int nparts)
 {
     if (!p)
         return;
-    size_t n = (size_t)hw * 16, a = n * part / nparts, b = n * (part + 1) / nparts;
-    for (size_t i = a & ~(size_t)15; i < b; i += 16)
-        _mm_prefetch((const char *)(p + i), _MM_HINT_T0);
+    /* bytes [a, b) of the block: the cache lines that start in them (the first part also
+     * the line holding p), so that the parts together fetch every line the block touches */
+    uintptr_t n = (uintptr_t)hw * 16 * sizeof(float), a = n * part / nparts, b = n * (part + 1) / nparts;
+    uintptr_t lo = part == 0 ? (uintptr_t)p & ~(uintptr_t)63 : ((uintptr_t)p + a + 63) & ~(uintptr_t)63;
+    for (uintptr_t q = lo; q < (uintptr_t)p + b; q += 64)
+        _mm_prefetch((const char *)q, _MM_HINT_T0);
 }
 
 /* 16 boards (board n: src + n hw, H x W points row-major) to points: point (y, x)'s 16
  * boards go to dst + ((y + oy) pitch + x + ox) 16. next: the next call's src (prefetched). */
-AVX512 static void t16_boards_to_points(float *dst, int pitch, int oy, int ox, const float *src,
+WINO_AVX512 static void t16_boards_to_points(float *dst, int pitch, int oy, int ox, const float *src,
                                         int hw, int W, const float *next)
 {
     int y = 0, x = 0, nblk = (hw + 15) / 16;
@@ -142,7 +145,7 @@ AVX512 static void t16_boards_to_points(float *dst, int pitch, int oy, int ox, c
 
 /* The way back: board n's point (y, x) (dst + n hw + y W + x) = (accumulate: +=) element
  * n of the 16 at src + (y pitch + x) 16. */
-AVX512 static void t16_points_to_boards(float *dst, int hw, int W, const float *src, int pitch,
+WINO_AVX512 static void t16_points_to_boards(float *dst, int hw, int W, const float *src, int pitch,
                                         int accumulate, const float *next)
 {
     int y = 0, x = 0, nblk = (hw + 15) / 16;

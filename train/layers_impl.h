@@ -279,9 +279,12 @@ HOT static void F(wino_input_boards)(R *restrict V, const R *in, size_t ltot, in
     size_t row = (size_t)PW * nb;
     /* the border (row 0, rows > H, column 0, columns > W) is never written below */
     memset(T, 0, sizeof(R) * F(wino_tmp_n_boards)(H, W, nb));
+#if WINO_T16_R
+    int vec = nb == 16 && wino_t16_cpu();
+#endif
     for (int c = 0; c < C; c++) {
 #if WINO_T16_R
-        if (nb == 16 && wino_t16_cpu())
+        if (vec)
             t16_boards_to_points(T, PW, 1, 1, in + (size_t)c * ltot + (size_t)n0 * hw, (int)hw, W,
                                  c + 1 < C ? in + (size_t)(c + 1) * ltot + (size_t)n0 * hw : NULL);
         else
@@ -329,6 +332,9 @@ HOT static void F(wino_output_boards)(R *out, size_t ldc, const R *restrict Mm, 
     int TH = (H + 1) / 2, TW = (W + 1) / 2, QW = 2 * TW;
     size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)NO * J);
     size_t row = (size_t)QW * nb;
+#if WINO_T16_R
+    int vec = nb == 16 && wino_t16_cpu();
+#endif
     for (int o = 0; o < NO; o++) {
         const R *m = Mm + (size_t)o * J;
         for (int ty = 0; ty < TH; ty++)
@@ -339,7 +345,7 @@ HOT static void F(wino_output_boards)(R *out, size_t ldc, const R *restrict Mm, 
                     F(wino_tile_out)(m, XS, (size_t)n, q0 + n, q0 + nb + n, q1 + n, q1 + nb + n);
             }
 #if WINO_T16_R
-        if (nb == 16 && wino_t16_cpu()) {
+        if (vec) {
             t16_points_to_boards(out + (size_t)o * ldc + (size_t)n0 * hw, (int)hw, W, T, QW,
                                  accumulate,
                                  o + 1 < NO ? out + (size_t)(o + 1) * ldc + (size_t)n0 * hw : NULL);
@@ -374,9 +380,12 @@ HOT static void F(wino_grad_output_boards)(R *restrict dM, const R *dout, size_t
     /* the points beyond the board (row 2TH-1 when H is odd, column 2TW-1 when W is) are
      * never written below */
     memset(T, 0, sizeof(R) * (size_t)(2 * TH) * row);
+#if WINO_T16_R
+    int vec = nb == 16 && wino_t16_cpu();
+#endif
     for (int o = 0; o < NO; o++) {
 #if WINO_T16_R
-        if (nb == 16 && wino_t16_cpu())
+        if (vec)
             t16_boards_to_points(T, QW, 0, 0, dout + (size_t)o * ldc + (size_t)n0 * hw, (int)hw, W,
                                  o + 1 < NO ? dout + (size_t)(o + 1) * ldc + (size_t)n0 * hw : NULL);
         else

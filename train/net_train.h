@@ -86,6 +86,10 @@ typedef struct train_reducer {
 /* A context for layout L (copied) and batches up to max_batch. Returns it (free with
  * train_net_free) or NULL with a message (out of memory). */
 train_net *train_net_new(const nn_layout *L, int max_batch, char *err, size_t errlen);
+/* The same with `threads` pool threads (1..64; <= 0: the default above): the tests run
+ * the trunk's parts with a thread count that does not depend on the host's cores. */
+train_net *train_net_new_threads(const nn_layout *L, int max_batch, int threads, char *err,
+                                 size_t errlen);
 void train_net_free(train_net *t); /* accepts NULL */
 
 /* Forward of n samples (1..max_batch): input (n, planes, rows, cols) NCHW as games
@@ -161,6 +165,8 @@ const nn_layout *train_net_layout(const train_net *t);
  * layout's offsets): the tests' oracle for finite differences of the whole network. */
 typedef struct train_net_f64 train_net_f64;
 train_net_f64 *train_net_new_f64(const nn_layout *L, int max_batch, char *err, size_t errlen);
+train_net_f64 *train_net_new_threads_f64(const nn_layout *L, int max_batch, int threads, char *err,
+                                         size_t errlen);
 void train_net_free_f64(train_net_f64 *t);
 void train_net_forward_f64(train_net_f64 *t, double *params, int n, const double *input,
                            const double *pi, const uint8_t *legal, const double *z, train_mode mode,

@@ -105,6 +105,12 @@ static R *F(alloc_f)(size_t n, int *ok)
 
 TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen)
 {
+    return F(train_net_new_threads)(L, max_batch, 0, err, errlen);
+}
+
+TN *F(train_net_new_threads)(const nn_layout *L, int max_batch, int threads, char *err,
+                             size_t errlen)
+{
     TN *t = calloc(1, sizeof *t);
     if (!t) {
         snprintf(err, errlen, "out of memory");
@@ -142,7 +148,9 @@ TN *F(train_net_new)(const nn_layout *L, int max_batch, char *err, size_t errlen
     size_t s1 = F(conv3x3_scratch)(ds), s2 = F(conv3x3_scratch)(db);
     t->conv_scratch_n = (s1 > s2 ? s1 : s2) + 16; /* + 16: each thread's part 64-byte aligned */
     t->conv_scratch_n = t->conv_scratch_n / 16 * 16;
-    t->nth = net_train_threads();
+    t->nth = net_train_threads(); /* (also sets OpenBLAS to one thread per call) */
+    if (threads > 0)
+        t->nth = threads > 64 ? 64 : threads;
     int nbn = 3 + 2 * t->blocks;
     int ok = 1;
     t->x0 = F(alloc_f)((size_t)t->planes * M, &ok);
