@@ -267,6 +267,67 @@ static size_t F(wino_tmp_n_boards)(int H, int W, int nb)
     return (size_t)(2 * ((H + 1) / 2) + 2) * (size_t)(2 * ((W + 1) / 2) + 2) * (size_t)nb;
 }
 
+/* The board-order transforms' copies between boards and points (boards innermost): by
+ * AVX-512 16x16 transposes (the float build, chunks of 16 boards, an AVX-512 CPU: see
+ * layers.c), else element by element. */
+static int F(wino_vec16)(int nb)
+{
+#if WINO_T16_R
+    return nb == 16 && wino_t16_cpu();
+#else
+    (void)nb;
+    return 0;
+#endif
+}
+
+/* nb boards (board n at src + n H W) to points: board n's point (y, x) goes to
+ * T[((y + oy) pitch + x + ox) nb + n]. vec: wino_vec16(nb); then next (the following
+ * call's src, or NULL) is prefetched. */
+static void F(boards_to_points)(R *restrict T, int pitch, int oy, int ox, const R *src, int H, int W,
+                                int nb, int vec, const R *next)
+{
+    size_t hw = (size_t)H * W;
+#if WINO_T16_R
+    if (vec) {
+        t16_boards_to_points(T, pitch, oy, ox, src, (int)hw, W, next);
+        return;
+    }
+#endif
+    (void)vec, (void)next;
+    for (int n = 0; n < nb; n++)
+        for (int y = 0; y < H; y++) {
+            R *t = T + ((size_t)(y + oy) * pitch + ox) * nb + n;
+            for (int x = 0; x < W; x++)
+                t[(size_t)x * nb] = src[(size_t)n * hw + (size_t)y * W + x];
+        }
+}
+
+/* The way back: board n's point (y, x) (dst + n H W + y W + x) = (accumulate: +=)
+ * T[(y pitch + x) nb + n]. vec and next as above. */
+static void F(points_to_boards)(R *dst, int H, int W, const R *restrict T, int pitch, int nb,
+                                int accumulate, int vec, const R *next)
+{
+    size_t hw = (size_t)H * W;
+#if WINO_T16_R
+    if (vec) {
+        t16_points_to_boards(dst, (int)hw, W, T, pitch, accumulate, next);
+        return;
+    }
+#endif
+    (void)vec, (void)next;
+    for (int n = 0; n < nb; n++)
+        for (int y = 0; y < H; y++) {
+            const R *t = T + (size_t)y * pitch * nb + n;
+            R *d = dst + (size_t)n * hw + (size_t)y * W;
+            if (accumulate)
+                for (int x = 0; x < W; x++)
+                    d[x] += t[(size_t)x * nb];
+            else
+                for (int x = 0; x < W; x++)
+                    d[x] = t[(size_t)x * nb];
+        }
+}
+
 /* Board order (narrow boards): V (16, C, J) = B^T d B of every tile of channels [0, C) of in (rows ltot apart),
  * boards n0 .. n0+nb-1. Each channel is first copied with the boards innermost, padded
  * by a zero border (T[(yy * PW + xx) * nb + n] = board n's point (yy - 1, xx - 1)), so
@@ -279,24 +340,10 @@ HOT static void F(wino_input_boards)(R *restrict V, const R *in, size_t ltot, in
     size_t row = (size_t)PW * nb;
     /* the border (row 0, rows > H, column 0, columns > W) is never written below */
     memset(T, 0, sizeof(R) * F(wino_tmp_n_boards)(H, W, nb));
-#if WINO_T16_R
-    int vec = nb == 16 && wino_t16_cpu();
-#endif
+    int vec = F(wino_vec16)(nb);
     for (int c = 0; c < C; c++) {
-#if WINO_T16_R
-        if (vec)
-            t16_boards_to_points(T, PW, 1, 1, in + (size_t)c * ltot + (size_t)n0 * hw, (int)hw, W,
-                                 c + 1 < C ? in + (size_t)(c + 1) * ltot + (size_t)n0 * hw : NULL);
-        else
-#endif
-            for (int n = 0; n < nb; n++) {
-                const R *src = in + (size_t)c * ltot + (size_t)(n0 + n) * hw;
-                for (int y = 0; y < H; y++) {
-                    R *t = T + (size_t)(y + 1) * row + (size_t)nb + n;
-                    for (int x = 0; x < W; x++)
-                        t[(size_t)x * nb] = src[(size_t)y * W + x];
-                }
-            }
+        F(boards_to_points)(T, PW, 1, 1, in + (size_t)c * ltot + (size_t)n0 * hw, H, W, nb, vec,
+                            c + 1 < C ? in + (size_t)(c + 1) * ltot + (size_t)n0 * hw : NULL);
         R *v = V + (size_t)c * J;
         for (int ty = 0; ty < TH; ty++)
             for (int tx = 0; tx < TW; tx++, v += nb) {
@@ -332,9 +379,7 @@ HOT static void F(wino_output_boards)(R *out, size_t ldc, const R *restrict Mm, 
     int TH = (H + 1) / 2, TW = (W + 1) / 2, QW = 2 * TW;
     size_t hw = (size_t)H * W, P = (size_t)TH * TW, J = (size_t)nb * P, XS = WINO_XS((size_t)NO * J);
     size_t row = (size_t)QW * nb;
-#if WINO_T16_R
-    int vec = nb == 16 && wino_t16_cpu();
-#endif
+    int vec = F(wino_vec16)(nb);
     for (int o = 0; o < NO; o++) {
         const R *m = Mm + (size_t)o * J;
         for (int ty = 0; ty < TH; ty++)
@@ -344,27 +389,8 @@ HOT static void F(wino_output_boards)(R *out, size_t ldc, const R *restrict Mm, 
                 for (int n = 0; n < nb; n++)
                     F(wino_tile_out)(m, XS, (size_t)n, q0 + n, q0 + nb + n, q1 + n, q1 + nb + n);
             }
-#if WINO_T16_R
-        if (vec) {
-            t16_points_to_boards(out + (size_t)o * ldc + (size_t)n0 * hw, (int)hw, W, T, QW,
-                                 accumulate,
-                                 o + 1 < NO ? out + (size_t)(o + 1) * ldc + (size_t)n0 * hw : NULL);
-            continue;
-        }
-#endif
-        for (int n = 0; n < nb; n++) {
-            R *dst = out + (size_t)o * ldc + (size_t)(n0 + n) * hw;
-            for (int y = 0; y < H; y++) {
-                const R *t = T + (size_t)y * row + n;
-                R *d = dst + (size_t)y * W;
-                if (accumulate)
-                    for (int x = 0; x < W; x++)
-                        d[x] += t[(size_t)x * nb];
-                else
-                    for (int x = 0; x < W; x++)
-                        d[x] = t[(size_t)x * nb];
-            }
-        }
+        F(points_to_boards)(out + (size_t)o * ldc + (size_t)n0 * hw, H, W, T, QW, nb, accumulate, vec,
+                            o + 1 < NO ? out + (size_t)(o + 1) * ldc + (size_t)n0 * hw : NULL);
     }
 }
 
@@ -380,24 +406,10 @@ HOT static void F(wino_grad_output_boards)(R *restrict dM, const R *dout, size_t
     /* the points beyond the board (row 2TH-1 when H is odd, column 2TW-1 when W is) are
      * never written below */
     memset(T, 0, sizeof(R) * (size_t)(2 * TH) * row);
-#if WINO_T16_R
-    int vec = nb == 16 && wino_t16_cpu();
-#endif
+    int vec = F(wino_vec16)(nb);
     for (int o = 0; o < NO; o++) {
-#if WINO_T16_R
-        if (vec)
-            t16_boards_to_points(T, QW, 0, 0, dout + (size_t)o * ldc + (size_t)n0 * hw, (int)hw, W,
-                                 o + 1 < NO ? dout + (size_t)(o + 1) * ldc + (size_t)n0 * hw : NULL);
-        else
-#endif
-            for (int n = 0; n < nb; n++) {
-                const R *src = dout + (size_t)o * ldc + (size_t)(n0 + n) * hw;
-                for (int y = 0; y < H; y++) {
-                    R *t = T + (size_t)y * row + n;
-                    for (int x = 0; x < W; x++)
-                        t[(size_t)x * nb] = src[(size_t)y * W + x];
-                }
-            }
+        F(boards_to_points)(T, QW, 0, 0, dout + (size_t)o * ldc + (size_t)n0 * hw, H, W, nb, vec,
+                            o + 1 < NO ? dout + (size_t)(o + 1) * ldc + (size_t)n0 * hw : NULL);
         R *m = dM + (size_t)o * J;
         for (int ty = 0; ty < TH; ty++)
             for (int tx = 0; tx < TW; tx++, m += nb) {
