@@ -27,7 +27,9 @@ static void bench_nn_usage(FILE *f)
             "each, after a warm-up) and the plain-C reference forward (batches 1 and 8 only: it\n"
             "is slow and its speed does not depend on the batch). Inputs are encodings of random\n"
             "positions of the config's game. Prints positions/s, ms per batch and GFLOP/s (from\n"
-            "the FLOP count of `gridzero info`) and the process CPU time per batch (on a shared\n"
+            "the FLOP count of `gridzero info`; GOP/s in int8), the share of the peak of the\n"
+            "precision's arithmetic (one core's, measured first: fp32 FMAs, bf16 vdpbf16ps or\n"
+            "int8 vpdpbusd dot products, times the threads) and the process CPU time per batch (on a shared\n"
             "machine, wall time over CPU time shows the share of the cores the run got);\n"
             "P is auto, fp32, bf16 or int8 (default net.precision); auto picks what a\n"
             "self-play worker would. int8 needs a calibrated MODEL (gridzero quantize); random\n"
@@ -144,7 +146,8 @@ static int time_batch(runner *r, int nr, int n, int reps, double min_s, double f
     return 0;
 }
 
-static cJSON *rows_json(const bench_row *rows, int n)
+/* peak: the run's peak in G(FL)OP/s (one core's times the threads); 0 = not known */
+static cJSON *rows_json(const bench_row *rows, int n, double peak)
 {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < n; i++) {
@@ -155,6 +158,8 @@ static cJSON *rows_json(const bench_row *rows, int n)
         cJSON_AddNumberToObject(o, "best_ms_per_batch", rows[i].best_ms);
         cJSON_AddNumberToObject(o, "gflops", rows[i].gflops);
         cJSON_AddNumberToObject(o, "cpu_ms_per_batch", rows[i].cpu_ms);
+        if (peak > 0)
+            cJSON_AddNumberToObject(o, "peak_share", rows[i].gflops / peak);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -312,6 +317,17 @@ static int bench_nn(int argc, char **argv)
         prec[j] = nn_infer_precision(ctx[j]);
         rn[j] = (runner){ctx[j], p, g->rows, g->cols, in, legal, pol, val};
     }
+    /* each precision's arithmetic peak (one core, measured), for the share of it reached:
+     * the FLOP count of a direct convolution against fp32 FMAs, bf16 dot products or int8
+     * VNNI dot products */
+    double peak[MAX_PRECS];
+    int lanes[MAX_PRECS];
+    for (int j = 0; j < np; j++) {
+        cli_peak_kind k = prec[j] == NN_PREC_INT8   ? CLI_PEAK_INT8
+                          : prec[j] == NN_PREC_BF16 ? CLI_PEAK_BF16
+                                                    : CLI_PEAK_FP32;
+        peak[j] = cli_peak_measure(k, &lanes[j]);
+    }
     for (int i = 0; i < nb; i++)
         if (time_batch(rn, np, batches[i], reps, 0.2, flops, rows[i], err, sizeof err) < 0) {
             cli_error("%s", err);
@@ -342,16 +358,19 @@ static int bench_nn(int argc, char **argv)
             bench_row col[MAX_BATCHES];
             for (int i = 0; i < nb; i++)
                 col[i] = rows[i][j];
+            double pk = peak[j] * eff_threads;
             if (j == 0) /* the first precision's rows, as before runs existed */
-                cJSON_AddItemToObject(o, "batches", rows_json(col, nb));
+                cJSON_AddItemToObject(o, "batches", rows_json(col, nb, pk));
             cJSON *ro = cJSON_CreateObject();
             cJSON_AddStringToObject(ro, "precision", nn_precision_name(prec[j]));
-            cJSON_AddItemToObject(ro, "batches", rows_json(col, nb));
+            if (peak[j] > 0)
+                cJSON_AddNumberToObject(ro, "core_peak_gops", peak[j]);
+            cJSON_AddItemToObject(ro, "batches", rows_json(col, nb, pk));
             cJSON_AddItemToArray(runs, ro);
         }
         if (ref) {
             cJSON *ro = cJSON_AddObjectToObject(o, "reference");
-            cJSON_AddItemToObject(ro, "batches", rows_json(rrows, nref));
+            cJSON_AddItemToObject(ro, "batches", rows_json(rrows, nref, 0));
         }
         char *txt = cJSON_PrintUnformatted(o);
         printf("%s\n", txt);
@@ -363,14 +382,28 @@ static int bench_nn(int argc, char **argv)
                s->blocks == 1 ? "" : "s", s->channels,
                g->rows, g->cols, nn_lattice_name(s->lattice), s->players, flops / 1e6);
         for (int j = 0; j < np; j++) {
+            static const char *const instr[] = {"FMAs", "vdpbf16ps", "vpdpbusd"};
+            int k = prec[j] == NN_PREC_INT8 ? 2 : prec[j] == NN_PREC_BF16 ? 1 : 0;
+            double pk = peak[j] * eff_threads;
             printf("oneDNN %s, %d threads (median of %d repeats%s)\n", nn_precision_name(prec[j]),
                    eff_threads, reps, np > 1 ? ", interleaved with the other precisions" : "");
-            printf("  %6s %14s %12s %12s %10s %16s\n", "batch", "positions/s", "ms/batch",
-                   "best ms", "GFLOP/s", "CPU ms/batch");
+            if (peak[j] > 0)
+                printf("  %s peak of one core, measured (%d-lane %s, best of 10 x 20 ms of "
+                       "CPU): %.1f G%s/s; %d thread%s: %.1f\n", nn_precision_name(prec[j]),
+                       lanes[j], instr[k], peak[j], k == 2 ? "OP" : "FLOP", eff_threads,
+                       eff_threads > 1 ? "s" : "", pk);
+            else
+                printf("  (no %s peak measured: the CPU lacks %s)\n", nn_precision_name(prec[j]),
+                       instr[k]);
+            printf("  %6s %14s %12s %12s %10s %8s %16s\n", "batch", "positions/s", "ms/batch",
+                   "best ms", k == 2 ? "GOP/s" : "GFLOP/s", "% peak", "CPU ms/batch");
             for (int i = 0; i < nb; i++) {
                 const bench_row *w = &rows[i][j];
-                printf("  %6d %14.1f %12.3f %12.3f %10.1f %16.3f\n", w->batch, w->pps, w->ms,
-                       w->best_ms, w->gflops, w->cpu_ms);
+                char share[16] = "-";
+                if (pk > 0)
+                    snprintf(share, sizeof share, "%.0f%%", 100 * w->gflops / pk);
+                printf("  %6d %14.1f %12.3f %12.3f %10.1f %8s %16.3f\n", w->batch, w->pps, w->ms,
+                       w->best_ms, w->gflops, share, w->cpu_ms);
             }
         }
         for (int j = 1; j < np; j++)

@@ -1,10 +1,6 @@
 /* gridzero bench train: samples/s of a full training step (forward in training mode,
  * losses, backward, SGD step) at several batch sizes, on synthetic batches. */
 #include <stdlib.h>
-#include <time.h>
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
 #include <string.h>
 
 #include "commands.h"
@@ -43,82 +39,6 @@ static void usage(FILE *f)
             "and allreduce_ms is the time per step spent in the sums (waiting for the slowest\n"
             "rank included); gradient_sum_ms times one sum of the gradients with every rank\n"
             "ready (the communication alone). Rank 0 prints.\n");
-}
-
-/* The single-core fp32 FMA peak, measured: 12 independent chains of fused multiply-adds
- * (enough to hide the FMA latency on two ports) on the widest vectors the CPU has, timed
- * in this thread's CPU time, the best of 10 chunks of about 20 ms. GFLOP/s, 2 flops per
- * lane per FMA; 0 where no FMA path exists. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define FMA_CHAINS(V, FMA, SET1, ADD, RED)                                                        \
-    V a0 = SET1(1.0f), a1 = SET1(1.1f), a2 = SET1(1.2f), a3 = SET1(1.3f), a4 = SET1(1.4f),       \
-      a5 = SET1(1.5f), a6 = SET1(1.6f), a7 = SET1(1.7f), a8 = SET1(1.8f), a9 = SET1(1.9f),       \
-      a10 = SET1(2.0f), a11 = SET1(2.1f), m = SET1(0.999999f), c = SET1(1e-7f);                  \
-    for (long i = 0; i < iters; i++) {                                                            \
-        a0 = FMA(a0, m, c), a1 = FMA(a1, m, c), a2 = FMA(a2, m, c), a3 = FMA(a3, m, c);           \
-        a4 = FMA(a4, m, c), a5 = FMA(a5, m, c), a6 = FMA(a6, m, c), a7 = FMA(a7, m, c);           \
-        a8 = FMA(a8, m, c), a9 = FMA(a9, m, c), a10 = FMA(a10, m, c), a11 = FMA(a11, m, c);       \
-    }                                                                                             \
-    V s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7)));                      \
-    s = ADD(s, ADD(ADD(a8, a9), ADD(a10, a11)));                                                  \
-    return RED(s)
-
-__attribute__((target("avx512f"))) static float fma_run512(long iters)
-{
-    FMA_CHAINS(__m512, _mm512_fmadd_ps, _mm512_set1_ps, _mm512_add_ps, _mm512_reduce_add_ps);
-}
-
-static float red256(__m256 v)
-{
-    float f[8];
-    memcpy(f, &v, sizeof f);
-    return f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7];
-}
-
-__attribute__((target("avx2,fma"))) static float fma_run256(long iters)
-{
-    FMA_CHAINS(__m256, _mm256_fmadd_ps, _mm256_set1_ps, _mm256_add_ps, red256);
-}
-#undef FMA_CHAINS
-#endif
-
-static double thread_cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double fma_peak_gflops(int *lanes)
-{
-    *lanes = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    int w = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("fma") ? 8 : 0;
-    if (!w)
-        return 0;
-    *lanes = w;
-    /* chunks of about 20 ms, the best of 10: a core shared with another process (SMT, a
-     * frequency drop) shows in some chunks, and the peak is what the core can do */
-    double best = 0;
-    volatile float sink = 0;
-    long iters = 1 << 14;
-    for (int k = 0; k < 10; k++) {
-        double t0 = thread_cpu_now();
-        sink += w == 16 ? fma_run512(iters) : fma_run256(iters);
-        double dt = thread_cpu_now() - t0;
-        double g = dt > 0 ? 12.0 * 2.0 * w * (double)iters / dt / 1e9 : 0;
-        best = g > best ? g : best;
-        if (dt < 0.02 && iters < (1L << 40)) { /* still calibrating the chunk's length */
-            iters *= 2;
-            k = -1;
-        }
-    }
-    (void)sink;
-    return best;
-#else
-    return 0;
-#endif
 }
 
 static nn_spec net_preset(int b)
@@ -240,7 +160,7 @@ int cmd_bench_train(int argc, char **argv)
     /* the share of the peak: every thread of every rank at one core's measured peak */
     int nthreads = blas_threads(), lanes;
     nthreads = nthreads < 1 ? 1 : nthreads;
-    double peak = fma_peak_gflops(&lanes), peak_all = peak * nthreads * K;
+    double peak = cli_peak_measure(CLI_PEAK_FP32, &lanes), peak_all = peak * nthreads * K;
     if (json)
         printf("{\"net\":\"%s\",\"planes\":%d,\"rows\":%d,\"cols\":%d,\"lattice\":\"%s\",\"blocks\":%d,"
                "\"channels\":%d,\"players\":%d,\"flops_per_sample\":%.0f,\"blas_core\":\"%s\","

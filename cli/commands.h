@@ -109,6 +109,13 @@ int cmd_bench_train(int argc, char **argv);
 int cmd_bench_search(int argc, char **argv);
 /* `gridzero bench rules` (cmd_bench_rules.c), dispatched by cmd_bench. */
 int cmd_bench_rules(int argc, char **argv);
+/* One core's arithmetic peak, measured in this thread's CPU time (the best of 10 chunks
+ * of about 20 ms of 12 independent chains of one instruction on the widest vectors the
+ * CPU has): fp32 FMAs (2 flops a lane), bf16 vdpbf16ps (4 a lane) or int8 vpdpbusd (8 ops
+ * a lane), in G(FL)OP/s. *lanes gets the vector width in 32-bit lanes; 0 (and 0 lanes)
+ * where the CPU has no such instruction. bench_peak.c. */
+typedef enum { CLI_PEAK_FP32, CLI_PEAK_BF16, CLI_PEAK_INT8 } cli_peak_kind;
+double cli_peak_measure(cli_peak_kind kind, int *lanes);
 /* `gridzero info` on a sample file (info_samples.c), a row of cmd_info's table. */
 int info_samples(const char *path);
 

@@ -682,6 +682,20 @@ START_TEST(cli_bench_save_and_info)
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "\"batches\":[{\"batch\":1,") != NULL, "%s", out);
     ck_assert_msg(strstr(out, "\"positions_per_s\"") && strstr(out, "\"reference\""), "%s", out);
+#if defined(__x86_64__)
+    { /* the share of the measured fp32 peak: a plausible peak (x86-64 has FMA or AVX-512
+       * wherever oneDNN's fp32 JIT runs well), and a share of it in (0, 1.5) */
+        const char *pk = strstr(out, "\"core_peak_gops\":"), *sh = strstr(out, "\"peak_share\":");
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("fma") || __builtin_cpu_supports("avx512f")) {
+            ck_assert_msg(pk && sh, "%s", out);
+            double peak = strtod(pk + strlen("\"core_peak_gops\":"), NULL);
+            double share = strtod(sh + strlen("\"peak_share\":"), NULL);
+            ck_assert_msg(peak > 5 && peak < 10000, "%s", out);
+            ck_assert_msg(share > 0 && share < 1.5, "%s", out);
+        }
+    }
+#endif
     snprintf(cmd, sizeof cmd, "%s info %s", bin, model);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "gridzero model") && strstr(out, "parameters") &&
@@ -774,6 +788,15 @@ START_TEST(cli_quantize_and_int8)
              set, qm);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "\"precision\":\"int8\""), "%s", out);
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni")) { /* the int8 share: against the VNNI peak */
+        const char *pk = strstr(out, "\"core_peak_gops\":");
+        ck_assert_msg(pk && strstr(out, "\"peak_share\":"), "%s", out);
+        double peak = strtod(pk + strlen("\"core_peak_gops\":"), NULL);
+        ck_assert_msg(peak > 50 && peak < 20000, "%s", out);
+    }
+#endif
     snprintf(cmd, sizeof cmd, "%s bench nn %s -m %s --batches 2 --repeats 1 --no-ref --json", bin,
              set, model);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
