@@ -45,26 +45,33 @@ RUN512(fp32_run512, "avx512f", "vfmadd231ps")
 RUN512(bf16_run512, "avx512f,avx512bf16", "vdpbf16ps")
 RUN512(int8_run512, "avx512f,avx512vnni", "vpdpbusd")
 
-/* 256-bit FMA (AVX2): ymm0..11 accumulate, ymm12 and ymm13 the operands */
-__attribute__((target("avx2,fma"))) static void fp32_run256(long iters)
-{
-    __asm__ volatile("vxorps %%ymm12, %%ymm12, %%ymm12\n\t"
-                     "vxorps %%ymm13, %%ymm13, %%ymm13\n\t"
-                     "vxorps %%ymm0, %%ymm0, %%ymm0\n\t" "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
-                     "vxorps %%ymm2, %%ymm2, %%ymm2\n\t" "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
-                     "vxorps %%ymm4, %%ymm4, %%ymm4\n\t" "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
-                     "vxorps %%ymm6, %%ymm6, %%ymm6\n\t" "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
-                     "vxorps %%ymm8, %%ymm8, %%ymm8\n\t" "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
-                     "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
-                     "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
-                     "1:\n\t" CHAINS12("vfmadd231ps", "ymm", "ymm12", "ymm13") "dec %0\n\t"
-                     "jnz 1b\n\t"
-                     "vzeroupper"
-                     : "+r"(iters)
-                     :
-                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-                       "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");
-}
+/* 256-bit (AVX2 FMA, AVX-VNNI): ymm0..11 accumulate, ymm12 and ymm13 the operands */
+#define ZERO12Y                                                                                   \
+    "vxorps %%ymm0, %%ymm0, %%ymm0\n\t" "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"                      \
+    "vxorps %%ymm2, %%ymm2, %%ymm2\n\t" "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"                      \
+    "vxorps %%ymm4, %%ymm4, %%ymm4\n\t" "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"                      \
+    "vxorps %%ymm6, %%ymm6, %%ymm6\n\t" "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"                      \
+    "vxorps %%ymm8, %%ymm8, %%ymm8\n\t" "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"                      \
+    "vxorps %%ymm10, %%ymm10, %%ymm10\n\t" "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"                \
+    "vxorps %%ymm12, %%ymm12, %%ymm12\n\t" "vxorps %%ymm13, %%ymm13, %%ymm13\n\t"
+
+#define RUN256(NAME, TARGET, OP)                                                                  \
+    __attribute__((target(TARGET))) static void NAME(long iters)                                  \
+    {                                                                                             \
+        __asm__ volatile(ZERO12Y "1:\n\t" CHAINS12(OP, "ymm", "ymm12", "ymm13") "dec %0\n\t"     \
+                         "jnz 1b\n\t"                                                            \
+                         "vzeroupper"                                                            \
+                         : "+r"(iters)                                                           \
+                         :                                                                       \
+                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",       \
+                           "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");            \
+    }
+
+RUN256(fp32_run256, "avx2,fma", "vfmadd231ps")
+/* {vex} (%{vex%} in a template): AVX-VNNI's encoding, not AVX512-VNNI's EVEX form */
+RUN256(int8_run256, "avx2", "%{vex%} vpdpbusd")
+#undef RUN256
+#undef ZERO12Y
 #undef RUN512
 #undef ZERO12
 #undef CHAINS12
@@ -98,6 +105,8 @@ double cli_peak_measure(cli_peak_kind kind, int *lanes)
     } else if (kind == CLI_PEAK_INT8) {
         if (__builtin_cpu_supports("avx512vnni"))
             run = int8_run512, w = 16;
+        else if (__builtin_cpu_supports("avxvnni"))
+            run = int8_run256, w = 8;
         ops_per_lane = 8;
     }
     if (!run)
