@@ -7,7 +7,7 @@
 /* Each kernel runs 12 independent chains of one multiply-accumulate instruction (enough
  * to hide its latency on two or more ports), written in assembly: with intrinsics GCC
  * copies the destructive accumulators (vpdpbusd, vdpbf16ps) between registers every
- * iteration, and those moves cost a fifth of the int8 rate. The registers start at zero
+ * iteration, and those moves cost a quarter of the int8 rate. The registers start at zero
  * (no denormals), and the values do not change the instructions' speed. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CHAINS12(OP, R, X, Y)                                                                     \
