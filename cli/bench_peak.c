@@ -18,47 +18,21 @@
     OP " %%" X ", %%" Y ", %%" R "8\n\t" OP " %%" X ", %%" Y ", %%" R "9\n\t"                    \
     OP " %%" X ", %%" Y ", %%" R "10\n\t" OP " %%" X ", %%" Y ", %%" R "11\n\t"
 
-#define ZERO12(R)                                                                                 \
-    "vpxord %%" R "0, %%" R "0, %%" R "0\n\t" "vpxord %%" R "1, %%" R "1, %%" R "1\n\t"           \
-    "vpxord %%" R "2, %%" R "2, %%" R "2\n\t" "vpxord %%" R "3, %%" R "3, %%" R "3\n\t"           \
-    "vpxord %%" R "4, %%" R "4, %%" R "4\n\t" "vpxord %%" R "5, %%" R "5, %%" R "5\n\t"           \
-    "vpxord %%" R "6, %%" R "6, %%" R "6\n\t" "vpxord %%" R "7, %%" R "7, %%" R "7\n\t"           \
-    "vpxord %%" R "8, %%" R "8, %%" R "8\n\t" "vpxord %%" R "9, %%" R "9, %%" R "9\n\t"           \
-    "vpxord %%" R "10, %%" R "10, %%" R "10\n\t" "vpxord %%" R "11, %%" R "11, %%" R "11\n\t"
+/* vxorps on xmm (VEX) zeroes the whole ymm/zmm register */
+#define ZERO14                                                                                    \
+    "vxorps %%xmm0, %%xmm0, %%xmm0\n\t" "vxorps %%xmm1, %%xmm1, %%xmm1\n\t"                      \
+    "vxorps %%xmm2, %%xmm2, %%xmm2\n\t" "vxorps %%xmm3, %%xmm3, %%xmm3\n\t"                      \
+    "vxorps %%xmm4, %%xmm4, %%xmm4\n\t" "vxorps %%xmm5, %%xmm5, %%xmm5\n\t"                      \
+    "vxorps %%xmm6, %%xmm6, %%xmm6\n\t" "vxorps %%xmm7, %%xmm7, %%xmm7\n\t"                      \
+    "vxorps %%xmm8, %%xmm8, %%xmm8\n\t" "vxorps %%xmm9, %%xmm9, %%xmm9\n\t"                      \
+    "vxorps %%xmm10, %%xmm10, %%xmm10\n\t" "vxorps %%xmm11, %%xmm11, %%xmm11\n\t"                \
+    "vxorps %%xmm12, %%xmm12, %%xmm12\n\t" "vxorps %%xmm13, %%xmm13, %%xmm13\n\t"
 
-/* 512-bit: zmm0..11 accumulate, zmm30 and zmm31 the operands */
-#define RUN512(NAME, TARGET, OP)                                                                  \
+/* R ("zmm" or "ymm"): registers 0..11 accumulate, 12 and 13 are the operands */
+#define RUN(NAME, TARGET, OP, R)                                                                  \
     __attribute__((target(TARGET))) static void NAME(long iters)                                  \
     {                                                                                             \
-        __asm__ volatile(ZERO12("zmm") "vpxord %%zmm30, %%zmm30, %%zmm30\n\t"                     \
-                         "vpxord %%zmm31, %%zmm31, %%zmm31\n\t"                                   \
-                         "1:\n\t" CHAINS12(OP, "zmm", "zmm30", "zmm31") "dec %0\n\t"             \
-                         "jnz 1b\n\t"                                                            \
-                         "vzeroupper"                                                            \
-                         : "+r"(iters)                                                           \
-                         :                                                                       \
-                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",       \
-                           "xmm8", "xmm9", "xmm10", "xmm11", "xmm30", "xmm31", "cc");            \
-    }
-
-RUN512(fp32_run512, "avx512f", "vfmadd231ps")
-RUN512(bf16_run512, "avx512f,avx512bf16", "vdpbf16ps")
-RUN512(int8_run512, "avx512f,avx512vnni", "vpdpbusd")
-
-/* 256-bit (AVX2 FMA, AVX-VNNI): ymm0..11 accumulate, ymm12 and ymm13 the operands */
-#define ZERO12Y                                                                                   \
-    "vxorps %%ymm0, %%ymm0, %%ymm0\n\t" "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"                      \
-    "vxorps %%ymm2, %%ymm2, %%ymm2\n\t" "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"                      \
-    "vxorps %%ymm4, %%ymm4, %%ymm4\n\t" "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"                      \
-    "vxorps %%ymm6, %%ymm6, %%ymm6\n\t" "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"                      \
-    "vxorps %%ymm8, %%ymm8, %%ymm8\n\t" "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"                      \
-    "vxorps %%ymm10, %%ymm10, %%ymm10\n\t" "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"                \
-    "vxorps %%ymm12, %%ymm12, %%ymm12\n\t" "vxorps %%ymm13, %%ymm13, %%ymm13\n\t"
-
-#define RUN256(NAME, TARGET, OP)                                                                  \
-    __attribute__((target(TARGET))) static void NAME(long iters)                                  \
-    {                                                                                             \
-        __asm__ volatile(ZERO12Y "1:\n\t" CHAINS12(OP, "ymm", "ymm12", "ymm13") "dec %0\n\t"     \
+        __asm__ volatile(ZERO14 "1:\n\t" CHAINS12(OP, R, R "12", R "13") "dec %0\n\t"           \
                          "jnz 1b\n\t"                                                            \
                          "vzeroupper"                                                            \
                          : "+r"(iters)                                                           \
@@ -67,13 +41,14 @@ RUN512(int8_run512, "avx512f,avx512vnni", "vpdpbusd")
                            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "cc");            \
     }
 
-RUN256(fp32_run256, "avx2,fma", "vfmadd231ps")
+RUN(fp32_run512, "avx512f", "vfmadd231ps", "zmm")
+RUN(bf16_run512, "avx512f,avx512bf16", "vdpbf16ps", "zmm")
+RUN(int8_run512, "avx512f,avx512vnni", "vpdpbusd", "zmm")
+RUN(fp32_run256, "avx2,fma", "vfmadd231ps", "ymm")
 /* {vex} (%{vex%} in a template): AVX-VNNI's encoding, not AVX512-VNNI's EVEX form */
-RUN256(int8_run256, "avx2", "%{vex%} vpdpbusd")
-#undef RUN256
-#undef ZERO12Y
-#undef RUN512
-#undef ZERO12
+RUN(int8_run256, "avx2", "%{vex%} vpdpbusd", "ymm")
+#undef RUN
+#undef ZERO14
 #undef CHAINS12
 #endif
 
