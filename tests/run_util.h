@@ -192,6 +192,15 @@ static inline int count_lines(const char *text)
     return n;
 }
 
+/* The lines of rundir/rel (which must exist). */
+static inline int count_lines_rel(const char *rundir, const char *rel)
+{
+    char *text = slurp_rel(rundir, rel);
+    int n = count_lines(text);
+    free(text);
+    return n;
+}
+
 /* Files under rundir whose name contains ".tmp" (recursively): their number. */
 static inline int count_tmp(const char *d)
 {

@@ -326,11 +326,7 @@ START_TEST(run_ranks_kill_restart)
     int matches = 0;
     ck_assert_int_eq(each_event(ref, "arena", check_match_games, &matches), 2);
     ck_assert_int_eq(matches, 6); /* 2 generations x (the best + 2 baselines) */
-    {
-        char *arena = slurp_rel(ref, "arena.jsonl");
-        ck_assert_int_eq(count_lines(arena), 24);
-        free(arena);
-    }
+    ck_assert_int_eq(count_lines_rel(ref, "arena.jsonl"), 24);
     ck_assert_int_eq(count_tmp(ref), 0);
 
     /* the killed run */
@@ -356,11 +352,7 @@ START_TEST(run_ranks_kill_restart)
         rd_shard_path(b, rd, 2, s);
         check_same_samples(a, b, g);
     }
-    {
-        char *arena = slurp_rel(rd, "arena.jsonl");
-        ck_assert_int_eq(count_lines(arena), 24);
-        free(arena);
-    }
+    ck_assert_int_eq(count_lines_rel(rd, "arena.jsonl"), 24);
     ck_assert_int_eq(count_tmp(rd), 0);
     /* one more generation on one rank */
     snap_data(rd, &before);
@@ -369,11 +361,7 @@ START_TEST(run_ranks_kill_restart)
     check_snap_kept(rd, &before);
     int want3[4] = {0, 2, 2, 0};
     check_data(rd, 3, want3, g);
-    {
-        char *arena = slurp_rel(rd, "arena.jsonl");
-        ck_assert_int_eq(count_lines(arena), 36);
-        free(arena);
-    }
+    ck_assert_int_eq(count_lines_rel(rd, "arena.jsonl"), 36);
     char *best = slurp_rel(rd, "best");
     ck_assert_str_eq(best, "models/gen_0003.h5\n");
     free(best);
