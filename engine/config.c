@@ -103,6 +103,9 @@ static const cfg_field fields[] = {
      "Q - this x standard error among the well-visited ones (KataGo); 0 = the most visited"},
     {"mcts.lcb_min_fraction", T_FLOAT, OFF(mcts.lcb_min_fraction), 0, 1, 0.1, NULL, NULL, NULL,
      "LCB: a child competes with at least this share of the most visited child's visits"},
+    {"mcts.contempt", T_FLOAT, OFF(mcts.contempt), 0, 0.99, 0, NULL, NULL, NULL,
+     "players (not self-play), two-player games: a draw is worth -this to the searching "
+     "player, and a value v becomes v - this x (1 - |v|) (draw contempt); 0 = off"},
     {"mcts.fresh_pi", T_BOOL, OFF(mcts.fresh_pi), 0, 1, 1, NULL, NULL, NULL,
      "the policy target counts this search's playouts only, not visits kept by tree reuse"},
 

@@ -60,6 +60,7 @@ typedef struct cfg_mcts {
     char policy_target[CFG_STR_LEN]; /* "visits" | "completed_q" */
     double lcb_stdevs;      /* players: LCB move choice, stdevs; 0 = the most visited */
     double lcb_min_fraction; /* LCB candidates: at least this share of the most visits */
+    double contempt;        /* players: a draw is worth -contempt to the searcher; 0 = off */
 } cfg_mcts;
 
 typedef struct cfg_net {

@@ -177,6 +177,7 @@ struct mcts {
     int sims;           /* playouts backed up in this search */
     uint64_t step_stamp; /* last batch step this tree contributed leaves to */
     float qmin, qmax;   /* scored: the range of the Q values seen this search (MuZero) */
+    int cplayer;        /* contempt: the searching player (root mover at mcts_begin), -1 */
     struct timespec t0;
     mcts_stats st;
 };
@@ -226,6 +227,25 @@ void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
     p->completed_q = !strcmp(c->policy_target, "completed_q");
     p->lcb_stdevs = (float)c->lcb_stdevs;
     p->lcb_min_fraction = (float)c->lcb_min_fraction;
+    p->contempt = (float)c->contempt;
+}
+
+void mcts_contempt_value(float c, int s, const float *v, float *out)
+{
+    float x = v[s];
+    float y = x - c * (1.0f - fabsf(x));
+    out[s] = y;
+    out[1 - s] = -y;
+}
+
+/* The value vector v of a node as the search reads it: v itself, or with contempt on,
+ * v through mcts_contempt_value for the searching player. */
+static inline const float *search_value(const mcts *t, const float *v, float *buf)
+{
+    if (t->cplayer < 0)
+        return v;
+    mcts_contempt_value(t->p.contempt, t->cplayer, v, buf);
+    return buf;
 }
 
 void mcts_params_pure(mcts_params *p)
@@ -434,10 +454,11 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
 {
     if (p->simulations < 1 || p->batch < 1 || p->c_puct < 0 || p->virtual_loss < 0 ||
         (p->noise && (p->dirichlet_alpha <= 0 || p->dirichlet_eps < 0 || p->dirichlet_eps > 1)) ||
-        p->max_nodes < 0 || p->max_edges < 0 || (p->max_nodes > 0 && p->max_nodes < 2)) {
+        p->max_nodes < 0 || p->max_edges < 0 || (p->max_nodes > 0 && p->max_nodes < 2) ||
+        !(p->contempt >= 0.0f && p->contempt < 1.0f)) {
         snprintf(err, errlen, "mcts: bad parameters (simulations >= 1, batch >= 1, c_puct >= 0, "
                               "virtual_loss >= 0, dirichlet_alpha > 0, dirichlet_eps in [0, 1], "
-                              "max_nodes 0 or >= 2, max_edges >= 0)");
+                              "max_nodes 0 or >= 2, max_edges >= 0, contempt in [0, 1))");
         return NULL;
     }
     mcts *t = calloc(1, sizeof *t);
@@ -451,6 +472,9 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     t->A = g->actions;
     t->chance = g->max_chance > 0;
     t->scored = game_scored(g);
+    t->cplayer = -1;
+    if (t->scored || t->P != 2)
+        t->p.contempt = 0.0f; /* draws against one opponent only */
     if (t->scored)
         t->p.solver = false; /* proofs are about outcomes; a score game has points to come */
     int64_t nodes = p->max_nodes;
@@ -812,6 +836,8 @@ static inline float q_norm(const mcts *t, float q)
 static void backup(mcts *t, int32_t x, const float *v, int dpend)
 {
     if (!t->scored) {
+        float cv[GAME_MAX_PLAYERS];
+        v = search_value(t, v, cv);
         for (; x >= 0; x = t->nodes[x].parent) {
             mnode *X = &t->nodes[x];
             X->n += 1;
@@ -935,7 +961,8 @@ static int select_edge(const mcts *t, const mnode *X)
             } else if (C->proven) {
                 if (t->p.solver && C->pz[m] <= -1.0f)
                     continue;
-                q = C->pz[m];
+                float cv[GAME_MAX_PLAYERS];
+                q = search_value(t, C->pz, cv)[m];
             } else {
                 q = nv > 0.0f ? (C->w[m] - vl * (float)C->pending) / nv : fpu;
             }
@@ -1091,6 +1118,14 @@ static void expand_leaf(mcts_batch *b, int i)
 void mcts_begin(mcts *t)
 {
     assert(!game_terminal(t->g, t->root_state));
+    if (t->p.contempt > 0.0f) {
+        /* the tree's statistics are in the searching player's contempt: another player
+         * to move at the root (analysis of both sides) starts a fresh tree */
+        int mover = game_current_player(t->g, t->root_state);
+        if (mover != t->cplayer && t->cplayer >= 0 && t->nodes[0].n > 0)
+            reset_tree(t);
+        t->cplayer = mover;
+    }
     memset(&t->st, 0, sizeof t->st);
     t->sims = 0;
     t->full = false;
@@ -1410,7 +1445,8 @@ static int lcb_choice(mcts *t, const float *pi)
         const mnode *C = &t->nodes[c];
         vis[i] = (float)C->n;
         exact[i] = t->p.solver && C->proven;
-        q[i] = exact[i] ? C->pz[m] : C->w[m] / (float)C->n;
+        float cv[GAME_MAX_PLAYERS];
+        q[i] = exact[i] ? search_value(t, C->pz, cv)[m] : C->w[m] / (float)C->n;
         sq[i] = t->sq[c];
     }
     int k = mcts_lcb_select(ne, vis, q, sq, exact, t->p.lcb_stdevs, t->p.lcb_min_fraction);

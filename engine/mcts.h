@@ -116,6 +116,11 @@ typedef struct mcts_params {
                              * with at least lcb_min_fraction of the most visited one's
                              * visits (mcts_lcb_select); 0: the most visited */
     float lcb_min_fraction;
+    float contempt;         /* > 0, two-player games without a score: the searching player
+                             * (the root's mover) takes a draw as -contempt and the
+                             * opponent as +contempt; a backed-up value v (the searcher's
+                             * view) becomes v - contempt (1 - |v|), 1 - |v| standing for
+                             * the draw probability (mcts_contempt_value). 0 = off */
 } mcts_params;
 
 /* Gumbel MuZero's improved policy (Danihelka et al. 2022, with mctx's constants) over n
@@ -128,6 +133,13 @@ typedef struct mcts_params {
  * prior 0 gets 0. Returns 0, or -1 when every prior is 0 (pi untouched). */
 int mcts_completed_q_policy(int n, const float *prior, const float *q, const float *visits,
                             float v, float *pi);
+
+/* Draw contempt for the searching player s of a two-player game: v (both players'
+ * values, v[1-s] = -v[s]) becomes v'[s] = v[s] - c (1 - |v[s]|), v'[1-s] = -v'[s]. A
+ * proven draw (0) is -c; a win or a loss (+-1) is unchanged; the map is monotone in
+ * v[s] for c < 1 and convex, so a subtree of mixed wins and losses is worth more to s
+ * than one of draws with the same mean. */
+void mcts_contempt_value(float c, int s, const float *v, float *out);
 
 /* Copies the mcts config section into p; noise = false, capacities automatic. */
 void mcts_params_from_config(mcts_params *p, const struct cfg_mcts *c);

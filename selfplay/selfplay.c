@@ -74,6 +74,7 @@ void sp_search_from_config(mcts_params *mp, const gz_config *c)
         mp->vct_root = 0;
     }
     mp->lcb_stdevs = 0.0f; /* a player's move choice: self-play plays from the visits */
+    mp->contempt = 0.0f;   /* one tree plays both sides: no side to favour */
 }
 
 void sp_opts_from_config(sp_opts *o, const gz_config *c)

@@ -419,11 +419,13 @@ typedef struct fake_state {
 } fake_state;
 
 static float fake_z[8][3];
+static int fake_np = 3;     /* players: 3, or 2 for the contempt tests (zero-sum values) */
+static float fake_c = 0.0f; /* check_backup: the contempt of player 0's search */
 
 static int fake_player(const game *g, const game_state *s)
 {
     (void)g;
-    return ((const fake_state *)s)->ply % 3;
+    return ((const fake_state *)s)->ply % fake_np;
 }
 static void fake_init(const game *g, game_state *s, rng *r)
 {
@@ -456,7 +458,7 @@ static int fake_leaf(const fake_state *s)
 static void fake_result(const game *g, const game_state *s, float *z)
 {
     (void)g;
-    memcpy(z, fake_z[fake_leaf((const fake_state *)s)], 3 * sizeof(float));
+    memcpy(z, fake_z[fake_leaf((const fake_state *)s)], (size_t)fake_np * sizeof(float));
 }
 static uint64_t fake_hash(const game *g, const game_state *gs)
 {
@@ -490,7 +492,7 @@ static game fake_game(void)
     game g;
     memset(&g, 0, sizeof g);
     g.ops = &fake_ops;
-    g.players = 3;
+    g.players = fake_np;
     g.rows = 1;
     g.cols = 2;
     g.actions = 2;
@@ -506,8 +508,10 @@ static game fake_game(void)
 static void fake_value(const game_state *gs, float *v)
 {
     uint64_t h = fake_hash(NULL, gs);
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < fake_np; p++)
         v[p] = (float)((double)((h * 2654435761u + (uint64_t)p * 97) % 1000) / 500.0 - 1.0);
+    if (fake_np == 2)
+        v[1] = -v[0];
 }
 
 static int fake_evaluate(evaluator *e, int n, const game_state *const *states, const uint64_t *keys,
@@ -521,7 +525,7 @@ static int fake_evaluate(evaluator *e, int n, const game_state *const *states, c
     for (int i = 0; i < n; i++) {
         priors[2 * i] = 0.3f;
         priors[2 * i + 1] = 0.7f;
-        fake_value(states[i], values + 3 * i);
+        fake_value(states[i], values + fake_np * i);
     }
     return 0;
 }
@@ -540,7 +544,9 @@ static void check_backup(const mcts *t, const game *g, const game_state *s, int3
     if (fake_terminal(g, s)) {
         float z[3];
         fake_result(g, s, z);
-        for (int p = 0; p < 3; p++)
+        if (fake_c > 0.0f)
+            mcts_contempt_value(fake_c, 0, z, z);
+        for (int p = 0; p < fake_np; p++)
             ck_assert_double_eq_tol(w[p], n * (double)z[p], 1e-4);
         (*checked)++;
         return;
@@ -550,14 +556,16 @@ static void check_backup(const mcts *t, const game *g, const game_state *s, int3
     ck_assert_int_eq(nc, 2);
     float v[3];
     fake_value(s, v);
-    double sw[3] = {v[0], v[1], v[2]};
+    if (fake_c > 0.0f)
+        mcts_contempt_value(fake_c, 0, v, v);
+    double sw[3] = {v[0], v[1], fake_np == 3 ? v[2] : 0.0f};
     int sn = 1;
     int mover = fake_player(g, s);
     for (int i = 0; i < 2; i++) {
         if (ci[i].visits == 0)
             continue;
-        double cw[3];
-        for (int p = 0; p < 3; p++) {
+        double cw[3] = {0, 0, 0};
+        for (int p = 0; p < fake_np; p++) {
             cw[p] = (double)ci[i].value[p] * ci[i].visits;
             sw[p] += cw[p];
         }
@@ -568,7 +576,7 @@ static void check_backup(const mcts *t, const game *g, const game_state *s, int3
         check_backup(t, g, (const game_state *)&cs, ci[i].node, ci[i].visits, cw, checked);
     }
     ck_assert_int_eq(n, sn);
-    for (int p = 0; p < 3; p++)
+    for (int p = 0; p < fake_np; p++)
         ck_assert_double_eq_tol(w[p], sw[p], 1e-3);
     (*checked)++;
 }
@@ -698,6 +706,117 @@ START_TEST(three_player_solver)
         ck_assert_float_eq_tol(got[0], want[0], 1e-6);
         mcts_free(t);
     }
+}
+END_TEST
+
+/* ---- draw contempt (players) ------------------------------------------------------ */
+
+START_TEST(contempt_by_hand)
+{
+    float out[2];
+    const float c = 0.25f;
+    struct {
+        int s;
+        float v0, want0;
+    } cases[] = {
+        {0, 0.0f, -0.25f}, /* a draw: -c for the searcher */
+        {0, 1.0f, 1.0f},   /* wins and losses unchanged */
+        {0, -1.0f, -1.0f},
+        {0, 0.5f, 0.375f}, /* 0.5 - 0.25 x 0.5 */
+        {1, 0.2f, 0.4f},   /* player 1 searches: v[1] = -0.2 -> -0.4, so v[0] = 0.4 */
+        {1, 0.0f, 0.25f},  /* a draw is +c for the other player */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        float v[2] = {cases[i].v0, -cases[i].v0};
+        mcts_contempt_value(c, cases[i].s, v, out);
+        ck_assert_float_eq_tol(out[0], cases[i].want0, 1e-6);
+        ck_assert_float_eq_tol(out[1], -cases[i].want0, 1e-6);
+    }
+    /* monotone in the searcher's value, and never above it */
+    float prev = -2.0f;
+    for (int k = -100; k <= 100; k++) {
+        float v[2] = {k / 100.0f, -k / 100.0f};
+        mcts_contempt_value(0.9f, 0, v, out);
+        ck_assert_float_gt(out[0], prev);
+        ck_assert_float_le(out[0], v[0]);
+        prev = out[0];
+    }
+}
+END_TEST
+
+/* Contempt in a search of a two-player game (player 0 searches): every node's value
+ * sums are the transformed evaluations and outcomes (draws among them) of its subtree;
+ * the other player to move at the root starts a fresh tree; contempt 1 is refused, and
+ * a 3-player game ignores it. */
+START_TEST(contempt_in_search)
+{
+    fake_np = 2;
+    game g = fake_game();
+    const float zs[8] = {0, 1, -1, 0, 0, 0, 1, -1};
+    for (int i = 0; i < 8; i++) {
+        fake_z[i][0] = zs[i];
+        fake_z[i][1] = -zs[i];
+    }
+    evaluator ev = {.name = "fake", .g = &g, .evaluate = fake_evaluate, .destroy = fake_destroy};
+    char err[256];
+    int sims_list[] = {1, 3, 7, 40};
+    for (int k = 0; k < 4; k++) {
+        mcts_params p = params(sims_list[k]);
+        p.solver = false;
+        p.batch = 1 + k % 3;
+        p.contempt = 0.3f;
+        fake_c = 0.3f;
+        mcts *t = mcts_new(&g, &p, 9, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        mcts_result res;
+        ck_assert_int_eq(mcts_search(t, &ev, NULL, &res, err, sizeof err), 0);
+        int n = mcts_root_visits(t);
+        ck_assert_int_eq(n, sims_list[k]);
+        double w[3] = {(double)res.value[0] * n, (double)res.value[1] * n, 0};
+        int checked = 0;
+        check_backup(t, &g, mcts_root_state(t), MCTS_ROOT, n, w, &checked);
+        ck_assert_int_ge(checked, 1);
+        if (sims_list[k] == 40) {
+            /* without contempt the same tree would hold other sums: the draws count */
+            fake_c = 0.0f;
+            mcts_params p0 = p;
+            p0.contempt = 0.0f;
+            mcts *t0 = mcts_new(&g, &p0, 9, err, sizeof err);
+            mcts_result r0;
+            ck_assert_int_eq(mcts_search(t0, &ev, NULL, &r0, err, sizeof err), 0);
+            ck_assert_float_gt(fabsf(r0.value[0] - res.value[0]), 0.01f);
+            mcts_free(t0);
+            /* player 1 to move at the root: a fresh tree, nothing carried over */
+            ck_assert_int_eq(mcts_play(t, res.action), 0);
+            ck_assert_int_gt(mcts_root_visits(t), 0);
+            ck_assert_int_eq(mcts_search(t, &ev, NULL, &res, err, sizeof err), 0);
+            ck_assert_int_eq(mcts_root_visits(t), 40);
+        }
+        mcts_free(t);
+    }
+    fake_c = 0.0f;
+    mcts_params bad = params(10);
+    bad.contempt = 1.0f;
+    ck_assert_ptr_null(mcts_new(&g, &bad, 1, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "contempt"));
+    /* three players: contempt has no meaning and changes nothing */
+    fake_np = 3;
+    g = fake_game();
+    for (int i = 0; i < 8; i++)
+        for (int q = 0; q < 3; q++)
+            fake_z[i][q] = (float)((i * 3 + q) % 5) / 2.0f - 1.0f;
+    mcts_result ra, rb;
+    for (int v = 0; v < 2; v++) {
+        mcts_params p = params(30);
+        p.contempt = v ? 0.5f : 0.0f;
+        mcts *t = mcts_new(&g, &p, 9, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        ck_assert_int_eq(mcts_search(t, &ev, NULL, v ? &rb : &ra, err, sizeof err), 0);
+        mcts_free(t);
+    }
+    ck_assert_int_eq(ra.action, rb.action);
+    for (int q = 0; q < 3; q++)
+        ck_assert_float_eq(ra.value[q], rb.value[q]);
 }
 END_TEST
 
@@ -1781,6 +1900,8 @@ int main(void)
     tcase_add_test(tc, three_player_backup);
     tcase_add_test(tc, three_player_backup_by_hand);
     tcase_add_test(tc, three_player_solver);
+    tcase_add_test(tc, contempt_by_hand);
+    tcase_add_test(tc, contempt_in_search);
     tcase_add_test(tc, full_arena_is_handled);
     tcase_add_test(tc, many_trees_match_single);
     tcase_add_test(tc, evaluator_error_is_reported);
