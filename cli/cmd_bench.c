@@ -32,7 +32,8 @@ static void bench_nn_usage(FILE *f)
             "int8 vpdpbusd dot products, times the threads) and the process CPU time per\n"
             "batch (on a shared machine, wall time over CPU time shows the share of the cores\n"
             "the run got);\n"
-            "P is auto, fp32, bf16 or int8 (default net.precision); auto picks what a\n"
+            "P is auto, fp32, bf16, int8, int8:onednn or int8:direct (default net.precision;\n"
+            "int8's kernel from net.int8_kernel unless named); auto picks what a\n"
             "self-play worker would. int8 needs a calibrated MODEL (gridzero quantize); random\n"
             "weights are calibrated on the benchmark's own positions first. Several\n"
             "precisions (--precision int8,bf16) are timed interleaved, repeat by repeat, and\n"
@@ -258,15 +259,31 @@ static int bench_nn(int argc, char **argv)
         goto out;
     }
     nn_precision prec[MAX_PRECS];
+    nn_int8_kernel kern[MAX_PRECS];
+    char label[MAX_PRECS][24];
+    nn_int8_kernel kdef;
+    if (nn_int8_kernel_parse(c.net.int8_kernel, &kdef) < 0) {
+        cli_error("bench nn: key net.int8_kernel: expected auto, onednn or direct, got \"%s\"",
+                  c.net.int8_kernel);
+        nn_params_free(p);
+        game_free(g);
+        goto out;
+    }
     int np = 0;
     const char *plist = prec_word ? prec_word : c.net.precision;
     for (const char *q = plist; *q;) {
-        char word[16];
+        char word[24];
         size_t len = strcspn(q, ",");
         snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), q);
-        if (np == MAX_PRECS || len >= sizeof word || nn_precision_parse(word, &prec[np]) < 0) {
-            cli_error("bench nn: precision: expected up to %d of auto, fp32, bf16, int8 separated "
-                      "by commas, got \"%s\"", MAX_PRECS, plist);
+        /* int8:onednn, int8:direct: one int8 kernel (net.int8_kernel) for this run */
+        char *colon = strchr(word, ':');
+        kern[np] = kdef;
+        if (colon)
+            *colon = 0;
+        if (np == MAX_PRECS || len >= sizeof word || nn_precision_parse(word, &prec[np]) < 0 ||
+            (colon && (prec[np] != NN_PREC_INT8 || nn_int8_kernel_parse(colon + 1, &kern[np]) < 0))) {
+            cli_error("bench nn: precision: expected up to %d of auto, fp32, bf16, int8, "
+                      "int8:onednn, int8:direct separated by commas, got \"%s\"", MAX_PRECS, plist);
             nn_params_free(p);
             game_free(g);
             goto out;
@@ -311,11 +328,15 @@ static int bench_nn(int argc, char **argv)
     runner rn[MAX_PRECS];
     for (int j = 0; j < np; j++) {
         ctx[j] = nn_infer_new(p, g->rows, g->cols, prec[j], threads, err, sizeof err);
-        if (!ctx[j]) {
+        if (!ctx[j] || nn_infer_set_int8_kernel(ctx[j], kern[j], err, sizeof err) < 0) {
             cli_error("%s", err);
+            rc = ctx[j] ? EXIT_USAGE : rc;
             goto done;
         }
         prec[j] = nn_infer_precision(ctx[j]);
+        snprintf(label[j], sizeof label[j], "%s%s%s", nn_precision_name(prec[j]),
+                 prec[j] == NN_PREC_INT8 ? "/" : "",
+                 prec[j] == NN_PREC_INT8 ? nn_int8_kernel_name(nn_infer_int8_kernel(ctx[j])) : "");
         rn[j] = (runner){ctx[j], p, g->rows, g->cols, in, legal, pol, val};
     }
     /* each precision's arithmetic peak (one core, measured), for the share of it reached:
@@ -364,6 +385,9 @@ static int bench_nn(int argc, char **argv)
                 cJSON_AddItemToObject(o, "batches", rows_json(col, nb, pk));
             cJSON *ro = cJSON_CreateObject();
             cJSON_AddStringToObject(ro, "precision", nn_precision_name(prec[j]));
+            if (prec[j] == NN_PREC_INT8)
+                cJSON_AddStringToObject(ro, "int8_kernel",
+                                        nn_int8_kernel_name(nn_infer_int8_kernel(ctx[j])));
             if (peak[j] > 0)
                 cJSON_AddNumberToObject(ro, "core_peak_gops", peak[j]);
             cJSON_AddItemToObject(ro, "batches", rows_json(col, nb, pk));
@@ -386,7 +410,11 @@ static int bench_nn(int argc, char **argv)
             static const char *const instr[] = {"FMAs", "vdpbf16ps", "vpdpbusd"};
             int k = prec[j] == NN_PREC_INT8 ? 2 : prec[j] == NN_PREC_BF16 ? 1 : 0;
             double pk = peak[j] * eff_threads;
-            printf("oneDNN %s, %d threads (median of %d repeats%s)\n", nn_precision_name(prec[j]),
+            printf("%s %s, %d threads (median of %d repeats%s)\n",
+                   prec[j] == NN_PREC_INT8 && nn_infer_int8_kernel(ctx[j]) == NN_INT8_DIRECT
+                       ? "direct VNNI"
+                       : "oneDNN",
+                   label[j],
                    eff_threads, reps, np > 1 ? ", interleaved with the other precisions" : "");
             if (peak[j] > 0)
                 printf("  %s peak of one core, measured (%d-lane %s, best of 10 x 20 ms of "
@@ -410,7 +438,7 @@ static int bench_nn(int argc, char **argv)
         for (int j = 1; j < np; j++)
             for (int i = 0; i < nb; i++)
                 printf("%s / %s at batch %d: %.2fx (best repeats), %.2fx (medians), %.2fx (CPU "
-                       "time medians)\n", nn_precision_name(prec[0]), nn_precision_name(prec[j]),
+                       "time medians)\n", label[0], label[j],
                        batches[i], rows[i][j].best_ms / rows[i][0].best_ms,
                        rows[i][j].ms / rows[i][0].ms, rows[i][j].cpu_ms / rows[i][0].cpu_ms);
         if (ref) {

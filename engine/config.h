@@ -70,6 +70,7 @@ typedef struct cfg_net {
     int value_hidden;
     char policy_head[CFG_STR_LEN]; /* "conv" | "dense" | "action_value" */
     char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" | "int8" */
+    char int8_kernel[CFG_STR_LEN]; /* "auto" | "onednn" | "direct" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" */
     char value_pool[CFG_STR_LEN];  /* "mean" | "mean_max" */

@@ -64,6 +64,9 @@ int nn_cpu_has_bf16(void);
 /* Whether this CPU has VNNI dot products for oneDNN's u8s8 convolutions (AVX512-VNNI,
  * AVX-VNNI or AMX; oneDNN's effective ISA, so DNNL_MAX_CPU_ISA caps it too). */
 int nn_cpu_has_vnni(void);
+/* Whether gridzero's direct int8 kernels run here (avx512f, avx512bw, avx512_vnni;
+ * the CPU's own flags, not oneDNN's). */
+int nn_cpu_has_avx512_vnni(void);
 /* Whether oneDNN runs AMX tiles here (bf16 and int8; effective ISA as above). */
 int nn_cpu_has_amx(void);
 /* "auto" | "fp32" | "bf16" | "int8" (config net.precision) to a precision ("auto" to
@@ -116,6 +119,28 @@ int nn_infer_calibrate(nn_infer *ctx, int n, const float *input, nn_act_visit vi
                        char *err, size_t errlen);
 /* The largest batch bucket <= n (n >= 1), at most 256: calibrate in chunks of it. */
 int nn_calib_chunk(int n);
+
+/* Which code runs an int8 context's convolutions:
+ *   onednn  oneDNN's u8s8 primitives (any VNNI CPU);
+ *   direct  gridzero's own AVX512-VNNI kernels (conv_vnni.h): one board row of pixels
+ *           per register block, one position at a time through the whole net, so that
+ *           its activations stay in L1. Needs avx512_vnni and net.channels a multiple
+ *           of 16. oneDNN's arithmetic, up to the rounding of one fused multiply-add
+ *           (an activation at most one u8 step apart).
+ *   auto    direct where it runs, except on AMX CPUs (oneDNN's tiles), else onednn:
+ *           direct was measured faster on every shipped net (README, issue 15).
+ * (config net.int8_kernel). */
+typedef enum { NN_INT8_AUTO = 0, NN_INT8_ONEDNN = 1, NN_INT8_DIRECT = 2 } nn_int8_kernel;
+/* "auto" | "onednn" | "direct" to a kernel; 0, or -1 on an unknown word. */
+int nn_int8_kernel_parse(const char *word, nn_int8_kernel *out);
+const char *nn_int8_kernel_name(nn_int8_kernel k);
+/* Chooses ctx's int8 kernel (nn_infer_new chooses auto). Call it before nn_infer_input
+ * or nn_infer_run. A context of another precision ignores it (returns 0). Returns 0, or
+ * -1 with a message when direct is asked for and cannot run (the CPU or the net's
+ * shape, named). */
+int nn_infer_set_int8_kernel(nn_infer *ctx, nn_int8_kernel k, char *err, size_t errlen);
+/* The kernel an int8 context runs (never auto; onednn for other precisions). */
+nn_int8_kernel nn_infer_int8_kernel(const nn_infer *ctx);
 
 /* The precision the context runs at (never NN_PREC_AUTO), and its spec. */
 nn_precision nn_infer_precision(const nn_infer *ctx);

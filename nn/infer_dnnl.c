@@ -23,6 +23,8 @@
  *   skip's sum post-op scaled by skip step / dst step; the head conv writes bf16 (f32
  *   without avx512_bf16; output scale src step * weight step), so the heads are the same
  *   plain C as in fp32.
+ * int8 with the direct kernels (nn_infer_set_int8_kernel; conv_vnni.h): no plans and no
+ *   oneDNN at all; the same layers, scales and heads, one position at a time.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -37,6 +39,7 @@
 #endif
 
 #include "infer.h"
+#include "conv_vnni.h"
 #include "engine/errmsg.h"
 
 #define NN_MAX_LAYERS (2 + 2 * NN_MAX_BLOCKS)
@@ -91,9 +94,18 @@ struct nn_infer {
     layer L[NN_MAX_LAYERS];
     float *pol_w, *pol_b;   /* conv head: (H), (1); dense: (A, H*hw), (A) */
     float *v1_w, *v1_b, *v2_w, *v2_b;
+    nn_int8_kernel kernel;  /* int8: which convolutions run (never auto) */
+    /* the direct int8 path (kernel == NN_INT8_DIRECT): */
+    vnni_conv vc[NN_MAX_LAYERS];
+    int dthreads;           /* buffer sets, one a thread */
+    size_t dset;            /* bytes of one set: input, A, B (padded u8), head (f32), scratch */
+    size_t doff[4];         /* offsets of A, B, head, scratch in a set */
+    uint8_t *dbuf;          /* dthreads sets, borders 0 (owned) */
     /* mutated */
     plan *plans[NN_NBUCKETS];
     float *scratch; /* per-position head scratch: logits[A] + hidden */
+    float *din;     /* direct: the input planes of up to din_n positions (owned) */
+    int din_n;
 };
 
 #define DN(call)                                                                                \
@@ -253,6 +265,10 @@ void nn_infer_free(nn_infer *ctx)
                 if (ctx->L[l].wc[k][j].mem)
                     dnnl_memory_destroy(ctx->L[l].wc[k][j].mem);
     }
+    for (int l = 0; l < ctx->nl; l++)
+        vnni_conv_free(&ctx->vc[l]);
+    free(ctx->dbuf);
+    free(ctx->din);
     free(ctx->pol_w), free(ctx->pol_b), free(ctx->v1_w), free(ctx->v1_b), free(ctx->v2_w),
         free(ctx->v2_b), free(ctx->scratch);
     if (ctx->stream)
@@ -395,6 +411,9 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
     }
     DN(dnnl_engine_create(&ctx->engine, dnnl_cpu, 0));
     DN(dnnl_stream_create(&ctx->stream, ctx->engine, dnnl_stream_default_flags));
+    ctx->kernel = NN_INT8_ONEDNN;
+    if (nn_infer_set_int8_kernel(ctx, NN_INT8_AUTO, err, errlen) < 0)
+        goto out;
     return ctx;
 out:
     nn_infer_free(ctx);
@@ -629,6 +648,19 @@ float *nn_infer_input(nn_infer *ctx, int n, char *err, size_t errlen)
         gz_fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
         return NULL;
     }
+    if (ctx->kernel == NN_INT8_DIRECT) {
+        if (ctx->din_n < buckets[bi]) {
+            float *d = realloc(ctx->din, sizeof(float) * (size_t)ctx->spec.planes * ctx->hw *
+                                             (size_t)buckets[bi]);
+            if (!d) {
+                gz_fail(err, errlen, "out of memory");
+                return NULL;
+            }
+            ctx->din = d;
+            ctx->din_n = buckets[bi];
+        }
+        return ctx->din;
+    }
     plan *pl = get_plan(ctx, bi, err, errlen);
     if (!pl)
         return NULL;
@@ -667,16 +699,17 @@ HEADS_HOT static const float *bf16_to_f32(float *out, const uint16_t *in, size_t
     return out;
 }
 
-/* One position's heads from hbuf[hw][2H] (NHWC: policy channels, then value channels).
+/* One position's heads from hbuf[hw][hs] (NHWC: H policy channels, then H value channels;
+ * hs >= 2H floats a pixel).
  * The policy: logits of the legal points only (legal NULL: all), their softmax in the
  * same passes (0 on illegal points; all illegal: all 0). */
-HEADS_HOT static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t *legal,
-                                float *policy, float *values)
+HEADS_HOT static void run_heads(const nn_infer *ctx, float *scratch, const float *hbuf, int hs,
+                                const uint8_t *legal, float *policy, float *values)
 {
     const nn_spec *s = &ctx->spec;
-    int H = s->head_channels, V = s->value_hidden, H2 = 2 * H, hw = ctx->hw, A = ctx->actions;
+    int H = s->head_channels, V = s->value_hidden, H2 = hs, hw = ctx->hw, A = ctx->actions;
     int W = nn_value_pool_width(s); /* pool: H means, then (mean_max) H maxima */
-    float *pool = ctx->scratch, *hid = pool + W;
+    float *pool = scratch, *hid = pool + W;
     float mx = -INFINITY;
     if (s->policy == NN_POLICY_CONV) {
         for (int p = 0; p < hw; p++) {
@@ -730,6 +763,135 @@ HEADS_HOT static void run_heads(nn_infer *ctx, const float *hbuf, const uint8_t 
     for (int o = 0; o < s->players; o++)
         values[o] = ctx->v2_b[o] + dot(ctx->v2_w + (size_t)o * V, hid, V);
     nn_value_finish(s, values);
+}
+
+/* ---- the direct int8 path (conv_vnni.h) ---- */
+
+int nn_int8_kernel_parse(const char *word, nn_int8_kernel *out)
+{
+    if (!strcmp(word, "auto"))
+        *out = NN_INT8_AUTO;
+    else if (!strcmp(word, "onednn"))
+        *out = NN_INT8_ONEDNN;
+    else if (!strcmp(word, "direct"))
+        *out = NN_INT8_DIRECT;
+    else
+        return -1;
+    return 0;
+}
+
+const char *nn_int8_kernel_name(nn_int8_kernel k)
+{
+    return k == NN_INT8_DIRECT ? "direct" : k == NN_INT8_ONEDNN ? "onednn" : "auto";
+}
+
+nn_int8_kernel nn_infer_int8_kernel(const nn_infer *ctx) { return ctx->kernel; }
+
+int nn_cpu_has_avx512_vnni(void) { return vnni_cpu_ok(); }
+
+/* Whether the direct kernels run ctx: 0, or -1 with the reason. */
+static int direct_ok(const nn_infer *ctx, char *err, size_t errlen)
+{
+    if (!vnni_cpu_ok())
+        return gz_fail(err, errlen, "int8 kernel direct: this CPU has no AVX512-VNNI (avx512f, "
+                       "avx512bw and avx512_vnni): use net.int8_kernel onednn");
+    if (ctx->spec.channels % 16)
+        return gz_fail(err, errlen, "int8 kernel direct: needs net.channels a multiple of 16, "
+                       "not %d: use net.int8_kernel onednn", ctx->spec.channels);
+    return 0;
+}
+
+static size_t up64(size_t b) { return (b + 63) / 64 * 64; }
+
+/* Packs every layer for the direct kernels and allocates the buffer sets. */
+static int direct_setup(nn_infer *ctx, char *err, size_t errlen)
+{
+    int C = ctx->spec.channels;
+    for (int l = 0; l < ctx->nl; l++) {
+        layer *y = &ctx->L[l];
+        if (vnni_conv_init(&ctx->vc[l], y->w, y->oc, y->ic, y->k, y->wscale, y->qb, y->oscale,
+                           y->sum_scale) < 0)
+            return gz_fail(err, errlen, "out of memory");
+    }
+#ifdef _OPENMP
+    int nt = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+#else
+    int nt = 1;
+#endif
+    ctx->dthreads = nt > 0 ? nt : 1;
+    size_t in = up64(vnni_act_bytes(ctx->rows, ctx->cols, ctx->vc[0].icp));
+    size_t act = up64(vnni_act_bytes(ctx->rows, ctx->cols, C));
+    size_t head = up64(sizeof(float) * (size_t)ctx->hw * (size_t)ctx->vc[ctx->nl - 1].oc);
+    size_t scr = up64(sizeof(float) * (size_t)(2 * ctx->spec.head_channels + ctx->spec.value_hidden + 8));
+    ctx->doff[0] = in;
+    ctx->doff[1] = in + act;
+    ctx->doff[2] = in + 2 * act;
+    ctx->doff[3] = in + 2 * act + head;
+    ctx->dset = in + 2 * act + head + scr;
+    ctx->dbuf = aligned_alloc(64, ctx->dset * (size_t)ctx->dthreads);
+    if (!ctx->dbuf)
+        return gz_fail(err, errlen, "out of memory");
+    memset(ctx->dbuf, 0, ctx->dset * (size_t)ctx->dthreads);
+    return 0;
+}
+
+int nn_infer_set_int8_kernel(nn_infer *ctx, nn_int8_kernel k, char *err, size_t errlen)
+{
+    if (ctx->prec != NN_PREC_INT8)
+        return 0;
+    char why[256];
+    bool direct = k == NN_INT8_DIRECT ||
+                  (k == NN_INT8_AUTO && !nn_cpu_has_amx() && direct_ok(ctx, why, sizeof why) == 0);
+    if (k == NN_INT8_DIRECT && direct_ok(ctx, err, errlen) < 0)
+        return -1;
+    if (direct && !ctx->dbuf && direct_setup(ctx, err, errlen) < 0)
+        return -1;
+    ctx->kernel = direct ? NN_INT8_DIRECT : NN_INT8_ONEDNN;
+    return 0;
+}
+
+/* One position through the direct kernels with buffer set t. */
+static void direct_one(const nn_infer *ctx, int t, const float *in, const uint8_t *legal,
+                       float *policy, float *values)
+{
+    uint8_t *set = ctx->dbuf + ctx->dset * (size_t)t;
+    uint8_t *x = set, *A = set + ctx->doff[0], *B = set + ctx->doff[1];
+    float *head = (float *)(void *)(set + ctx->doff[2]), *scr = (float *)(void *)(set + ctx->doff[3]);
+    int rows = ctx->rows, cols = ctx->cols, hw = ctx->hw, ip = ctx->vc[0].icp, C = ctx->spec.channels;
+    /* u8 = round(x / input step), saturated, as oneDNN's input reorder */
+    for (int c = 0; c < ctx->spec.planes; c++)
+        for (int y = 0; y < rows; y++)
+            for (int xx = 0; xx < cols; xx++) {
+                long q = lrintf(in[(size_t)c * hw + y * cols + xx] * ctx->in_scale);
+                x[((size_t)(y + 1) * (cols + 2) + xx + 1) * ip + c] =
+                    (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+            }
+    vnni_conv_u8(&ctx->vc[0], x, ip, A, rows, cols);
+    for (int l = 1; l < ctx->nl - 1; l++) /* as layer_mems: odd A -> B, even B -> A */
+        vnni_conv_u8(&ctx->vc[l], l % 2 ? A : B, C, l % 2 ? B : A, rows, cols);
+    vnni_conv_f32(&ctx->vc[ctx->nl - 1], A, C, head, rows, cols);
+    run_heads(ctx, scr, head, ctx->vc[ctx->nl - 1].oc, legal, policy, values);
+}
+
+static void direct_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
+                       float *policy, float *values)
+{
+    size_t per = (size_t)ctx->spec.planes * ctx->hw;
+    int A = ctx->actions, P = ctx->spec.players;
+    int nt = ctx->dthreads < n ? ctx->dthreads : n;
+    if (nt <= 1) {
+        for (int b = 0; b < n; b++)
+            direct_one(ctx, 0, input + per * (size_t)b, legal ? legal + (size_t)b * A : NULL,
+                       policy + (size_t)b * A, values + (size_t)b * P);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int b = 0; b < n; b++)
+        direct_one(ctx, omp_get_thread_num(), input + per * (size_t)b,
+                   legal ? legal + (size_t)b * A : NULL, policy + (size_t)b * A,
+                   values + (size_t)b * P);
+#endif
 }
 
 /* Calibration: shows visit the trunk memory m (f32, a or b of pl) as activation act, in
@@ -823,6 +985,10 @@ int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
     int bi = n >= 1 ? bucket_of(n) : -1;
     if (bi < 0)
         return gz_fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
+    if (ctx->kernel == NN_INT8_DIRECT) {
+        direct_run(ctx, n, input, legal, policy, values);
+        return 0;
+    }
     plan *pl = get_plan(ctx, bi, err, errlen);
     if (!pl)
         return -1;
@@ -841,9 +1007,9 @@ int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
     /* after run_heads' pool (at most 2H) and hidden units (V) */
     float *h32 = ctx->scratch + ctx->actions + 2 * ctx->spec.head_channels + ctx->spec.value_hidden + 8;
     for (int b = 0; b < n; b++)
-        run_heads(ctx, ctx->hdt == dnnl_f32 ? (const float *)hb + per * (size_t)b
+        run_heads(ctx, ctx->scratch, ctx->hdt == dnnl_f32 ? (const float *)hb + per * (size_t)b
                                             : bf16_to_f32(h32, (const uint16_t *)hb + per * (size_t)b, per),
-                  legal ? legal + (size_t)b * ctx->actions : NULL, policy + (size_t)b * ctx->actions,
+                  2 * ctx->spec.head_channels, legal ? legal + (size_t)b * ctx->actions : NULL, policy + (size_t)b * ctx->actions,
                   values + (size_t)b * ctx->spec.players);
     rc = 0;
 out:

@@ -296,6 +296,11 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
                  c->net.precision);
         return -1;
     }
+    if (nn_int8_kernel_parse(c->net.int8_kernel, &o->int8_kernel) < 0) {
+        snprintf(err, errlen, "key net.int8_kernel: expected auto, onednn or direct, got \"%s\"",
+                 c->net.int8_kernel);
+        return -1;
+    }
     o->threads = c->net.threads;
     /* a self-play worker gathers up to parallel_games * batch leaves per call */
     long mb = (long)c->mcts.batch * c->selfplay.parallel_games;
@@ -388,7 +393,7 @@ evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *
         ne->cache = ne->own_cache;
     }
     ne->inf = nn_infer_new(p, g->rows, g->cols, o->precision, o->threads, err, errlen);
-    if (!ne->inf) {
+    if (!ne->inf || nn_infer_set_int8_kernel(ne->inf, o->int8_kernel, err, errlen) < 0) {
         net_eval_destroy(e);
         return NULL;
     }

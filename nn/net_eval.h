@@ -36,6 +36,7 @@ enum { NET_SYM_NONE = -1, NET_SYM_RANDOM = -2 };
 
 typedef struct net_eval_opts {
     nn_precision precision;
+    nn_int8_kernel int8_kernel; /* of an int8 context (nn_infer_set_int8_kernel) */
     int threads;   /* oneDNN threads of this evaluator's context; 0 = default */
     int max_batch; /* largest chunk sent to the network (1..NN_MAX_BATCH) */
     int first_batch; /* batch whose oneDNN plan is built at creation (0: max_batch);
@@ -47,7 +48,7 @@ typedef struct net_eval_opts {
     nn_cache *cache;   /* a shared cache (borrowed, outlives the evaluator), or NULL */
 } net_eval_opts;
 
-/* Options from the config: net.precision, net.threads, net.cache; max_batch =
+/* Options from the config: net.precision, net.int8_kernel, net.threads, net.cache; max_batch =
  * mcts.batch * selfplay.parallel_games, capped by net.max_batch when set (at most NN_MAX_BATCH), first_batch = mcts.batch;
  * random symmetry on, seed derived from the config's seed. Returns 0 or -1 (bad
  * precision word). */

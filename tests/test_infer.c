@@ -530,6 +530,137 @@ START_TEST(int8_refused_without_calibration)
 }
 END_TEST
 
+/* Runs n positions of b through ctx with the int8 kernel k (nn_infer_set_int8_kernel). */
+static void run_kernel(nn_infer *ctx, nn_int8_kernel k, const batch *b, float *pol, float *val)
+{
+    char err[256];
+    ck_assert_msg(nn_infer_set_int8_kernel(ctx, k, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(nn_infer_int8_kernel(ctx), k);
+    ck_assert_msg(nn_infer_run(ctx, b->n, b->in, b->legal, pol, val, err, sizeof err) == 0, "%s",
+                  err);
+}
+
+/* The direct int8 kernels (conv_vnni.h) against oneDNN's int8 on the same calibrated
+ * weights: the same arithmetic up to one fused multiply-add's rounding and the head's
+ * output (oneDNN's in bf16 on a CPU with bf16, direct's f32). Stated tolerances: priors
+ * within 1e-3, values within 3e-3 (max abs over the batch), the mean prior difference
+ * under 5e-5; measured on the AMD EPYC (Zen 4): at most 1.9e-4, 5.6e-4 and 1.3e-5. Shapes that take every path of the kernels: 8x8 x 48
+ * (3 channel blocks, whole rows of 8), 9x9 hex x 32 with 3 players (the masked taps left
+ * out; the head's 2 x 4 channels padded to 16), 15x15 x 64 (4 blocks, rows in parts of
+ * 5), 6x7 x 80 plain trunk (5 blocks: two passes), and 3x3 tic-tac-toe size. Batches 1,
+ * 7 and 64 of one context; two threads give the bits of one; the context's own input
+ * buffer gives the same bits. */
+START_TEST(int8_direct_matches_onednn)
+{
+    if (!nn_cpu_has_vnni() || !nn_cpu_has_avx512_vnni())
+        return; /* int8_direct_refused checks the refusal */
+    char err[256];
+    struct {
+        game_lattice lat;
+        int players, blocks, rows, cols, channels, head, trunk;
+    } cases[] = {
+        {GAME_LATTICE_SQUARE, 2, 2, 8, 8, 48, 16, NN_TRUNK_RESIDUAL},
+        {GAME_LATTICE_HEX, 3, 2, 9, 9, 32, 4, NN_TRUNK_RESIDUAL},
+        {GAME_LATTICE_SQUARE, 2, 1, 15, 15, 64, 16, NN_TRUNK_RESIDUAL},
+        {GAME_LATTICE_SQUARE, 2, 2, 6, 7, 80, 8, NN_TRUNK_PLAIN},
+        {GAME_LATTICE_SQUARE, 2, 1, 3, 3, 16, 4, NN_TRUNK_RESIDUAL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        nn_spec s = spec_make(cases[k].lat, cases[k].players, cases[k].blocks, NN_POLICY_CONV,
+                              cases[k].rows, cases[k].cols);
+        s.channels = cases[k].channels;
+        s.head_channels = cases[k].head;
+        s.trunk = cases[k].trunk;
+        int R = s.rows, C = s.cols, A = R * C, P = s.players;
+        nn_params *p = scaled_params(s, 500 + k);
+        batch cal = batch_make(&s, R, C, 256, 510 + k);
+        ck_assert_msg(nn_calibrate(p, R, C, cal.n, cal.in, 0, err, sizeof err) == 0, "%s", err);
+        nn_infer *c1 = nn_infer_new(p, R, C, NN_PREC_INT8, 1, err, sizeof err);
+        nn_infer *c2 = nn_infer_new(p, R, C, NN_PREC_INT8, 2, err, sizeof err);
+        ck_assert_msg(c1 && c2, "%s", err);
+        /* auto chose direct here (no AMX on a CPU that runs it) */
+        ck_assert_int_eq(nn_infer_int8_kernel(c1), nn_cpu_has_amx() ? NN_INT8_ONEDNN : NN_INT8_DIRECT);
+        int ns[3] = {1, 7, 64};
+        for (int bi = 0; bi < 3; bi++) {
+            batch b = batch_make(&s, R, C, ns[bi], 520 + 10 * k + bi);
+            size_t np = (size_t)b.n * A, nv = (size_t)b.n * P;
+            float *pd = malloc(sizeof(float) * np), *po = malloc(sizeof(float) * np);
+            float *p2 = malloc(sizeof(float) * np), *vd = malloc(sizeof(float) * nv);
+            float *vo = malloc(sizeof(float) * nv), *v2 = malloc(sizeof(float) * nv);
+            run_kernel(c1, NN_INT8_ONEDNN, &b, po, vo);
+            run_kernel(c1, NN_INT8_DIRECT, &b, pd, vd);
+            double pmax = 0, psum = 0, vmax = 0;
+            for (size_t i = 0; i < np; i++) {
+                if (!b.legal[i])
+                    ck_assert_float_eq(pd[i], 0.0f);
+                pmax = fmax(pmax, fabs((double)pd[i] - po[i]));
+                psum += fabs((double)pd[i] - po[i]);
+            }
+            for (size_t i = 0; i < nv; i++)
+                vmax = fmax(vmax, fabs((double)vd[i] - vo[i]));
+            ck_assert_msg(pmax <= 1e-3 && psum / (double)np <= 5e-5 && vmax <= 3e-3,
+                          "case %zu batch %d: prior max %g mean %g value %g", k, b.n, pmax,
+                          psum / (double)np, vmax);
+            /* a direct forward that computed nothing would not match: the priors vary */
+            double spread = 0;
+            for (size_t i = 1; i < (size_t)A; i++)
+                spread = fmax(spread, fabs((double)pd[i] - pd[0]));
+            ck_assert_msg(spread > 1e-3, "case %zu: flat priors", k);
+            run_kernel(c2, NN_INT8_DIRECT, &b, p2, v2);
+            ck_assert_mem_eq(p2, pd, sizeof(float) * np);
+            ck_assert_mem_eq(v2, vd, sizeof(float) * nv);
+            float *buf = nn_infer_input(c2, b.n, err, sizeof err);
+            ck_assert_msg(buf != NULL, "%s", err);
+            memcpy(buf, b.in, sizeof(float) * (size_t)b.n * s.planes * A);
+            ck_assert(nn_infer_run(c2, b.n, buf, b.legal, p2, v2, err, sizeof err) == 0);
+            ck_assert_mem_eq(p2, pd, sizeof(float) * np);
+            free(pd), free(po), free(p2), free(vd), free(vo), free(v2);
+            batch_free(&b);
+        }
+        nn_infer_free(c1);
+        nn_infer_free(c2);
+        batch_free(&cal);
+        nn_params_free(p);
+    }
+}
+END_TEST
+
+/* direct needs net.channels a multiple of 16 (and AVX512-VNNI): asked for, it is refused
+ * with the key named; auto runs oneDNN's kernels instead; other precisions ignore it. */
+START_TEST(int8_direct_refused)
+{
+    char err[256];
+    nn_int8_kernel k;
+    ck_assert_int_eq(nn_int8_kernel_parse("direct", &k), 0);
+    ck_assert_int_eq(k, NN_INT8_DIRECT);
+    ck_assert_int_eq(nn_int8_kernel_parse("onednn", &k), 0);
+    ck_assert_int_eq(k, NN_INT8_ONEDNN);
+    ck_assert_int_eq(nn_int8_kernel_parse("Direct", &k), -1);
+    ck_assert_str_eq(nn_int8_kernel_name(NN_INT8_AUTO), "auto");
+    if (!nn_cpu_has_vnni())
+        return;
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 1, NN_POLICY_CONV, 5, 5);
+    s.channels = 24;
+    nn_params *p = scaled_params(s, 41);
+    batch cal = batch_make(&s, 5, 5, 16, 42);
+    ck_assert_msg(nn_calibrate(p, 5, 5, cal.n, cal.in, 0, err, sizeof err) == 0, "%s", err);
+    nn_infer *c = nn_infer_new(p, 5, 5, NN_PREC_INT8, 1, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_int_eq(nn_infer_int8_kernel(c), NN_INT8_ONEDNN);
+    ck_assert_int_eq(nn_infer_set_int8_kernel(c, NN_INT8_DIRECT, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, nn_cpu_has_avx512_vnni() ? "net.channels" : "AVX512-VNNI") &&
+                      strstr(err, "onednn"), "%s", err);
+    ck_assert_int_eq(nn_infer_int8_kernel(c), NN_INT8_ONEDNN);
+    nn_infer_free(c);
+    c = nn_infer_new(p, 5, 5, NN_PREC_FP32, 1, err, sizeof err);
+    ck_assert_int_eq(nn_infer_set_int8_kernel(c, NN_INT8_DIRECT, err, sizeof err), 0);
+    ck_assert_int_eq(nn_infer_int8_kernel(c), NN_INT8_ONEDNN);
+    nn_infer_free(c);
+    batch_free(&cal);
+    nn_params_free(p);
+}
+END_TEST
+
 /* The policy ratio of points q and f, p[q] / p[f], for input `in` (one position). */
 static double policy_ratio(nn_infer *c, int A, const float *in, int q, int f)
 {
@@ -1038,6 +1169,8 @@ static Suite *infer_suite(void)
     tcase_add_test(t, int8_refused_without_calibration);
     tcase_add_test(t, int8_value_gate_scale_free_for_scores);
     tcase_add_test(t, int8_hex_mask_holds);
+    tcase_add_test(t, int8_direct_matches_onednn);
+    tcase_add_test(t, int8_direct_refused);
     suite_add_tcase(s, t);
     TCase *ev = tcase_create("evaluator");
     tcase_set_timeout(ev, 120);
