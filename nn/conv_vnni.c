@@ -112,12 +112,14 @@ int vnni_conv_init(vnni_conv *c, const float *w, int oc, int ic, int k, const fl
 /* What one block reads and writes. */
 typedef struct job {
     const uint8_t *in;       /* the input pixel under tap 0 of the block's first pixel */
-    const int *toff;         /* byte offset of each live tap from `in` */
+    const int *toff;         /* byte offset of each tap to run from `in` */
+    const int *wofs;         /* and of its packed weights from `w` */
     const int8_t *w;         /* the packed weights at this pass's first channel block */
     const float *scale, *bias; /* at this pass's first channel */
     uint8_t *out8;           /* the block's first output pixel (u8), or NULL */
     float *out32;            /* or f32 */
-    int ntaps, G, wrow;      /* live taps, groups of 4 input channels, bytes per weight row */
+    int ntaps, G, wrow;      /* taps to run, groups of 4 input channels, bytes per weight row */
+    int nk0, nk1;            /* taps [0, nk0) have kx 0, [nk0, nk1) kx 1, the rest kx 2 */
     int ips, ops;            /* input pixel stride; output pixel stride (elements) */
     float sum_scale;
 } job;
@@ -134,25 +136,23 @@ typedef struct job {
 #define VNNI_DPBUSD(acc, a, w) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(w))
 #define WZ(z) ((z) == 0 ? w0 : (z) == 1 ? w1 : (z) == 2 ? w2 : w3)
 
-static inline __attribute__((always_inline)) VNNI_TARGET void block(const job *j, const int P,
-                                                                     const int NZ)
-{
-    const int NA = P * NZ;
-#define DECL(k) __m512i a##k = _mm512_setzero_si512();
-    K24(DECL)
-#undef DECL
-    const int8_t *wt = j->w;
-    const size_t ips = (size_t)j->ips;
-    for (int ti = 0; ti < j->ntaps; ti++) {
-        const uint8_t *src = j->in + j->toff[ti];
-        for (int g = 0; g < j->G; g++, wt += j->wrow, src += 4) {
-            const __m512i w0 = _mm512_load_si512((const void *)wt);
-            const __m512i w1 = NZ > 1 ? _mm512_load_si512((const void *)(wt + 64)) : w0;
-            const __m512i w2 = NZ > 2 ? _mm512_load_si512((const void *)(wt + 128)) : w0;
-            const __m512i w3 = NZ > 3 ? _mm512_load_si512((const void *)(wt + 192)) : w0;
-            __m512i bc = w0;
-#define STEP(k)                                                                                  \
-    if ((k) < NA) {                                                                              \
+/* Taps [T0, T1) of the job, skipping pixel 0 when S0 and pixel P - 1 when SL (they
+ * would read the zero border only). */
+#define TAPS(T0, T1, S0, SL)                                                                     \
+    for (int ti = (T0); ti < (T1); ti++) {                                                       \
+        const uint8_t *src = j->in + j->toff[ti];                                                \
+        const int8_t *wt = j->w + j->wofs[ti];                                                   \
+        for (int g = 0; g < j->G; g++, wt += j->wrow, src += 4) {                                \
+            const __m512i w0 = _mm512_load_si512((const void *)wt);                              \
+            const __m512i w1 = NZ > 1 ? _mm512_load_si512((const void *)(wt + 64)) : w0;         \
+            const __m512i w2 = NZ > 2 ? _mm512_load_si512((const void *)(wt + 128)) : w0;        \
+            const __m512i w3 = NZ > 3 ? _mm512_load_si512((const void *)(wt + 192)) : w0;        \
+            __m512i bc = w0;                                                                     \
+            K24_S(S0, SL)                                                                        \
+        }                                                                                        \
+    }
+#define STEP(k, S0, SL)                                                                          \
+    if ((k) < NA && !((S0) && (k) / NZ == 0) && !((SL) && (k) / NZ == P - 1)) {                  \
         if ((k) % NZ == 0) {                                                                     \
             int32_t b4;                                                                          \
             memcpy(&b4, src + (size_t)((k) / NZ) * ips, 4);                                      \
@@ -160,10 +160,28 @@ static inline __attribute__((always_inline)) VNNI_TARGET void block(const job *j
         }                                                                                        \
         VNNI_DPBUSD(a##k, bc, WZ((k) % NZ));                                                     \
     }
-            K24(STEP)
-#undef STEP
-        }
-    }
+#define K24_S(S0, SL)                                                                            \
+    STEP(0, S0, SL) STEP(1, S0, SL) STEP(2, S0, SL) STEP(3, S0, SL) STEP(4, S0, SL)              \
+    STEP(5, S0, SL) STEP(6, S0, SL) STEP(7, S0, SL) STEP(8, S0, SL) STEP(9, S0, SL)              \
+    STEP(10, S0, SL) STEP(11, S0, SL) STEP(12, S0, SL) STEP(13, S0, SL) STEP(14, S0, SL)         \
+    STEP(15, S0, SL) STEP(16, S0, SL) STEP(17, S0, SL) STEP(18, S0, SL) STEP(19, S0, SL)         \
+    STEP(20, S0, SL) STEP(21, S0, SL) STEP(22, S0, SL) STEP(23, S0, SL)
+
+/* L: the block's first pixel is on the board's left edge; R: its last on the right edge.
+ * The job's taps come ordered by kx: [0, nk0) read the left neighbour, [nk0, nk1) the
+ * column itself, [nk1, ntaps) the right neighbour. */
+static inline __attribute__((always_inline)) VNNI_TARGET void block(const job *j, const int P,
+                                                                     const int NZ, const int L,
+                                                                     const int R)
+{
+    const int NA = P * NZ;
+#define DECL(k) __m512i a##k = _mm512_setzero_si512();
+    K24(DECL)
+#undef DECL
+    const size_t ips = (size_t)j->ips;
+    TAPS(0, j->nk0, L, 0)
+    TAPS(j->nk0, j->nk1, 0, 0)
+    TAPS(j->nk1, j->ntaps, 0, R)
     const __m512 zero = _mm512_setzero_ps();
     const __m512 ss = _mm512_set1_ps(j->sum_scale);
 #define OUT(k)                                                                                   \
@@ -188,15 +206,24 @@ static inline __attribute__((always_inline)) VNNI_TARGET void block(const job *j
 }
 
 #define CASE(NZ, P)                                                                              \
-    case (NZ)*32 + (P):                                                                          \
-        block(j, P, NZ);                                                                         \
+    case ((NZ)*32 + (P)) * 4:                                                                    \
+        block(j, P, NZ, 0, 0);                                                                   \
+        break;                                                                                   \
+    case ((NZ)*32 + (P)) * 4 + 1:                                                                \
+        block(j, P, NZ, 0, 1);                                                                   \
+        break;                                                                                   \
+    case ((NZ)*32 + (P)) * 4 + 2:                                                                \
+        block(j, P, NZ, 1, 0);                                                                   \
+        break;                                                                                   \
+    case ((NZ)*32 + (P)) * 4 + 3:                                                                \
+        block(j, P, NZ, 1, 1);                                                                   \
         break;
 #define CASES8(NZ) CASE(NZ, 1) CASE(NZ, 2) CASE(NZ, 3) CASE(NZ, 4) CASE(NZ, 5) CASE(NZ, 6)     \
     CASE(NZ, 7) CASE(NZ, 8)
 
-VNNI_TARGET static void dispatch(const job *j, int P, int NZ)
+VNNI_TARGET static void dispatch(const job *j, int P, int NZ, int L, int R)
 {
-    switch (NZ * 32 + P) {
+    switch ((NZ * 32 + P) * 4 + L * 2 + R) {
         CASES8(1)
         CASE(1, 9) CASE(1, 10) CASE(1, 11) CASE(1, 12) CASE(1, 13) CASE(1, 14) CASE(1, 15)
         CASE(1, 16)
@@ -213,26 +240,41 @@ VNNI_TARGET static void conv_run(const vnni_conv *c, const uint8_t *in, int in_s
                                  uint8_t *out8, float *out32, int rows, int cols)
 {
     int G = c->icp / 4, pitch = (cols + 2) * in_stride, opitch = (cols + 2) * c->oc;
-    int toff[9];
-    for (int ti = 0; ti < c->ntaps; ti++) {
-        int t = c->taps[ti], ky = c->k == 3 ? t / 3 : 1, kx = c->k == 3 ? t % 3 : 1;
-        toff[ti] = ky * pitch + kx * in_stride;
-    }
+    /* the taps of the first row (r 0), the middle rows (1), the last row (2) and a board of
+     * one row (3): a 3x3 tap that reads only the zero border (ky 0 on the first row, ky 2
+     * on the last) is left out */
+    int toff[4][9], wofs[4][9], nt[4] = {0, 0, 0, 0}, nk[4][2];
+    for (int r = 0; r < 4; r++)
+        for (int want = 0; want < 3; want++) { /* ordered by kx (job.nk0, nk1) */
+            if (want > 0)
+                nk[r][want - 1] = nt[r];
+            for (int ti = 0; ti < c->ntaps; ti++) {
+                int t = c->taps[ti], ky = c->k == 3 ? t / 3 : 1, kx = c->k == 3 ? t % 3 : 1;
+                if (kx != want || (r % 3 == 0 && ky == 0) || (r >= 2 && ky == 2))
+                    continue;
+                toff[r][nt[r]] = ky * pitch + kx * in_stride;
+                wofs[r][nt[r]++] = ti * G * c->oc * 4;
+            }
+        }
     int nzt = c->oc / 16;
     for (int z0 = 0; z0 < nzt; z0 += VNNI_MAXZ) {
         int nz = nzt - z0 < VNNI_MAXZ ? nzt - z0 : VNNI_MAXZ, pm = pmax_of(nz);
         int nch = (cols + pm - 1) / pm, base = cols / nch, extra = cols % nch;
-        job j = {.toff = toff,
-                 .w = c->w + (size_t)z0 * 64,
+        job j = {.w = c->w + (size_t)z0 * 64,
                  .scale = c->scale + z0 * 16,
                  .bias = c->bias + z0 * 16,
-                 .ntaps = c->ntaps,
                  .G = G,
                  .wrow = c->oc * 4,
                  .ips = in_stride,
                  .ops = c->oc,
                  .sum_scale = c->sum_scale};
-        for (int y = 0; y < rows; y++)
+        for (int y = 0; y < rows; y++) {
+            int r = rows == 1 ? 3 : y == 0 ? 0 : y == rows - 1 ? 2 : 1;
+            j.toff = toff[r];
+            j.wofs = wofs[r];
+            j.ntaps = nt[r];
+            j.nk0 = nk[r][0];
+            j.nk1 = nk[r][1];
             for (int ch = 0, x0 = 0; ch < nch; ch++) {
                 int P = base + (ch < extra);
                 j.in = in + (size_t)y * pitch + (size_t)x0 * in_stride;
@@ -243,9 +285,10 @@ VNNI_TARGET static void conv_run(const vnni_conv *c, const uint8_t *in, int in_s
                     j.out32 = NULL;
                     j.out8 = out8 + (size_t)(y + 1) * opitch + (size_t)(x0 + 1) * c->oc + z0 * 16;
                 }
-                dispatch(&j, P, nz);
+                dispatch(&j, P, nz, x0 == 0, x0 + P == cols);
                 x0 += P;
             }
+        }
     }
 }
 
@@ -255,6 +298,26 @@ void vnni_conv_u8(const vnni_conv *c, const uint8_t *in, int in_stride, uint8_t 
     conv_run(c, in, in_stride, out, NULL, rows, cols);
 }
 
+VNNI_TARGET void vnni_quantize_input(const float *in, int planes, int rows, int cols, float scale,
+                                     uint8_t *out, int stride)
+{
+    const __m512 s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
+    uint8_t q[16];
+    for (int c = 0; c < planes; c++)
+        for (int y = 0; y < rows; y++) {
+            const float *row = in + ((size_t)c * rows + y) * cols;
+            uint8_t *o = out + ((size_t)(y + 1) * (cols + 2) + 1) * stride + c;
+            for (int x0 = 0; x0 < cols; x0 += 16) {
+                int n = cols - x0 < 16 ? cols - x0 : 16;
+                __mmask16 m = (__mmask16)((1u << n) - 1);
+                __m512 f = _mm512_max_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + x0), s), zero);
+                _mm_storeu_si128((__m128i *)(void *)q, _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(f)));
+                for (int x = 0; x < n; x++)
+                    o[(size_t)(x0 + x) * stride] = q[x];
+            }
+        }
+}
+
 void vnni_conv_f32(const vnni_conv *c, const uint8_t *in, int in_stride, float *out, int rows,
                    int cols)
 {
@@ -262,6 +325,13 @@ void vnni_conv_f32(const vnni_conv *c, const uint8_t *in, int in_stride, float *
 }
 
 #else /* no x86: vnni_cpu_ok() is 0 and nothing calls these */
+
+void vnni_quantize_input(const float *in, int planes, int rows, int cols, float scale,
+                         uint8_t *out, int stride)
+{
+    (void)in, (void)planes, (void)rows, (void)cols, (void)scale, (void)out, (void)stride;
+    abort();
+}
 
 void vnni_conv_u8(const vnni_conv *c, const uint8_t *in, int in_stride, uint8_t *out, int rows,
                   int cols)

@@ -61,6 +61,12 @@ void vnni_conv_free(vnni_conv *c);
 void vnni_conv_u8(const vnni_conv *c, const uint8_t *in, int in_stride, uint8_t *out, int rows,
                   int cols);
 
+/* The input planes in[planes][rows][cols] (f32, NCHW) of one position -> out (padded,
+ * `stride` channels a pixel, the interior's channels [0, planes) written): u8 =
+ * round(x * scale) to nearest even, saturated to [0, 255] (oneDNN's input reorder). */
+void vnni_quantize_input(const float *in, int planes, int rows, int cols, float scale,
+                         uint8_t *out, int stride);
+
 /* The same into out (rows * cols, c->oc) f32, no border (the heads' input); any oc, the
  * padding channels 0. */
 void vnni_conv_f32(const vnni_conv *c, const uint8_t *in, int in_stride, float *out, int rows,

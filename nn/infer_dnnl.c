@@ -857,15 +857,8 @@ static void direct_one(const nn_infer *ctx, int t, const float *in, const uint8_
     uint8_t *set = ctx->dbuf + ctx->dset * (size_t)t;
     uint8_t *x = set, *A = set + ctx->doff[0], *B = set + ctx->doff[1];
     float *head = (float *)(void *)(set + ctx->doff[2]), *scr = (float *)(void *)(set + ctx->doff[3]);
-    int rows = ctx->rows, cols = ctx->cols, hw = ctx->hw, ip = ctx->vc[0].icp, C = ctx->spec.channels;
-    /* u8 = round(x / input step), saturated, as oneDNN's input reorder */
-    for (int c = 0; c < ctx->spec.planes; c++)
-        for (int y = 0; y < rows; y++)
-            for (int xx = 0; xx < cols; xx++) {
-                long q = lrintf(in[(size_t)c * hw + y * cols + xx] * ctx->in_scale);
-                x[((size_t)(y + 1) * (cols + 2) + xx + 1) * ip + c] =
-                    (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
-            }
+    int rows = ctx->rows, cols = ctx->cols, ip = ctx->vc[0].icp, C = ctx->spec.channels;
+    vnni_quantize_input(in, ctx->spec.planes, rows, cols, ctx->in_scale, x, ip);
     vnni_conv_u8(&ctx->vc[0], x, ip, A, rows, cols);
     for (int l = 1; l < ctx->nl - 1; l++) /* as layer_mems: odd A -> B, even B -> A */
         vnni_conv_u8(&ctx->vc[l], l % 2 ? A : B, C, l % 2 ? B : A, rows, cols);
