@@ -206,6 +206,8 @@ int cmd_bench_search(int argc, char **argv)
         cJSON_AddNumberToObject(o, "cache_hit_rate", hit);
         if (net) {
             cJSON_AddStringToObject(o, "precision", nn_precision_name(net_eval_precision(e)));
+            if (net_eval_precision(e) == NN_PREC_INT8)
+                cJSON_AddStringToObject(o, "int8_kernel", strchr(net_eval_kind(e), '/') + 1);
             cJSON_AddNumberToObject(o, "forward_share", fwd);
             cJSON_AddNumberToObject(o, "evaluator_glue_share", glue);
             cJSON_AddNumberToObject(o, "search_share", 1 - fwd - glue);
@@ -229,7 +231,7 @@ int cmd_bench_search(int argc, char **argv)
             printf("  time (wall, after %.2f s of building oneDNN plans): network forward pass "
                    "%.1f%% (%s, %llu batches), evaluator glue (cache, encoding, symmetries, "
                    "copies) %.1f%%, search and rules %.1f%%\n", nt.setup_s, 100 * fwd,
-                   nn_precision_name(net_eval_precision(e)), (unsigned long long)nt.forwards,
+                   net_eval_kind(e), (unsigned long long)nt.forwards,
                    100 * glue, 100 * (1 - fwd - glue));
     }
     rc = EXIT_OK;

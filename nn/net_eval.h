@@ -75,6 +75,9 @@ typedef struct net_eval_times {
 bool net_eval_times_get(const evaluator *e, net_eval_times *t);
 /* The precision e's network runs at (auto resolved); e must be a network evaluator. */
 nn_precision net_eval_precision(const evaluator *e);
+/* The same as a word, int8 with its kernel: "fp32", "bf16", "int8/direct" or
+ * "int8/onednn" (static storage). */
+const char *net_eval_kind(const evaluator *e);
 
 /* The usual way to get a network evaluator: loads the model at path (validated against
  * g), options from the config (net_eval_opts_from_config), and frees the loaded
