@@ -716,6 +716,8 @@ START_TEST(cli_bench_save_and_info)
                  "net.threads=1 --set net.precision=int8 --trees 4 --moves 2 --sims 16 --json", bin);
         ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
         ck_assert_msg(strstr(out, "\"precision\":\"int8\""), "%s", out);
+        /* 8 channels: the direct kernels cannot run them, auto runs oneDNN's */
+        ck_assert_msg(strstr(out, "\"int8_kernel\":\"onednn\""), "%s", out);
     }
     snprintf(cmd, sizeof cmd, "%s bench nn --batches 0 2>&1", bin);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
@@ -797,6 +799,22 @@ START_TEST(cli_quantize_and_int8)
         ck_assert_msg(peak > 50 && peak < 20000, "%s", out);
     }
 #endif
+    /* both int8 kernels, timed interleaved: direct where the CPU has AVX512-VNNI, else
+     * refused with the reason; an unknown kernel word exits 2 */
+    snprintf(cmd, sizeof cmd, "%s bench nn %s -m %s --batches 2 --repeats 1 --no-ref --json "
+             "--precision int8:direct,int8:onednn 2>&1", bin, set, qm);
+    if (nn_cpu_has_avx512_vnni()) {
+        ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+        ck_assert_msg(strstr(out, "\"int8_kernel\":\"direct\"") &&
+                          strstr(out, "\"int8_kernel\":\"onednn\""), "%s", out);
+    } else {
+        ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+        ck_assert_msg(strstr(out, "AVX512-VNNI"), "%s", out);
+    }
+    snprintf(cmd, sizeof cmd, "%s bench nn %s -m %s --batches 2 --repeats 1 --no-ref "
+             "--precision int8:fast 2>&1", bin, set, qm);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "int8:direct"), "%s", out);
     snprintf(cmd, sizeof cmd, "%s bench nn %s -m %s --batches 2 --repeats 1 --no-ref --json", bin,
              set, model);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
