@@ -127,9 +127,11 @@ static const cfg_field fields[] = {
      "a multiple of 16), onednn = oneDNN's; auto = direct where it runs except on AMX CPUs"},
     {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
      "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
-    {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent|score",
+    {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent|score|wdl",
      NULL, "zerosum: tanh outputs minus their mean (2 players: v and -v); independent: one tanh "
-     "each; score: h(points to come), linear (scored games such as 2048 always use it)"},
+     "each; score: h(points to come), linear (scored games such as 2048 always use it); wdl "
+     "(two-player games): softmax over win, draw, loss of the mover, trained by cross-entropy, "
+     "values W - L and L - W"},
     {"net.value_pool", T_STR, OFF(net.value_pool), 0, 0, 0, "mean", "mean|mean_max", NULL,
      "the value head's global pooling: each channel's mean, or its mean and its max (KataGo)"},
     {"net.aux_policy", T_BOOL, OFF(net.aux_policy), 0, 1, 0, NULL, NULL, NULL,
@@ -500,6 +502,17 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
             return gz_fail(err, errlen,
                         "%s: key game.moves: expected at most size*size-1 = %d (the free points), got %d",
                         src, cells, g->moves);
+    }
+    if (!strcmp(c->net.value_head, "wdl") &&
+        !(!strcmp(g->name, "mnk") || (!strcmp(g->name, "sanling") && g->players == 2))) {
+        /* the mover's win, draw, loss: the other seat's is the same read backwards, which
+         * holds for two players with outcomes only (not for 2048's score) */
+        bool scored = !strcmp(g->name, "2048");
+        return gz_fail(err, errlen, "%s: key net.value_head: wdl (win, draw and loss "
+                       "probabilities) needs a two-player game with outcomes; game %s has %d "
+                       "player%s%s: use zerosum or independent%s", src, g->name, g->players,
+                       g->players == 1 ? "" : "s", scored ? " and a score" : "",
+                       scored ? " (a scored game always gets score)" : "");
     }
     if (!strcmp(c->selfplay.opening, "swap2")) {
         if (strcmp(g->name, "mnk"))

@@ -72,7 +72,7 @@ typedef struct cfg_net {
     char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" | "int8" */
     char int8_kernel[CFG_STR_LEN]; /* "auto" | "onednn" | "direct" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
-    char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" */
+    char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" | "wdl" */
     char value_pool[CFG_STR_LEN];  /* "mean" | "mean_max" */
     bool aux_policy;   /* an auxiliary head predicts the opponent's reply (training only) */
     bool aux_owner;    /* an auxiliary head predicts each point's final owner (training only) */

@@ -396,7 +396,7 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
         ctx->v1_w = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc1_w), Lt->t[Lt->val_fc1_w].size);
         ctx->v1_b = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc1_b), (size_t)V);
         ctx->v2_w = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc2_w), Lt->t[Lt->val_fc2_w].size);
-        ctx->v2_b = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc2_b), (size_t)s->players);
+        ctx->v2_b = dup_floats(nn_tensor_cptr(Lt, P, Lt->val_fc2_b), Lt->t[Lt->val_fc2_b].size);
         ctx->scratch = malloc(sizeof(float) * (size_t)(ctx->actions + 2 * H + V + 8 +
                                                        (size_t)ctx->hw * 2 * H));
         oom = !ctx->pol_w || !ctx->pol_b || !ctx->v1_w || !ctx->v1_b || !ctx->v2_w || !ctx->v2_b ||
@@ -760,9 +760,10 @@ HEADS_HOT static void run_heads(const nn_infer *ctx, float *scratch, const float
         float acc = ctx->v1_b[v] + dot(ctx->v1_w + (size_t)v * W, pool, W);
         hid[v] = acc > 0 ? acc : 0;
     }
-    for (int o = 0; o < s->players; o++)
-        values[o] = ctx->v2_b[o] + dot(ctx->v2_w + (size_t)o * V, hid, V);
-    nn_value_finish(s, values);
+    float out[NN_VALUE_MAX_OUTPUTS];
+    for (int o = 0; o < nn_value_outputs(s); o++)
+        out[o] = ctx->v2_b[o] + dot(ctx->v2_w + (size_t)o * V, hid, V);
+    nn_value_finish(s, out, values);
 }
 
 /* ---- the direct int8 path (conv_vnni.h) ---- */

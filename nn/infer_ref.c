@@ -168,10 +168,10 @@ int nn_ref_forward(const nn_params *p, int rows, int cols, int n, const float *i
         dense_forward(hid + W, hid, nn_tensor_cptr(L, P, L->val_fc1_w),
                       nn_tensor_cptr(L, P, L->val_fc1_b), V, W);
         relu_forward(hid + W, (size_t)V);
-        float *v = values + (size_t)b * s->players;
-        dense_forward(v, hid + W, nn_tensor_cptr(L, P, L->val_fc2_w),
-                      nn_tensor_cptr(L, P, L->val_fc2_b), s->players, V);
-        nn_value_finish(s, v);
+        float out[NN_VALUE_MAX_OUTPUTS];
+        dense_forward(out, hid + W, nn_tensor_cptr(L, P, L->val_fc2_w),
+                      nn_tensor_cptr(L, P, L->val_fc2_b), nn_value_outputs(s), V);
+        nn_value_finish(s, out, values + (size_t)b * s->players);
     }
     free(x), free(t), free(u), free(hp), free(hv), free(lg), free(hid);
     return 0;

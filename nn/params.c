@@ -89,8 +89,8 @@ void nn_layout_init(nn_layout *L, const nn_spec *s)
     L->val_bn = add_bn(L, "value.bn", H);
     L->val_fc1_w = add(L, "value.fc1.weight", NN_T_DENSE_WEIGHT, 2, V, nn_value_pool_width(s), 0, 0);
     L->val_fc1_b = add(L, "value.fc1.bias", NN_T_BIAS, 1, V, 0, 0, 0);
-    L->val_fc2_w = add(L, "value.fc2.weight", NN_T_DENSE_WEIGHT, 2, s->players, V, 0, 0);
-    L->val_fc2_b = add(L, "value.fc2.bias", NN_T_BIAS, 1, s->players, 0, 0, 0);
+    L->val_fc2_w = add(L, "value.fc2.weight", NN_T_DENSE_WEIGHT, 2, nn_value_outputs(s), V, 0, 0);
+    L->val_fc2_b = add(L, "value.fc2.bias", NN_T_BIAS, 1, nn_value_outputs(s), 0, 0, 0);
     L->pol_aux_w = L->pol_aux_b = -1;
     if (s->aux_policy) {
         L->pol_aux_w = add(L, "policy.aux.weight", NN_T_CONV_WEIGHT, 4, 1, H, 1, 1);

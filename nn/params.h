@@ -23,7 +23,8 @@
  *   value.conv.weight       (H, C, 1, 1)
  *   value.bn.{gamma,beta,mean,var}  (H)
  *   value.fc1.weight (V, H)  dense_weight   value.fc1.bias (V)  bias
- *   value.fc2.weight (N, V)  dense_weight   value.fc2.bias (N)  bias
+ *   value.fc2.weight (O, V)  dense_weight   value.fc2.bias (O)  bias   (O = N, or 3 for
+ *                           the wdl head: win, draw, loss of the mover; nn_value_outputs)
  *   aux_policy only: policy.aux.weight (1, H, 1, 1) conv_weight,  policy.aux.bias (1) bias
  *   aux_owner only:  owner.weight (N+1, H, 1, 1) conv_weight,  owner.bias (N+1) bias
  *

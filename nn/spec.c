@@ -16,7 +16,10 @@ const char *nn_trunk_name(nn_trunk_kind k) { return k == NN_TRUNK_PLAIN ? "plain
 const char *nn_pool_name(nn_pool_kind k) { return k == NN_POOL_MEAN_MAX ? "mean_max" : "mean"; }
 const char *nn_value_name(nn_value_kind k)
 {
-    return k == NN_VALUE_ZEROSUM ? "zerosum" : k == NN_VALUE_SCORE ? "score" : "independent";
+    return k == NN_VALUE_ZEROSUM ? "zerosum"
+           : k == NN_VALUE_SCORE ? "score"
+           : k == NN_VALUE_WDL   ? "wdl"
+                                 : "independent";
 }
 
 double nn_score_to_value(double x)
@@ -32,8 +35,29 @@ double nn_value_to_score(double y)
     return (y < 0 ? -1.0 : 1.0) * (r * r - 1.0);
 }
 
-void nn_value_finish(const nn_spec *s, float *v)
+void nn_value_wdl(const float *out, float *p)
 {
+    float m = out[0];
+    for (int k = 1; k < NN_WDL_OUTPUTS; k++)
+        m = out[k] > m ? out[k] : m;
+    double e[NN_WDL_OUTPUTS], sum = 0;
+    for (int k = 0; k < NN_WDL_OUTPUTS; k++)
+        sum += e[k] = exp((double)out[k] - m);
+    for (int k = 0; k < NN_WDL_OUTPUTS; k++)
+        p[k] = (float)(e[k] / sum);
+}
+
+void nn_value_finish(const nn_spec *s, const float *out, float *v)
+{
+    if (s->value == NN_VALUE_WDL) {
+        float p[NN_WDL_OUTPUTS];
+        nn_value_wdl(out, p);
+        v[0] = p[NN_WDL_WIN] - p[NN_WDL_LOSS]; /* the mover's */
+        v[1] = -v[0];
+        return;
+    }
+    if (v != out)
+        memcpy(v, out, sizeof(float) * (size_t)s->players);
     if (s->value == NN_VALUE_SCORE)
         return; /* h(points): unbounded, no squashing */
     double mean = 0;
@@ -79,9 +103,10 @@ int nn_spec_validate(const nn_spec *s, char *err, size_t errlen)
     if (s->trunk != NN_TRUNK_RESIDUAL && s->trunk != NN_TRUNK_PLAIN)
         return gz_fail(err, errlen, "spec: trunk: expected residual or plain");
     if (s->value != NN_VALUE_INDEPENDENT && s->value != NN_VALUE_SCORE &&
-        (s->value != NN_VALUE_ZEROSUM || s->players < 2))
-        return gz_fail(err, errlen, "spec: value_head: expected independent, score, or zerosum with 2 or "
-                                    "more players");
+        (s->value != NN_VALUE_ZEROSUM || s->players < 2) &&
+        (s->value != NN_VALUE_WDL || s->players != 2))
+        return gz_fail(err, errlen, "spec: value_head: expected independent, score, zerosum with 2 or "
+                                    "more players, or wdl with 2 players");
     if (s->value_pool != NN_POOL_MEAN && s->value_pool != NN_POOL_MEAN_MAX)
         return gz_fail(err, errlen, "spec: value_pool: expected mean or mean_max");
     if (s->aux_policy && (s->policy != NN_POLICY_CONV || s->players < 2))
@@ -118,11 +143,24 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     /* one player has nothing to sum to zero against: its value is its own */
     s->value = strcmp(net->value_head, "zerosum") == 0 && g->players >= 2 ? NN_VALUE_ZEROSUM
                                                                            : NN_VALUE_INDEPENDENT;
+    /* win/draw/loss of the mover: the other seat's is the same three read backwards, which
+     * holds for two players only; a score has no three outcomes */
+    if (!strcmp(net->value_head, "wdl")) {
+        if (game_scored(g) || g->players != 2)
+            return gz_fail(err, errlen, "key net.value_head: \"wdl\" (win, draw and loss "
+                                        "probabilities) needs a two-player game with outcomes; game "
+                                        "%s has %d player%s%s: use zerosum or independent%s",
+                           g->name, g->players, g->players == 1 ? "" : "s",
+                           game_scored(g) ? " and a score" : "",
+                           game_scored(g) ? " (a scored game always gets score)" : "");
+        s->value = NN_VALUE_WDL;
+    }
     if (game_scored(g))
         s->value = NN_VALUE_SCORE; /* points to come, not outcomes */
     else if (!strcmp(net->value_head, "score"))
         return gz_fail(err, errlen, "key net.value_head: \"score\" needs a game with a score (2048); "
-                                    "game %s has outcomes: use zerosum or independent", g->name);
+                                    "game %s has outcomes: use zerosum, wdl (two players) or "
+                                    "independent", g->name);
     if (s->policy == NN_POLICY_ACTION_VALUE && !game_scored(g))
         return gz_fail(err, errlen, "key net.policy_head: \"action_value\" (each move's value in "
                                     "points, seed 003) needs a game with a score (2048); game %s has "
@@ -236,10 +274,12 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         get_choice(o, "trunk", "residual", "plain", &trunk, err, errlen))
         goto out;
     /* "value_head" came with the zero-sum head: absent means independent tanh outputs;
-     * "score" came with 2048 */
+     * "score" came with 2048, "wdl" after it */
     const cJSON *vh = cJSON_GetObjectItemCaseSensitive(o, "value_head");
     if (cJSON_IsString(vh) && !strcmp(vh->valuestring, "score"))
         value = NN_VALUE_SCORE;
+    else if (cJSON_IsString(vh) && !strcmp(vh->valuestring, "wdl"))
+        value = NN_VALUE_WDL;
     else if (vh && get_choice(o, "value_head", "independent", "zerosum", &value, err, errlen))
         goto out;
     /* "value_pool" came with global max pooling: absent means mean */
@@ -271,7 +311,10 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         }
         snprintf(s->rule, sizeof s->rule, "%s", rule->valuestring);
     }
-    s->value = value == NN_VALUE_SCORE ? NN_VALUE_SCORE : value ? NN_VALUE_ZEROSUM : NN_VALUE_INDEPENDENT;
+    s->value = value == NN_VALUE_SCORE ? NN_VALUE_SCORE
+               : value == NN_VALUE_WDL ? NN_VALUE_WDL
+               : value                 ? NN_VALUE_ZEROSUM
+                                       : NN_VALUE_INDEPENDENT;
     s->lattice = lat ? GAME_LATTICE_HEX : GAME_LATTICE_SQUARE;
     s->policy = pol == NN_POLICY_ACTION_VALUE ? NN_POLICY_ACTION_VALUE
                 : pol                         ? NN_POLICY_DENSE
@@ -354,6 +397,6 @@ double nn_spec_flops(const nn_spec *s, int rows, int cols)
         mac += hw * H;
     else
         mac += hw * H * s->actions;
-    mac += H * s->value_hidden + (double)s->value_hidden * s->players;
+    mac += H * s->value_hidden + (double)s->value_hidden * nn_value_outputs(s);
     return 2.0 * mac;
 }

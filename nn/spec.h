@@ -21,7 +21,8 @@
  *   value:   1x1 conv (C -> H) -> BN -> ReLU -> global pool -> FC (H or 2H -> V) + bias
  *            (value_pool "mean": the H channel means; "mean_max": the H means, then
  *            the H maxima, as KataGo's global pooling)
- *            -> ReLU -> FC (V -> players) + bias -> tanh (-> minus the mean: zerosum)
+ *            -> ReLU -> FC (V -> players, or 3 with the wdl head) + bias -> tanh (-> minus
+ *            the mean: zerosum) or softmax (wdl)
  *   aux policy (aux_policy, conv head only): a second 1x1 conv with bias (H -> 1) on the
  *            policy head's hidden layer: the opponent's reply, one logit per point. It is
  *            trained (train/net_train.h) and stored, but no inference path computes it:
@@ -62,7 +63,8 @@ typedef enum { NN_POLICY_CONV = 0, NN_POLICY_DENSE = 1, NN_POLICY_ACTION_VALUE =
  * loses the game. */
 #define NN_ACTION_VALUE_TEMP 1.0
 typedef enum { NN_TRUNK_RESIDUAL = 0, NN_TRUNK_PLAIN = 1 } nn_trunk_kind;
-/* How the value FC's `players` outputs become values (nn_value_finish):
+/* How the value FC's outputs (nn_value_outputs: `players`, or 3 for wdl) become the
+ * `players` values (nn_value_finish):
  *   independent  v_i = tanh(o_i), one free output per player;
  *   zerosum      t_i = tanh(o_i), v_i = t_i - mean(t): the values sum to zero as every
  *                outcome does, so with two players v = (t0 - t1)/2 and -v, and no
@@ -71,10 +73,27 @@ typedef enum { NN_TRUNK_RESIDUAL = 0, NN_TRUNK_PLAIN = 1 } nn_trunk_kind;
  *   score        v_i = o_i, no squashing: scored games (2048), whose value is the
  *                points still to come x, learnt in MuZero's transformed scale
  *                y = h(x) (nn_score_to_value); the evaluator turns y back into points
- *                with h^-1 for the search. */
+ *                with h^-1 for the search;
+ *   wdl          two-player games with outcomes only: three logits, the probabilities
+ *                of a win, a draw and a loss FOR THE PLAYER TO MOVE (the outcome z[0]
+ *                of the sample files, mover first), p = softmax(o); the values stay
+ *                per seat, v_0 = W - L for the mover and v_1 = L - W for the other,
+ *                so the search sees what it sees from a zerosum head. Trained by the
+ *                cross-entropy of p against (max(z,0), 1-|z|, max(-z,0)) (z = z[0],
+ *                fractional under train.q_ratio or adjudication), KataGo's and Leela
+ *                Chess Zero's WDL head. */
 /* The value head's global pooling: the mean of each channel, or the mean and the max. */
 typedef enum { NN_POOL_MEAN = 0, NN_POOL_MEAN_MAX = 1 } nn_pool_kind;
-typedef enum { NN_VALUE_INDEPENDENT = 0, NN_VALUE_ZEROSUM = 1, NN_VALUE_SCORE = 2 } nn_value_kind;
+typedef enum {
+    NN_VALUE_INDEPENDENT = 0,
+    NN_VALUE_ZEROSUM = 1,
+    NN_VALUE_SCORE = 2,
+    NN_VALUE_WDL = 3
+} nn_value_kind;
+/* The wdl head's outputs, in this order (mover's view) */
+enum { NN_WDL_WIN = 0, NN_WDL_DRAW = 1, NN_WDL_LOSS = 2, NN_WDL_OUTPUTS = 3 };
+/* The most value-FC outputs of any spec (arrays for nn_value_finish) */
+#define NN_VALUE_MAX_OUTPUTS (GAME_MAX_PLAYERS > NN_WDL_OUTPUTS ? GAME_MAX_PLAYERS : NN_WDL_OUTPUTS)
 
 /* MuZero's value transform: h(x) = sign(x) (sqrt(|x| + 1) - 1) + eps x with
  * eps = NN_SCORE_EPS, which turns points (2048 on 4x4: 0 .. about 10^5 to come) into a
@@ -97,7 +116,8 @@ typedef struct nn_spec {
     int value_hidden;     /* V */
     nn_policy_kind policy;
     nn_trunk_kind trunk;
-    nn_value_kind value; /* zerosum only with 2 or more players; score for scored games */
+    nn_value_kind value; /* zerosum only with 2 or more players; wdl with exactly 2 and
+                            outcomes; score for scored games */
     nn_pool_kind value_pool; /* mean, or mean and max (value FC input H or 2H) */
     bool aux_policy;      /* the opponent-reply head (conv policy, 2 or more players) */
     bool aux_owner;       /* the ownership head (point actions) */
@@ -109,7 +129,8 @@ typedef struct nn_spec {
  * actions (g->actions == rows * cols); an action_value head a scored game (refused by
  * key name otherwise). A scored game (game_scored: 2048) gets the score
  * value head whatever net.value_head says of outcomes (zerosum, independent); asking
- * for "score" in a game without a score is an error. Returns 0, or -1 with a message
+ * for "score" in a game without a score is an error, and so is "wdl" anywhere but in a
+ * two-player game with outcomes. Returns 0, or -1 with a message
  * naming the key. */
 int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err, size_t errlen);
 
@@ -134,9 +155,21 @@ int nn_spec_check_game(const nn_spec *model, const game *g, char *err, size_t er
  * rows x cols board (hex: the 7 live taps only count). */
 double nn_spec_flops(const nn_spec *s, int rows, int cols);
 
-/* The value head's last step, in place on v[players] (the FC outputs in, the values
- * out), as the spec's value kind says. Shared by every inference path. */
-void nn_value_finish(const nn_spec *s, float *v);
+/* The value head's last step, as the spec's value kind says: out[nn_value_outputs(s)]
+ * (the value FC's outputs) in, v[players] (the values, mover first) out. out and v may
+ * be the same array when it has NN_VALUE_MAX_OUTPUTS floats (or the outputs are the
+ * players'). Shared by every inference path. */
+void nn_value_finish(const nn_spec *s, const float *out, float *v);
+
+/* The value FC's outputs: 3 (win, draw, loss) for the wdl head, else one per player. */
+static inline int nn_value_outputs(const nn_spec *s)
+{
+    return s->value == NN_VALUE_WDL ? NN_WDL_OUTPUTS : s->players;
+}
+
+/* The wdl head's probabilities (win, draw, loss for the mover) from its three outputs:
+ * a softmax. p may be out. */
+void nn_value_wdl(const float *out, float *p);
 
 /* Whether the policy outputs come from a dense layer over the flattened head (dense and
  * action_value heads: fixed board size, FC to the actions). */
@@ -156,7 +189,8 @@ static inline int nn_value_pool_width(const nn_spec *s)
     return s->head_channels * (s->value_pool == NN_POOL_MEAN_MAX ? 2 : 1);
 }
 
-/* "conv"/"dense"/"action_value", "residual"/"plain", "square"/"hex", "independent"/"zerosum"/"score",
+/* "conv"/"dense"/"action_value", "residual"/"plain", "square"/"hex",
+ * "independent"/"zerosum"/"score"/"wdl",
  * "mean"/"mean_max". */
 const char *nn_value_name(nn_value_kind k);
 const char *nn_policy_name(nn_policy_kind k);

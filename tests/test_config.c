@@ -119,6 +119,14 @@ START_TEST(error_classes)
     expect_error("sanling_moves_too_big",
                  "{\"game\": {\"name\": \"sanling\", \"size\": 5, \"players\": 2, \"moves\": 25}}",
                  "key game.moves 24");
+    /* the win/draw/loss head: two-player games with outcomes only */
+    expect_error("wdl_three_players",
+                 "{\"game\": {\"name\": \"sanling\", \"players\": 3}, \"net\": {\"value_head\": \"wdl\"}}",
+                 "key net.value_head wdl two-player sanling 3 players");
+    expect_error("wdl_2048", "{\"game\": {\"name\": \"2048\"}, \"net\": {\"value_head\": \"wdl\"}}",
+                 "key net.value_head wdl two-player 2048 score");
+    expect_error("wdl_misspelt", "{\"net\": {\"value_head\": \"wld\"}}",
+                 "key net.value_head zerosum|independent|score|wdl wld");
     /* trailing text after the object (cJSON_Parse alone stops at the object's end) */
     expect_error("trailing_junk", "{\"seed\": 5} trailing junk {{{", "unexpected text after line 1");
     expect_error("trailing_object", "{\"seed\": 5}\n{\"seed\": 6}\n", "unexpected text after line 2");
@@ -186,6 +194,19 @@ START_TEST(set_order)
     /* the library call the commands use */
     gz_config c;
     char err[512];
+    /* net.value_head wdl: two players with outcomes (m,n,k; sanling with 2), whichever of
+     * game.players and value_head is set last */
+    ck_assert_msg(cfg_parse(&c, "{\"net\": {\"value_head\": \"wdl\"}}", "t", err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_str_eq(c.net.value_head, "wdl");
+    ck_assert_int_eq(cfg_parse(&c, "{\"game\": {\"name\": \"sanling\"}}", "t", err, sizeof err), 0);
+    char *w2[] = {"net.value_head=wdl", "game.players=2"}, *w3[] = {"game.players=2", "net.value_head=wdl"};
+    ck_assert_msg(cfg_set_all(&c, w2, 2, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(cfg_parse(&c, "{\"game\": {\"name\": \"sanling\"}}", "t", err, sizeof err), 0);
+    ck_assert_msg(cfg_set_all(&c, w3, 2, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(cfg_parse(&c, "{\"game\": {\"name\": \"sanling\"}}", "t", err, sizeof err), 0);
+    ck_assert_int_eq(cfg_set_all(&c, w2, 1, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "net.value_head") && strstr(err, "wdl"), "%s", err);
     ck_assert_int_eq(cfg_parse(&c, "{\"game\": {\"name\": \"sanling\"}}", "t", err, sizeof err), 0);
     char *sets[] = {"game.size=5", "game.moves=10"};
     ck_assert_int_eq(cfg_set(&c, sets[0], err, sizeof err), -1); /* alone: 36 moves > 24 */

@@ -116,7 +116,7 @@ START_TEST(score_head_spec_and_checks)
     free(j);
     /* the value finish leaves the score head's outputs as they are */
     float v = 123.25f;
-    nn_value_finish(&s, &v);
+    nn_value_finish(&s, &v, &v);
     ck_assert_float_eq(v, 123.25f);
     game_free(g);
     game_free(gm);

@@ -439,6 +439,66 @@ START_TEST(int8_close_to_reference)
 }
 END_TEST
 
+/* The win/draw/loss value head (2 players): oneDNN fp32 against the reference on random
+ * weights, every batch size, another board too, mean and mean_max pooling; the values
+ * are W - L and L - W by hand from known logits; bf16 and int8 (where the CPU has them)
+ * within the tolerances of bf16_close_to_reference and int8_close_to_reference. */
+START_TEST(wdl_head_matches_reference)
+{
+    char err[256];
+    for (int k = 0; k < 2; k++) {
+        nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 2, NN_POLICY_CONV, 7, 7);
+        s.value = NN_VALUE_WDL;
+        s.value_pool = k ? NN_POOL_MEAN_MAX : NN_POOL_MEAN;
+        ck_assert_msg(nn_spec_validate(&s, err, sizeof err) == 0, "%s", err);
+        nn_params *p = random_params(&s, 31 + k);
+        for (int b = 0; b < 3; b++) {
+            double d1 = compare(p, 7, 7, batches[b], 700 + b), d2 = compare(p, 9, 9, batches[b], 710 + b);
+            ck_assert_msg(d1 <= 1e-4 && d2 <= 1e-4, "wdl %d batch %d: %g / %g", k, batches[b], d1, d2);
+        }
+        /* known logits: the FC's weights 0, its biases (0.5, 2, -1) */
+        const nn_layout *L = &p->layout;
+        memset(nn_tensor_ptr(L, p->data, L->val_fc2_w), 0, sizeof(float) * L->t[L->val_fc2_w].size);
+        float *b2 = nn_tensor_ptr(L, p->data, L->val_fc2_b);
+        b2[NN_WDL_WIN] = 0.5f, b2[NN_WDL_DRAW] = 2.0f, b2[NN_WDL_LOSS] = -1.0f;
+        batch in = batch_make(&s, 7, 7, 5, 720);
+        float pol[5 * 49], v[10];
+        nn_infer *c = nn_infer_new(p, 7, 7, NN_PREC_FP32, 0, err, sizeof err);
+        ck_assert_msg(c != NULL, "%s", err);
+        ck_assert_msg(nn_infer_run(c, 5, in.in, in.legal, pol, v, err, sizeof err) == 0, "%s", err);
+        double e = exp(0.5) + exp(2.0) + exp(-1.0), want = (exp(0.5) - exp(-1.0)) / e;
+        for (int i = 0; i < 5; i++) {
+            ck_assert_double_eq_tol(v[2 * i], want, 1e-6);
+            ck_assert_double_eq_tol(v[2 * i + 1], -want, 1e-6);
+        }
+        nn_infer_free(c);
+        batch_free(&in);
+        nn_params_free(p);
+    }
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 2, NN_POLICY_CONV, 7, 7);
+    s.value = NN_VALUE_WDL;
+    if (nn_cpu_has_bf16()) {
+        nn_params *p = scaled_params(s, 33);
+        for (int b = 0; b < 3; b++) {
+            double vd, pd = compare_prec(p, 7, 7, batches[b], 730 + b, NN_PREC_BF16, &vd);
+            ck_assert_msg(pd <= 5e-3 && vd <= 1e-2, "bf16 batch %d: policy %g value %g", batches[b], pd, vd);
+        }
+        nn_params_free(p);
+    }
+    if (nn_cpu_has_vnni()) {
+        nn_params *p = scaled_params(s, 34);
+        batch cal = batch_make(&s, 7, 7, 512, 740);
+        ck_assert_msg(nn_calibrate(p, 7, 7, cal.n, cal.in, 0, err, sizeof err) == 0, "%s", err);
+        for (int b = 0; b < 3; b++) {
+            double vd, pd = compare_prec(p, 7, 7, batches[b], 750 + b, NN_PREC_INT8, &vd);
+            ck_assert_msg(pd <= 5e-3 && vd <= 2e-2, "int8 batch %d: policy %g value %g", batches[b], pd, vd);
+        }
+        batch_free(&cal);
+        nn_params_free(p);
+    }
+}
+END_TEST
+
 /* The value gate of a score head (2048: h of the points to come, tens to hundreds) is
  * measured in half the span of the fp32 values, so it means the same share of the range
  * as for an outcome head: scaling the value head's output layer by 100 scales the raw
@@ -1171,6 +1231,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, int8_hex_mask_holds);
     tcase_add_test(t, int8_direct_matches_onednn);
     tcase_add_test(t, int8_direct_refused);
+    tcase_add_test(t, wdl_head_matches_reference);
     suite_add_tcase(s, t);
     TCase *ev = tcase_create("evaluator");
     tcase_set_timeout(ev, 120);

@@ -313,6 +313,94 @@ START_TEST(spec_aux_owner)
 }
 END_TEST
 
+/* net.value_head wdl: two-player games with outcomes only (sanling with 3 players and
+ * 2048 refused naming the key); the value FC has 3 outputs (win, draw, loss of the
+ * mover); the spec says "wdl" and round trips through JSON and a checkpoint; a spec
+ * without value_head still reads as independent; the values from three logits by hand;
+ * a zerosum model does not adapt into a wdl net (the head differs) and is named. */
+START_TEST(spec_value_head_wdl)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    c.game.rows = c.game.cols = 9;
+    char err[512];
+    game *g = game_new(&c.game, err, sizeof err);
+    ck_assert_ptr_nonnull(g);
+    nn_spec zs, s, t;
+    ck_assert_int_eq(nn_spec_from_config(&zs, &c.net, g, err, sizeof err), 0);
+    ck_assert_int_eq(zs.value, NN_VALUE_ZEROSUM);
+    ck_assert_int_eq(nn_value_outputs(&zs), 2);
+    snprintf(c.net.value_head, sizeof c.net.value_head, "wdl");
+    ck_assert_msg(nn_spec_from_config(&s, &c.net, g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(s.value, NN_VALUE_WDL);
+    ck_assert_int_eq(nn_value_outputs(&s), 3);
+    ck_assert_str_eq(nn_value_name(s.value), "wdl");
+    char *j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"value_head\":\"wdl\""));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_mem_eq(&s, &t, sizeof s);
+    free(j);
+    ck_assert_int_eq(nn_spec_check_game(&s, g, err, sizeof err), 0);
+    nn_layout L, L0;
+    nn_layout_init(&L, &s);
+    nn_layout_init(&L0, &zs);
+    ck_assert_int_eq(L.ntensors, L0.ntensors);
+    ck_assert_int_eq(L.t[L.val_fc2_w].shape[0], 3);
+    ck_assert_int_eq(L.t[L.val_fc2_w].shape[1], s.value_hidden);
+    ck_assert_int_eq(L.t[L.val_fc2_b].shape[0], 3);
+    ck_assert_uint_eq(L.count, L0.count + (size_t)s.value_hidden + 1);
+    nn_params *p = random_params(s, 27);
+    nn_params *q = ckpt_round_trip(p, "wdl.h5");
+    ck_assert_int_eq(q->layout.spec.value, NN_VALUE_WDL);
+    nn_params *z = random_params(zs, 28);
+    char report[256];
+    ck_assert_ptr_null(nn_params_adapt(z, &s, 1, report, sizeof report, err, sizeof err));
+    ck_assert_msg(strstr(err, "value_head") != NULL, "%s", err);
+    /* a spec from before value_head: independent tanh outputs, one per player */
+    const char *old = "{\"planes\":5,\"rows\":9,\"cols\":9,\"lattice\":\"square\",\"players\":2,"
+                      "\"actions\":81,\"blocks\":1,\"channels\":8,\"head_channels\":4,"
+                      "\"value_hidden\":8,\"policy_head\":\"conv\"}";
+    ck_assert_int_eq(nn_spec_from_json(&t, old, err, sizeof err), 0);
+    ck_assert_int_eq(t.value, NN_VALUE_INDEPENDENT);
+    ck_assert_int_eq(nn_value_outputs(&t), 2);
+    /* a wdl spec of three players is not a spec */
+    t = s;
+    t.players = 3;
+    ck_assert_int_eq(nn_spec_validate(&t, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "value_head") != NULL, "%s", err);
+    /* values by hand: logits (1, 0, -1) give p = e^(1,0,-1) / sum, v = W - L and L - W */
+    float out[NN_VALUE_MAX_OUTPUTS] = {1, 0, -1}, v[2], pr[3];
+    nn_value_finish(&s, out, v);
+    double e = exp(1) + 1 + exp(-1);
+    ck_assert_double_eq_tol(v[0], (exp(1) - exp(-1)) / e, 1e-6);
+    ck_assert_double_eq_tol(v[1], -(exp(1) - exp(-1)) / e, 1e-6);
+    nn_value_wdl(out, pr);
+    ck_assert_double_eq_tol(pr[NN_WDL_DRAW], 1 / e, 1e-6);
+    nn_value_finish(&s, out, out); /* in place */
+    ck_assert_float_eq(out[0], v[0]);
+    ck_assert_float_eq(out[1], v[1]);
+    game_free(g);
+    /* three players (sanling) and a score (2048): refused naming the key */
+    const char *games[2] = {"sanling", "2048"};
+    for (int k = 0; k < 2; k++) {
+        gz_config c1;
+        cfg_defaults(&c1, games[k]);
+        snprintf(c1.net.value_head, sizeof c1.net.value_head, "wdl");
+        if (k == 1)
+            snprintf(c1.net.policy_head, sizeof c1.net.policy_head, "dense");
+        game *g1 = game_new(&c1.game, err, sizeof err);
+        ck_assert_msg(g1 != NULL, "%s", err);
+        ck_assert_int_eq(nn_spec_from_config(&t, &c1.net, g1, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, "net.value_head") && strstr(err, "wdl") && strstr(err, games[k]),
+                      "%s", err);
+        game_free(g1);
+    }
+    nn_params_free(p);
+    nn_params_free(q);
+    nn_params_free(z);
+}
+END_TEST
+
 START_TEST(layout_order_offsets_and_count)
 {
     nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, NN_POLICY_CONV);
@@ -893,6 +981,7 @@ static Suite *nn_suite(void)
     tcase_add_test(t, spec_value_pool);
     tcase_add_test(t, spec_aux_policy);
     tcase_add_test(t, spec_aux_owner);
+    tcase_add_test(t, spec_value_head_wdl);
     tcase_add_test(t, layout_order_offsets_and_count);
     tcase_add_test(t, he_init_deterministic_and_masked);
     tcase_add_test(t, bad_spec_rejected_by_name);

@@ -102,6 +102,12 @@ static batch make_batch(const nn_spec *s, int n, rng *r)
             b.pi[i * b.A + a] = (float)(b.pi[i * b.A + a] / sum);
         for (int p = 0; p < b.P; p++) /* the score head's targets are h(points): larger */
             b.z[i * b.P + p] = (float)((2 * rng_uniform(r) - 1) * (s->value == NN_VALUE_SCORE ? 20 : 1));
+        if (s->value == NN_VALUE_WDL) {
+            /* two-player outcomes: a win, a draw, a loss, then fractional ones (q_ratio) */
+            if (i % 5 < 3)
+                b.z[i * 2] = (float)(1 - i % 5);
+            b.z[i * 2 + 1] = -b.z[i * 2];
+        }
     }
     return b;
 }
@@ -408,6 +414,23 @@ START_TEST(grad_zerosum_value)
 }
 END_TEST
 
+static nn_spec wdl(nn_spec s)
+{
+    s.value = NN_VALUE_WDL;
+    return s;
+}
+
+/* The win/draw/loss head (2 players): the cross-entropy's gradient against finite
+ * differences, targets a win, a draw and a loss (n = 3), on square and hex, conv and
+ * dense policy, mean and mean_max pooling. */
+START_TEST(grad_wdl_value)
+{
+    grad_case(wdl(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 31);
+    grad_case(wdl(tiny_spec(GAME_LATTICE_HEX, 5, 5, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 32);
+    grad_case(wdl(tiny_spec(GAME_LATTICE_SQUARE, 3, 4, 2, 3, 2, NN_POLICY_DENSE, NN_TRUNK_PLAIN)), 33);
+}
+END_TEST
+
 static nn_spec mean_max(nn_spec s)
 {
     s.value_pool = NN_POOL_MEAN_MAX;
@@ -418,6 +441,8 @@ static nn_spec mean_max(nn_spec s)
  * finite differences, 2 and 3 players, square and hex, conv and dense policy. */
 START_TEST(grad_value_pool_mean_max)
 {
+    grad_case(mean_max(wdl(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))),
+              34);
     grad_case(mean_max(zerosum(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))),
               18);
     grad_case(mean_max(zerosum(tiny_spec(GAME_LATTICE_HEX, 5, 5, 1, 4, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))), 19);
@@ -530,6 +555,67 @@ START_TEST(zerosum_values_and_loss)
 }
 END_TEST
 
+/* The wdl head's values and loss by hand: with the value FC's weights 0 and its biases
+ * (1, 0, -1) every sample's (win, draw, loss) is softmax(1, 0, -1), its values are
+ * W - L and L - W, and the loss is the mean over the samples of the cross-entropy
+ * against (max(z,0), 1-|z|, max(-z,0)), wins, draws, losses and fractional outcomes;
+ * the float and double builds agree, and a gradient step on the biases alone moves the
+ * probabilities toward the targets' mean. */
+START_TEST(wdl_values_and_loss)
+{
+    nn_spec s = wdl(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL));
+    char err[256];
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    ck_assert_ptr_nonnull(p);
+    nn_params_init_he(p, 41);
+    rng r;
+    rng_seed(&r, 41);
+    randomize_bn(p, &r);
+    const nn_layout *L = &p->layout;
+    float *w2 = nn_tensor_ptr(L, p->data, L->val_fc2_w), *b2 = nn_tensor_ptr(L, p->data, L->val_fc2_b);
+    memset(w2, 0, sizeof(float) * L->t[L->val_fc2_w].size);
+    b2[NN_WDL_WIN] = 1, b2[NN_WDL_DRAW] = 0, b2[NN_WDL_LOSS] = -1;
+    const int n = 10;
+    batch b = make_batch(&s, n, &r);
+    train_net *t = train_net_new(L, n, err, sizeof err);
+    ck_assert_ptr_nonnull(t);
+    train_losses l;
+    train_net_forward(t, p->data, n, b.x, b.pi, b.legal, b.z, TRAIN_MODE_EVAL, 1, 0, &l);
+    const float *v = train_net_values(t);
+    double e = exp(1) + 1 + exp(-1), pw = exp(1) / e, pd = 1 / e, pl = exp(-1) / e, ce = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert_double_eq_tol(v[i * 2], pw - pl, 1e-6);
+        ck_assert_double_eq_tol(v[i * 2 + 1], pl - pw, 1e-6);
+        double z = b.z[i * 2];
+        ck_assert(i % 5 >= 3 || z == 1 - i % 5);
+        ce -= fmax(z, 0) * log(pw) + (1 - fabs(z)) * log(pd) + fmax(-z, 0) * log(pl);
+    }
+    ck_assert_msg(fabs(l.value - ce / n) < 1e-6, "value loss %g, by hand %g", l.value, ce / n);
+    /* the reference forward (the oracle of inference) gives the same values */
+    float *pol = malloc(sizeof(float) * n * s.actions), val[2 * 10];
+    ck_assert(nn_ref_forward(p, s.rows, s.cols, n, b.x, b.legal, pol, val, NULL, err, sizeof err) == 0);
+    for (int i = 0; i < 2 * n; i++)
+        ck_assert_double_eq_tol(val[i], v[i], 1e-6);
+    /* the bias gradient of the value term is the mean of p - y over the samples */
+    float *g = calloc(L->count, sizeof(float));
+    train_net_forward(t, p->data, n, b.x, b.pi, b.legal, b.z, TRAIN_MODE_TRAIN, 0.5, 0, &l);
+    train_net_backward(t, p->data, g, 0.5, 0);
+    double yw = 0, yd = 0, yl = 0;
+    for (int i = 0; i < n; i++) {
+        double z = b.z[i * 2];
+        yw += fmax(z, 0), yd += 1 - fabs(z), yl += fmax(-z, 0);
+    }
+    const float *gb = g + L->t[L->val_fc2_b].offset;
+    ck_assert_double_eq_tol(gb[NN_WDL_WIN], 0.5 * (pw - yw / n), 1e-6);
+    ck_assert_double_eq_tol(gb[NN_WDL_DRAW], 0.5 * (pd - yd / n), 1e-6);
+    ck_assert_double_eq_tol(gb[NN_WDL_LOSS], 0.5 * (pl - yl / n), 1e-6);
+    free(g), free(pol);
+    free_batch(&b);
+    train_net_free(t);
+    nn_params_free(p);
+}
+END_TEST
+
 /* Eval-mode forward equals the reference forward, batch 1 and 64. */
 static void ref_case(nn_spec s, uint64_t seed)
 {
@@ -575,6 +661,8 @@ START_TEST(eval_equals_reference)
     ref_case(score_head(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 8, 1, NN_POLICY_DENSE, NN_TRUNK_RESIDUAL)), 26);
     ref_case(mean_max(zerosum(tiny_spec(GAME_LATTICE_HEX, 7, 7, 1, 8, 3, NN_POLICY_CONV, NN_TRUNK_RESIDUAL))), 27);
     ref_case(mean_max(tiny_spec(GAME_LATTICE_SQUARE, 5, 4, 1, 6, 2, NN_POLICY_DENSE, NN_TRUNK_PLAIN)), 28);
+    ref_case(wdl(tiny_spec(GAME_LATTICE_SQUARE, 6, 6, 1, 8, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 29);
+    ref_case(mean_max(wdl(tiny_spec(GAME_LATTICE_HEX, 7, 7, 1, 8, 2, NN_POLICY_DENSE, NN_TRUNK_PLAIN))), 30);
 }
 END_TEST
 
@@ -1699,12 +1787,14 @@ static Suite *train_suite(void)
     tcase_add_test(tc, grad_winograd_trunk);
     tcase_add_test(tc, grad_square_plain_dense);
     tcase_add_test(tc, grad_zerosum_value);
+    tcase_add_test(tc, grad_wdl_value);
     tcase_add_test(tc, grad_value_pool_mean_max);
     tcase_add_test(tc, grad_score_value);
     tcase_add_test(tc, grad_action_value);
     tcase_add_test(tc, grad_aux_policy);
     tcase_add_test(tc, grad_aux_owner);
     tcase_add_test(tc, zerosum_values_and_loss);
+    tcase_add_test(tc, wdl_values_and_loss);
     tcase_add_test(tc, eval_equals_reference);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("training");

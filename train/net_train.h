@@ -8,7 +8,11 @@
  *   value MSE  = mean over the batch of the squared errors (v - z)^2 (v = the values,
  *                MOVER-FIRST as the samples' z): averaged over players with independent
  *                outputs, summed over players and halved with the zero-sum head (nn/spec.h;
- *                two players: the mover's (v - z)^2)
+ *                two players: the mover's (v - z)^2); with the wdl head (spec value_head
+ *                wdl) this term is instead the mean over the batch of the cross-entropy
+ *                -sum_k y_k log p_k of the head's softmax p over (win, draw, loss) of the
+ *                mover against y = (max(z,0), 1 - |z|, max(-z,0)), z the mover's outcome,
+ *                in nats (0 when sure and right; ln 3 = 1.0986 for a uniform guess)
  *   (a sample's pi may sum to its policy weight instead of 1: the CE is then weighted)
  *   L2         = weight_decay / 2 * sum of squares of conv and dense weights (not BN
  *                parameters, not biases); its gradient weight_decay * w.
@@ -56,7 +60,7 @@ typedef enum { TRAIN_MODE_TRAIN = 0, TRAIN_MODE_EVAL = 1 } train_mode;
 /* Loss components of one forward (batch means). */
 typedef struct train_losses {
     double policy;    /* cross-entropy */
-    double value;     /* MSE */
+    double value;     /* MSE; the wdl head: cross-entropy (nats) */
     double l2;        /* weight_decay / 2 * ||w||^2 */
     double total;     /* policy + value_weight * value + l2 (+ aux_weight * aux) */
     double entropy;   /* mean entropy of the predicted policy */

@@ -8,6 +8,8 @@ struct TN {
     int planes, rows, cols, HW, A, C, Hc, V, P, hex, blocks, residual, dense_policy, zerosum;
     int Wp, gmax;       /* the value pool's width (Hc or 2 Hc) and whether it has the maxima */
     int linear_value;   /* score head: the value FC's outputs as they are (no tanh) */
+    int wdl;            /* wdl head: the FC's 3 outputs are the mover's win/draw/loss logits */
+    int VO;             /* the value FC's outputs (nn_value_outputs: P, or 3 for wdl) */
     int aux;            /* the opponent-reply head (spec aux_policy) */
     uint8_t *ones;      /* (maxN, A) all 1: the aux head's softmax runs over every point */
     int own;            /* the ownership head (spec aux_owner) */
@@ -42,7 +44,9 @@ struct TN {
     R *v_c, *v_a;       /* (Hc, M) */
     R *pooled;          /* (N, Wp): Wp = Hc, or 2 Hc with mean_max (means, then maxima) */
     R *h1;              /* (N, V) after ReLU */
-    R *vt;              /* (N, P) tanh outputs (the FC outputs for a score head) */
+    R *vt;              /* (N, VO) tanh outputs (the FC outputs for a score head, the
+                         * logits for wdl) */
+    R *wp;              /* (N, 3) wdl: softmax(vt), win/draw/loss of the mover */
     R *v;               /* (N, P) values: vt, or vt minus its mean per sample (zerosum) */
     /* gradient buffers */
     R *g, *t1, *t2;     /* (C, M) */
@@ -80,7 +84,7 @@ void F(train_net_free)(TN *t)
         return;
     R **bufs[] = {&t->x0, &t->stem_c, &t->stem_a, &t->blk, &t->bn_mean, &t->bn_invstd, &t->p_c,
                       &t->p_a, &t->p_flat, &t->logits, &t->probs, &t->v_c, &t->v_a, &t->pooled,
-                      &t->h1, &t->vt, &t->v, &t->g, &t->t1, &t->t2, &t->gh1, &t->gh2, &t->dlogits,
+                      &t->h1, &t->vt, &t->wp, &t->v, &t->g, &t->t1, &t->t2, &t->gh1, &t->gh2, &t->dlogits,
                       &t->dpflat, &t->dv, &t->dh1, &t->dpooled, &t->scratch, &t->aux_logits,
                       &t->aux_probs, &t->own_logits, &t->own_probs, &t->down, &t->scaled};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -138,6 +142,8 @@ TN *F(train_net_new_threads)(const nn_layout *L, int max_batch, int threads, cha
     t->residual = s->trunk == NN_TRUNK_RESIDUAL;
     t->zerosum = s->value == NN_VALUE_ZEROSUM;
     t->linear_value = s->value == NN_VALUE_SCORE;
+    t->wdl = s->value == NN_VALUE_WDL;
+    t->VO = nn_value_outputs(s);
     t->aux = s->aux_policy && !t->dense_policy;
     t->own = s->aux_owner && !t->dense_policy;
     t->K = s->players + 1;
@@ -168,7 +174,8 @@ TN *F(train_net_new_threads)(const nn_layout *L, int max_batch, int threads, cha
     t->v_a = F(alloc_f)(Hc * M, &ok);
     t->pooled = F(alloc_f)(N * (size_t)t->Wp, &ok);
     t->h1 = F(alloc_f)(N * t->V, &ok);
-    t->vt = F(alloc_f)(N * t->P, &ok);
+    t->vt = F(alloc_f)(N * t->VO, &ok);
+    t->wp = F(alloc_f)(N * NN_WDL_OUTPUTS, &ok);
     t->v = F(alloc_f)(N * t->P, &ok);
     t->g = F(alloc_f)(C * M, &ok);
     t->t1 = F(alloc_f)(C * M, &ok);
@@ -512,10 +519,78 @@ static void F(trunk_forward_job)(void *arg, int tid, int nth)
     }
 }
 
+/* The wdl head's forward: t->wp = softmax of the logits t->vt, the values W - L (mover)
+ * and L - W (nn_value_finish). */
+static void F(wdl_forward)(TN *t, int n)
+{
+    for (int b = 0; b < n; b++) {
+        const R *o = t->vt + (size_t)b * NN_WDL_OUTPUTS;
+        R *p = t->wp + (size_t)b * NN_WDL_OUTPUTS, m = o[0], sum = 0;
+        for (int k = 1; k < NN_WDL_OUTPUTS; k++)
+            m = o[k] > m ? o[k] : m;
+        for (int k = 0; k < NN_WDL_OUTPUTS; k++)
+            sum += p[k] = (R)exp((double)(o[k] - m));
+        for (int k = 0; k < NN_WDL_OUTPUTS; k++)
+            p[k] /= sum;
+        t->v[(size_t)b * t->P] = p[NN_WDL_WIN] - p[NN_WDL_LOSS];
+        t->v[(size_t)b * t->P + 1] = p[NN_WDL_LOSS] - p[NN_WDL_WIN];
+    }
+}
+
+/* The wdl head's target from the mover's outcome z in [-1, 1]: win max(z, 0), loss
+ * max(-z, 0), draw 1 - |z| (one-hot for z = 1, 0, -1; a fractional z, from q_ratio or
+ * adjudication, is the mixture whose expected value W - L is z). */
+static void F(wdl_target)(R z, R *y)
+{
+    y[NN_WDL_WIN] = z > 0 ? z : 0;
+    y[NN_WDL_LOSS] = z < 0 ? -z : 0;
+    y[NN_WDL_DRAW] = 1 - (z < 0 ? -z : z);
+}
+
+/* The wdl head's loss: the mean over the samples of the cross-entropy of softmax(logits)
+ * against wdl_target(z[mover]), in nats, from the log-softmax of the logits (finite
+ * even where a probability rounds to 0). */
+static double F(wdl_loss)(const TN *t, int n, const R *z)
+{
+    double s = 0;
+    for (int b = 0; b < n; b++) {
+        const R *o = t->vt + (size_t)b * NN_WDL_OUTPUTS;
+        R y[NN_WDL_OUTPUTS];
+        F(wdl_target)(z[(size_t)b * t->P], y);
+        double m = o[0], sum = 0;
+        for (int k = 1; k < NN_WDL_OUTPUTS; k++)
+            m = o[k] > m ? o[k] : m;
+        for (int k = 0; k < NN_WDL_OUTPUTS; k++)
+            sum += exp((double)o[k] - m);
+        double lse = m + log(sum);
+        for (int k = 0; k < NN_WDL_OUTPUTS; k++)
+            s -= (double)y[k] * ((double)o[k] - lse);
+    }
+    return s / n;
+}
+
+/* d(value_weight x wdl_loss of the whole batch)/d(logits) into d (n, 3): softmax minus
+ * target, over the samples of every rank. */
+static void F(wdl_backward)(const TN *t, int n, R *d, double value_weight)
+{
+    R k = (R)(value_weight / t->nglobal);
+    for (int b = 0; b < n; b++) {
+        const R *p = t->wp + (size_t)b * NN_WDL_OUTPUTS;
+        R y[NN_WDL_OUTPUTS];
+        F(wdl_target)(t->z[(size_t)b * t->P], y);
+        for (int j = 0; j < NN_WDL_OUTPUTS; j++)
+            d[(size_t)b * NN_WDL_OUTPUTS + j] = k * (p[j] - y[j]);
+    }
+}
+
 /* The value head's last step (nn_value_finish): zerosum subtracts each sample's mean of
- * the tanh outputs; independent copies them. */
+ * the tanh outputs; independent copies them; wdl: wdl_forward. */
 static void F(value_finish_forward)(TN *t, int n)
 {
+    if (t->wdl) {
+        F(wdl_forward)(t, n);
+        return;
+    }
     size_t np = (size_t)n * t->P;
     memcpy(t->v, t->vt, sizeof(R) * np);
     if (!t->zerosum)
@@ -596,8 +671,9 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, t->Wp,
                      t->V);
     F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
-    F(dense_forward)(t->vt, t->h1, F(W)(t, params, L->val_fc2_w), F(W)(t, params, L->val_fc2_b), n, t->V, t->P);
-    if (!t->linear_value)
+    F(dense_forward)(t->vt, t->h1, F(W)(t, params, L->val_fc2_w), F(W)(t, params, L->val_fc2_b), n, t->V,
+                     t->VO);
+    if (!t->linear_value && !t->wdl)
         F(tanh_forward)(t->vt, t->vt, (size_t)n * t->P);
     F(value_finish_forward)(t, n);
     t->own_on = 0;
@@ -635,7 +711,7 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
                                   t->aux_probs + (size_t)b * t->A);
         t->aux_on = t->opp && t->aux_weight > 0;
     }
-    l.value = F(value_mse_forward)(t->v, z, n, t->P) * F(value_loss_scale)(t);
+    l.value = t->wdl ? F(wdl_loss)(t, n, z) : F(value_mse_forward)(t->v, z, n, t->P) * F(value_loss_scale)(t);
     t->own_on = t->own && t->own_lab && t->own_weight > 0;
     l.owner = t->own && t->own_lab ? own_loss : 0;
     double ss = 0;
@@ -761,19 +837,24 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
 
     /* value head */
     size_t np = (size_t)n * t->P;
-    F(zero)(t->dv, np);
-    F(value_mse_backward)(t->dv, t->v, t->z, n, t->P,
-                          (R)(value_weight * F(value_loss_scale)(t) * n / t->nglobal));
-    F(value_finish_backward)(t, n);
-    R *dpre = t->dlogits; /* free again: reuse for d(pre-tanh) (n, P) <= (n, A) */
-    F(zero)(dpre, np);
-    if (t->linear_value)
-        memcpy(dpre, t->dv, sizeof(R) * np);
-    else
-        F(tanh_backward)(dpre, t->dv, t->vt, np);
+    R *dpre = t->dlogits; /* free again: reuse for d(pre-tanh) (n, VO) <= (n, A) */
+    assert(t->VO <= t->A);
+    if (t->wdl) {
+        F(wdl_backward)(t, n, dpre, value_weight);
+    } else {
+        F(zero)(t->dv, np);
+        F(value_mse_backward)(t->dv, t->v, t->z, n, t->P,
+                              (R)(value_weight * F(value_loss_scale)(t) * n / t->nglobal));
+        F(value_finish_backward)(t, n);
+        F(zero)(dpre, np);
+        if (t->linear_value)
+            memcpy(dpre, t->dv, sizeof(R) * np);
+        else
+            F(tanh_backward)(dpre, t->dv, t->vt, np);
+    }
     F(zero)(t->dh1, (size_t)n * t->V);
     F(dense_backward)(t->dh1, G(L->val_fc2_w), G(L->val_fc2_b), dpre, t->h1, F(W)(t, P, L->val_fc2_w), n,
-                   t->V, t->P);
+                   t->V, t->VO);
     F(relu_backward)(t->dh1, t->dh1, t->h1, (size_t)n * t->V);
     F(zero)(t->dpooled, (size_t)n * t->Wp);
     F(dense_backward)(t->dpooled, G(L->val_fc1_w), G(L->val_fc1_b), t->dh1, t->pooled,
