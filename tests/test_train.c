@@ -422,7 +422,7 @@ static nn_spec wdl(nn_spec s)
 
 /* The win/draw/loss head (2 players): the cross-entropy's gradient against finite
  * differences, targets a win, a draw and a loss (n = 3), on square and hex, conv and
- * dense policy, mean and mean_max pooling. */
+ * dense policy (its mean_max pooling: grad_value_pool_mean_max). */
 START_TEST(grad_wdl_value)
 {
     grad_case(wdl(tiny_spec(GAME_LATTICE_SQUARE, 4, 4, 1, 4, 2, NN_POLICY_CONV, NN_TRUNK_RESIDUAL)), 31);
