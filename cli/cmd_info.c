@@ -37,9 +37,17 @@ static int info_model(const char *path)
     else
         printf("  policy head 1x1 conv to %d channels, dense to %d actions\n", s->head_channels,
                s->actions);
-    printf("  value head  1x1 conv to %d channels, %s pool, FC %d, FC %d players, tanh "
-           "(mover first)\n", s->head_channels,
-           s->value_pool == NN_POOL_MEAN_MAX ? "mean and max" : "average", s->value_hidden, s->players);
+    const char *pool = s->value_pool == NN_POOL_MEAN_MAX ? "mean and max" : "average";
+    if (s->value == NN_VALUE_WDL)
+        printf("  value head  1x1 conv to %d channels, %s pool, FC %d, FC 3, softmax: win, draw, "
+               "loss of the player to move (wdl; values W - L, L - W)\n", s->head_channels, pool,
+               s->value_hidden);
+    else
+        printf("  value head  1x1 conv to %d channels, %s pool, FC %d, FC %d players, %s "
+               "(mover first)\n", s->head_channels, pool, s->value_hidden, s->players,
+               s->value == NN_VALUE_SCORE     ? "linear (h of the points to come)"
+               : s->value == NN_VALUE_ZEROSUM ? "tanh minus the mean (zerosum)"
+                                              : "tanh");
     if (s->aux_owner)
         printf("  owner head  1x1 conv from the value head's %d channels to %d classes a point "
                "(nobody, then the players mover first; training only)\n", s->head_channels,

@@ -787,8 +787,20 @@ START_TEST(cli_bench_save_and_info)
     snprintf(cmd, sizeof cmd, "%s info %s", bin, model);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "gridzero model") && strstr(out, "parameters") &&
-                      strstr(out, "1 residual block x 8 channels"),
+                      strstr(out, "1 residual block x 8 channels") &&
+                      strstr(out, "tanh minus the mean (zerosum)"),
                   "%s", out);
+    /* a wdl net through bench (oneDNN against the reference) and info */
+    const char *wmodel = strdup(tmp_path("cli_wdl.h5"));
+    snprintf(cmd, sizeof cmd,
+             "%s bench nn --set net.blocks=1 --set net.channels=8 --set net.value_head=wdl "
+             "--batches 1,3 --repeats 1 --precision fp32 --save %s",
+             bin, wmodel);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "%s info %s", bin, wmodel);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "FC 3, softmax: win, draw, loss of the player to move"), "%s", out);
+    free((void *)wmodel);
     snprintf(cmd, sizeof cmd, "%s info %s 2>&1", bin, tmp_path("nothing.h5"));
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "nothing.h5") != NULL, "%s", out);
