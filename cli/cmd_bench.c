@@ -260,7 +260,7 @@ static int bench_nn(int argc, char **argv)
     }
     nn_precision prec[MAX_PRECS];
     nn_int8_kernel kern[MAX_PRECS];
-    char label[MAX_PRECS][24];
+    const char *label[MAX_PRECS];
     nn_int8_kernel kdef;
     if (nn_int8_kernel_parse(c.net.int8_kernel, &kdef) < 0) {
         cli_error("bench nn: key net.int8_kernel: expected auto, onednn or direct, got \"%s\"",
@@ -334,9 +334,7 @@ static int bench_nn(int argc, char **argv)
             goto done;
         }
         prec[j] = nn_infer_precision(ctx[j]);
-        snprintf(label[j], sizeof label[j], "%s%s%s", nn_precision_name(prec[j]),
-                 prec[j] == NN_PREC_INT8 ? "/" : "",
-                 prec[j] == NN_PREC_INT8 ? nn_int8_kernel_name(nn_infer_int8_kernel(ctx[j])) : "");
+        label[j] = nn_infer_kind(ctx[j]);
         rn[j] = (runner){ctx[j], p, g->rows, g->cols, in, legal, pol, val};
     }
     /* each precision's arithmetic peak (one core, measured), for the share of it reached:

@@ -141,6 +141,9 @@ const char *nn_int8_kernel_name(nn_int8_kernel k);
 int nn_infer_set_int8_kernel(nn_infer *ctx, nn_int8_kernel k, char *err, size_t errlen);
 /* The kernel an int8 context runs (never auto; onednn for other precisions). */
 nn_int8_kernel nn_infer_int8_kernel(const nn_infer *ctx);
+/* What runs ctx, as a word for reports: "fp32", "bf16", "int8/direct" or "int8/onednn"
+ * (static storage; an int8 context's word alone has a '/', the kernel's name after it). */
+const char *nn_infer_kind(const nn_infer *ctx);
 
 /* The precision the context runs at (never NN_PREC_AUTO), and its spec. */
 nn_precision nn_infer_precision(const nn_infer *ctx);

@@ -788,6 +788,13 @@ const char *nn_int8_kernel_name(nn_int8_kernel k)
 
 nn_int8_kernel nn_infer_int8_kernel(const nn_infer *ctx) { return ctx->kernel; }
 
+const char *nn_infer_kind(const nn_infer *ctx)
+{
+    if (ctx->prec != NN_PREC_INT8)
+        return nn_precision_name(ctx->prec);
+    return ctx->kernel == NN_INT8_DIRECT ? "int8/direct" : "int8/onednn";
+}
+
 int nn_cpu_has_avx512_vnni(void) { return vnni_cpu_ok(); }
 
 /* Whether the direct kernels run ctx: 0, or -1 with the reason. */

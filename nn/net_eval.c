@@ -291,11 +291,7 @@ nn_precision net_eval_precision(const evaluator *e)
 const char *net_eval_kind(const evaluator *e)
 {
     assert(e->evaluate == net_eval_evaluate);
-    const nn_infer *inf = ((const net_eval *)e->ctx)->inf;
-    nn_precision p = nn_infer_precision(inf);
-    if (p != NN_PREC_INT8)
-        return nn_precision_name(p);
-    return nn_infer_int8_kernel(inf) == NN_INT8_DIRECT ? "int8/direct" : "int8/onednn";
+    return nn_infer_kind(((const net_eval *)e->ctx)->inf);
 }
 
 int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, size_t errlen)

@@ -75,8 +75,7 @@ typedef struct net_eval_times {
 bool net_eval_times_get(const evaluator *e, net_eval_times *t);
 /* The precision e's network runs at (auto resolved); e must be a network evaluator. */
 nn_precision net_eval_precision(const evaluator *e);
-/* The same as a word, int8 with its kernel: "fp32", "bf16", "int8/direct" or
- * "int8/onednn" (static storage). */
+/* The same as a word, int8 with its kernel (nn_infer_kind). */
 const char *net_eval_kind(const evaluator *e);
 
 /* The usual way to get a network evaluator: loads the model at path (validated against
