@@ -32,8 +32,10 @@ static void bench_nn_usage(FILE *f)
             "int8 vpdpbusd dot products, times the threads) and the process CPU time per\n"
             "batch (on a shared machine, wall time over CPU time shows the share of the cores\n"
             "the run got);\n"
-            "P is auto, fp32, bf16, int8, int8:onednn or int8:direct (default net.precision;\n"
-            "int8's kernel from net.int8_kernel unless named); auto picks what a\n"
+            "P is auto, fp32, bf16, int8, int8:onednn, int8:direct or int8:winograd (default\n"
+            "net.precision; int8's kernel from net.int8_kernel unless named; Winograd's\n"
+            "GOP/s and share of the peak count a direct convolution's operations, so they\n"
+            "can pass 100%%); auto picks what a\n"
             "self-play worker would. int8 needs a calibrated MODEL (gridzero quantize); random\n"
             "weights are calibrated on the benchmark's own positions first. Several\n"
             "precisions (--precision int8,bf16) are timed interleaved, repeat by repeat, and\n"
@@ -263,7 +265,7 @@ static int bench_nn(int argc, char **argv)
     const char *label[MAX_PRECS];
     nn_int8_kernel kdef;
     if (nn_int8_kernel_parse(c.net.int8_kernel, &kdef) < 0) {
-        cli_error("bench nn: key net.int8_kernel: expected auto, onednn or direct, got \"%s\"",
+        cli_error("bench nn: key net.int8_kernel: expected auto, onednn, direct or winograd, got \"%s\"",
                   c.net.int8_kernel);
         nn_params_free(p);
         game_free(g);
@@ -409,9 +411,10 @@ static int bench_nn(int argc, char **argv)
             int k = prec[j] == NN_PREC_INT8 ? 2 : prec[j] == NN_PREC_BF16 ? 1 : 0;
             double pk = peak[j] * eff_threads;
             printf("%s %s, %d threads (median of %d repeats%s)\n",
-                   prec[j] == NN_PREC_INT8 && nn_infer_int8_kernel(ctx[j]) == NN_INT8_DIRECT
-                       ? "direct VNNI"
-                       : "oneDNN",
+                   prec[j] != NN_PREC_INT8                                   ? "oneDNN"
+                   : nn_infer_int8_kernel(ctx[j]) == NN_INT8_DIRECT   ? "direct VNNI"
+                   : nn_infer_int8_kernel(ctx[j]) == NN_INT8_WINOGRAD ? "Winograd VNNI"
+                                                                      : "oneDNN",
                    label[j],
                    eff_threads, reps, np > 1 ? ", interleaved with the other precisions" : "");
             if (peak[j] > 0)

@@ -122,9 +122,11 @@ static const cfg_field fields[] = {
     {"net.precision", T_STR, OFF(net.precision), 0, 0, 0, "auto", "auto|fp32|bf16|int8", NULL,
      "inference precision; auto = int8 for a calibrated model on a CPU with VNNI (gridzero "
      "quantize), else bf16 where the CPU has it, else fp32"},
-    {"net.int8_kernel", T_STR, OFF(net.int8_kernel), 0, 0, 0, "auto", "auto|onednn|direct", NULL,
+    {"net.int8_kernel", T_STR, OFF(net.int8_kernel), 0, 0, 0, "auto", "auto|onednn|direct|winograd", NULL,
      "the convolutions of int8 inference: direct = gridzero's AVX512-VNNI kernels (net.channels "
-     "a multiple of 16), onednn = oneDNN's; auto = direct where it runs except on AMX CPUs"},
+     "a multiple of 16), winograd = the same with the trunk's 3x3 convs by Winograd F(4x4, 3x3), "
+     "onednn = oneDNN's; auto = winograd on boards its tiles fit, else direct, where they run "
+     "(not on AMX CPUs), else onednn"},
     {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
      "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
     {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent|score|wdl",

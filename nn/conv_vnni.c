@@ -24,9 +24,6 @@
 
 #define VNNI_MAXZ 4 /* output-channel blocks of 16 per pass */
 
-/* The largest P for NZ blocks (P * NZ <= 24 accumulators, rows up to 16). */
-static int pmax_of(int nz) { return nz == 1 ? 16 : nz == 2 ? 12 : nz == 3 ? 8 : 6; }
-
 int vnni_cpu_ok(void)
 {
 #if VNNI_X86
@@ -130,9 +127,6 @@ typedef struct job {
  * every vpdpbusd (0.56x oneDNN's speed on an 8x8 net); with the asm the loop is the
  * loads, the broadcasts and the dot products only. Accumulator k is pixel k / NZ, channel block k % NZ; with P and
  * NZ constants every `if` on them folds away. */
-#define K24(X)                                                                                   \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) \
-        X(17) X(18) X(19) X(20) X(21) X(22) X(23)
 #define VNNI_DPBUSD(acc, a, w) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(w))
 #define WZ(z) ((z) == 0 ? w0 : (z) == 1 ? w1 : (z) == 2 ? w2 : w3)
 
@@ -176,7 +170,7 @@ static inline __attribute__((always_inline)) VNNI_TARGET void block(const job *j
 {
     const int NA = P * NZ;
 #define DECL(k) __m512i a##k = _mm512_setzero_si512();
-    K24(DECL)
+    VNNI_K24(DECL)
 #undef DECL
     const size_t ips = (size_t)j->ips;
     TAPS(0, j->nk0, L, 0)
@@ -201,7 +195,7 @@ static inline __attribute__((always_inline)) VNNI_TARGET void block(const job *j
             _mm_storeu_si128((__m128i *)(void *)d, _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(f))); \
         }                                                                                        \
     }
-    K24(OUT)
+    VNNI_K24(OUT)
 #undef OUT
 }
 
@@ -258,7 +252,7 @@ VNNI_TARGET static void conv_run(const vnni_conv *c, const uint8_t *in, int in_s
         }
     int nzt = c->oc / 16;
     for (int z0 = 0; z0 < nzt; z0 += VNNI_MAXZ) {
-        int nz = nzt - z0 < VNNI_MAXZ ? nzt - z0 : VNNI_MAXZ, pm = pmax_of(nz);
+        int nz = nzt - z0 < VNNI_MAXZ ? nzt - z0 : VNNI_MAXZ, pm = vnni_pmax(nz);
         int nch = (cols + pm - 1) / pm, base = cols / nch, extra = cols % nch;
         job j = {.w = c->w + (size_t)z0 * 64,
                  .scale = c->scale + z0 * 16,

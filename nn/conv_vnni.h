@@ -39,6 +39,14 @@ typedef struct vnni_conv {
     float sum_scale;
 } vnni_conv;
 
+/* The register blocks of these kernels and of conv_wino.c's: up to 24 s32 accumulators,
+ * so at most vnni_pmax(nz) pixels (or tiles) for nz blocks of 16 output channels (and at
+ * most 16). VNNI_K24(X) expands X(0) ... X(23): the accumulators are named variables. */
+static inline int vnni_pmax(int nz) { return nz == 1 ? 16 : nz == 2 ? 12 : nz == 3 ? 8 : 6; }
+#define VNNI_K24(X)                                                                              \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) \
+        X(17) X(18) X(19) X(20) X(21) X(22) X(23)
+
 /* Whether this CPU runs these kernels (avx512f, avx512bw, avx512_vnni). */
 int vnni_cpu_ok(void);
 

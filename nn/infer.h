@@ -127,11 +127,22 @@ int nn_calib_chunk(int n);
  *           its activations stay in L1. Needs avx512_vnni and net.channels a multiple
  *           of 16. oneDNN's arithmetic, up to the rounding of one fused multiply-add
  *           (an activation at most one u8 step apart).
- *   auto    direct where it runs, except on AMX CPUs (oneDNN's tiles), else onednn:
- *           direct was measured faster on every shipped net (README, issue 15).
+ *   winograd  direct, with the trunk's 3x3 convs by Winograd's F(4x4, 3x3) in s16
+ *           (conv_wino.h): a quarter of the products at half the rate; its own
+ *           rounding (s16 transformed weights: closer to fp32 than direct's s8).
+ *   auto    winograd where conv_wino.h's wino_worth says the tiles pay (8x8, 15x15 with
+ *           48 or more channels, square lattice), else direct, where they run, except on
+ *           AMX CPUs (oneDNN's tiles), else onednn: direct was measured faster than
+ *           onednn on every shipped net, winograd than direct on those it picks (README,
+ *           issue 15).
  * (config net.int8_kernel). */
-typedef enum { NN_INT8_AUTO = 0, NN_INT8_ONEDNN = 1, NN_INT8_DIRECT = 2 } nn_int8_kernel;
-/* "auto" | "onednn" | "direct" to a kernel; 0, or -1 on an unknown word. */
+typedef enum {
+    NN_INT8_AUTO = 0,
+    NN_INT8_ONEDNN = 1,
+    NN_INT8_DIRECT = 2,
+    NN_INT8_WINOGRAD = 3
+} nn_int8_kernel;
+/* "auto" | "onednn" | "direct" | "winograd" to a kernel; 0, or -1 on an unknown word. */
 int nn_int8_kernel_parse(const char *word, nn_int8_kernel *out);
 const char *nn_int8_kernel_name(nn_int8_kernel k);
 /* Chooses ctx's int8 kernel (nn_infer_new chooses auto). Call it before nn_infer_input
@@ -141,7 +152,8 @@ const char *nn_int8_kernel_name(nn_int8_kernel k);
 int nn_infer_set_int8_kernel(nn_infer *ctx, nn_int8_kernel k, char *err, size_t errlen);
 /* The kernel an int8 context runs (never auto; onednn for other precisions). */
 nn_int8_kernel nn_infer_int8_kernel(const nn_infer *ctx);
-/* What runs ctx, as a word for reports: "fp32", "bf16", "int8/direct" or "int8/onednn"
+/* What runs ctx, as a word for reports: "fp32", "bf16", "int8/direct", "int8/winograd"
+ * or "int8/onednn"
  * (static storage; an int8 context's word alone has a '/', the kernel's name after it). */
 const char *nn_infer_kind(const nn_infer *ctx);
 

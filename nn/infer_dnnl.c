@@ -40,6 +40,7 @@
 
 #include "infer.h"
 #include "conv_vnni.h"
+#include "conv_wino.h"
 #include "engine/errmsg.h"
 
 #define NN_MAX_LAYERS (2 + 2 * NN_MAX_BLOCKS)
@@ -95,8 +96,12 @@ struct nn_infer {
     float *pol_w, *pol_b;   /* conv head: (H), (1); dense: (A, H*hw), (A) */
     float *v1_w, *v1_b, *v2_w, *v2_b;
     nn_int8_kernel kernel;  /* int8: which convolutions run (never auto) */
-    /* the direct int8 path (kernel == NN_INT8_DIRECT): */
+    /* the direct int8 path (kernel == NN_INT8_DIRECT or NN_INT8_WINOGRAD): */
     vnni_conv vc[NN_MAX_LAYERS];
+    wino_conv wc[NN_MAX_LAYERS]; /* winograd: the trunk's 3x3 convs (v NULL: none) */
+    bool wino_ready;        /* wc packed and wbuf allocated */
+    size_t wset;            /* bytes of one thread's Winograd scratch */
+    uint8_t *wbuf;          /* dthreads of them (owned) */
     int dthreads;           /* buffer sets, one a thread */
     size_t dset;            /* bytes of one set: input, A, B (padded u8), head (f32), scratch */
     size_t doff[4];         /* offsets of A, B, head, scratch in a set */
@@ -265,9 +270,12 @@ void nn_infer_free(nn_infer *ctx)
                 if (ctx->L[l].wc[k][j].mem)
                     dnnl_memory_destroy(ctx->L[l].wc[k][j].mem);
     }
-    for (int l = 0; l < ctx->nl; l++)
+    for (int l = 0; l < ctx->nl; l++) {
         vnni_conv_free(&ctx->vc[l]);
+        wino_conv_free(&ctx->wc[l]);
+    }
     free(ctx->dbuf);
+    free(ctx->wbuf);
     free(ctx->din);
     free(ctx->pol_w), free(ctx->pol_b), free(ctx->v1_w), free(ctx->v1_b), free(ctx->v2_w),
         free(ctx->v2_b), free(ctx->scratch);
@@ -648,7 +656,7 @@ float *nn_infer_input(nn_infer *ctx, int n, char *err, size_t errlen)
         gz_fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
         return NULL;
     }
-    if (ctx->kernel == NN_INT8_DIRECT) {
+    if (ctx->kernel == NN_INT8_DIRECT || ctx->kernel == NN_INT8_WINOGRAD) {
         if (ctx->din_n < buckets[bi]) {
             float *d = realloc(ctx->din, sizeof(float) * (size_t)ctx->spec.planes * ctx->hw *
                                              (size_t)buckets[bi]);
@@ -776,6 +784,8 @@ int nn_int8_kernel_parse(const char *word, nn_int8_kernel *out)
         *out = NN_INT8_ONEDNN;
     else if (!strcmp(word, "direct"))
         *out = NN_INT8_DIRECT;
+    else if (!strcmp(word, "winograd"))
+        *out = NN_INT8_WINOGRAD;
     else
         return -1;
     return 0;
@@ -783,7 +793,10 @@ int nn_int8_kernel_parse(const char *word, nn_int8_kernel *out)
 
 const char *nn_int8_kernel_name(nn_int8_kernel k)
 {
-    return k == NN_INT8_DIRECT ? "direct" : k == NN_INT8_ONEDNN ? "onednn" : "auto";
+    return k == NN_INT8_DIRECT     ? "direct"
+           : k == NN_INT8_WINOGRAD ? "winograd"
+           : k == NN_INT8_ONEDNN   ? "onednn"
+                                   : "auto";
 }
 
 nn_int8_kernel nn_infer_int8_kernel(const nn_infer *ctx) { return ctx->kernel; }
@@ -792,20 +805,23 @@ const char *nn_infer_kind(const nn_infer *ctx)
 {
     if (ctx->prec != NN_PREC_INT8)
         return nn_precision_name(ctx->prec);
-    return ctx->kernel == NN_INT8_DIRECT ? "int8/direct" : "int8/onednn";
+    return ctx->kernel == NN_INT8_DIRECT     ? "int8/direct"
+           : ctx->kernel == NN_INT8_WINOGRAD ? "int8/winograd"
+                                             : "int8/onednn";
 }
 
 int nn_cpu_has_avx512_vnni(void) { return vnni_cpu_ok(); }
 
 /* Whether the direct kernels run ctx: 0, or -1 with the reason. */
-static int direct_ok(const nn_infer *ctx, char *err, size_t errlen)
+static int direct_ok(const nn_infer *ctx, nn_int8_kernel k, char *err, size_t errlen)
 {
+    const char *name = nn_int8_kernel_name(k);
     if (!vnni_cpu_ok())
-        return gz_fail(err, errlen, "int8 kernel direct: this CPU has no AVX512-VNNI (avx512f, "
-                       "avx512bw and avx512_vnni): use net.int8_kernel onednn");
+        return gz_fail(err, errlen, "int8 kernel %s: this CPU has no AVX512-VNNI (avx512f, "
+                       "avx512bw and avx512_vnni): use net.int8_kernel onednn", name);
     if (ctx->spec.channels % 16)
-        return gz_fail(err, errlen, "int8 kernel direct: needs net.channels a multiple of 16, "
-                       "not %d: use net.int8_kernel onednn", ctx->spec.channels);
+        return gz_fail(err, errlen, "int8 kernel %s: needs net.channels a multiple of 16, "
+                       "not %d: use net.int8_kernel onednn", name, ctx->spec.channels);
     return 0;
 }
 
@@ -843,22 +859,62 @@ static int direct_setup(nn_infer *ctx, char *err, size_t errlen)
     return 0;
 }
 
+/* Packs the trunk's 3x3 convs for Winograd (conv_wino.h) and allocates each thread's
+ * scratch; the stem (few input channels) and the 1x1 head stay direct. */
+static int wino_setup(nn_infer *ctx, char *err, size_t errlen)
+{
+    size_t need = 0;
+    for (int l = 1; l < ctx->nl - 1; l++) {
+        layer *y = &ctx->L[l];
+        if (y->k != 3)
+            continue;
+        if (wino_conv_init(&ctx->wc[l], y->w, y->oc, y->ic, y->wscale, y->qb, y->oscale,
+                           y->sum_scale, ctx->rows, ctx->cols) < 0)
+            return gz_fail(err, errlen, "out of memory");
+        size_t b = up64(wino_scratch_bytes(&ctx->wc[l]));
+        need = b > need ? b : need;
+    }
+    ctx->wset = need;
+    ctx->wbuf = aligned_alloc(64, need * (size_t)ctx->dthreads + 64);
+    if (!ctx->wbuf)
+        return gz_fail(err, errlen, "out of memory");
+    ctx->wino_ready = true;
+    return 0;
+}
+
+/* The live taps of the trunk's first 3x3 conv (9, or 7 on the hex lattice), 9 when none. */
+static int trunk_taps(const nn_infer *ctx)
+{
+    for (int l = 1; l < ctx->nl - 1; l++)
+        if (ctx->L[l].k == 3)
+            return ctx->spec.lattice == GAME_LATTICE_HEX ? 7 : 9;
+    return 9;
+}
+
 int nn_infer_set_int8_kernel(nn_infer *ctx, nn_int8_kernel k, char *err, size_t errlen)
 {
     if (ctx->prec != NN_PREC_INT8)
         return 0;
     char why[256];
-    bool direct = k == NN_INT8_DIRECT ||
-                  (k == NN_INT8_AUTO && !nn_cpu_has_amx() && direct_ok(ctx, why, sizeof why) == 0);
-    if (k == NN_INT8_DIRECT && direct_ok(ctx, err, errlen) < 0)
+    if ((k == NN_INT8_DIRECT || k == NN_INT8_WINOGRAD) && direct_ok(ctx, k, err, errlen) < 0)
         return -1;
-    if (direct && !ctx->dbuf && direct_setup(ctx, err, errlen) < 0)
+    if (k == NN_INT8_AUTO) {
+        k = NN_INT8_ONEDNN;
+        if (!nn_cpu_has_amx() && direct_ok(ctx, k, why, sizeof why) == 0)
+            k = wino_worth(ctx->rows, ctx->cols, ctx->spec.channels, trunk_taps(ctx))
+                    ? NN_INT8_WINOGRAD
+                    : NN_INT8_DIRECT;
+    }
+    if (k != NN_INT8_ONEDNN && !ctx->dbuf && direct_setup(ctx, err, errlen) < 0)
         return -1;
-    ctx->kernel = direct ? NN_INT8_DIRECT : NN_INT8_ONEDNN;
+    if (k == NN_INT8_WINOGRAD && !ctx->wino_ready && wino_setup(ctx, err, errlen) < 0)
+        return -1;
+    ctx->kernel = k;
     return 0;
 }
 
-/* One position through the direct kernels with buffer set t. */
+/* One position through the direct kernels (the trunk's 3x3 convs by Winograd under
+ * NN_INT8_WINOGRAD) with buffer set t. */
 static void direct_one(const nn_infer *ctx, int t, const float *in, const uint8_t *legal,
                        float *policy, float *values)
 {
@@ -866,10 +922,17 @@ static void direct_one(const nn_infer *ctx, int t, const float *in, const uint8_
     uint8_t *x = set, *A = set + ctx->doff[0], *B = set + ctx->doff[1];
     float *head = (float *)(void *)(set + ctx->doff[2]), *scr = (float *)(void *)(set + ctx->doff[3]);
     int rows = ctx->rows, cols = ctx->cols, ip = ctx->vc[0].icp, C = ctx->spec.channels;
+    bool wino = ctx->kernel == NN_INT8_WINOGRAD;
+    void *ws = wino ? ctx->wbuf + ctx->wset * (size_t)t : NULL;
     vnni_quantize_input(in, ctx->spec.planes, rows, cols, ctx->in_scale, x, ip);
     vnni_conv_u8(&ctx->vc[0], x, ip, A, rows, cols);
-    for (int l = 1; l < ctx->nl - 1; l++) /* as layer_mems: odd A -> B, even B -> A */
-        vnni_conv_u8(&ctx->vc[l], l % 2 ? A : B, C, l % 2 ? B : A, rows, cols);
+    for (int l = 1; l < ctx->nl - 1; l++) { /* as layer_mems: odd A -> B, even B -> A */
+        uint8_t *src = l % 2 ? A : B, *dst = l % 2 ? B : A;
+        if (wino && ctx->wc[l].v)
+            wino_conv_u8(&ctx->wc[l], src, C, dst, ws);
+        else
+            vnni_conv_u8(&ctx->vc[l], src, C, dst, rows, cols);
+    }
     vnni_conv_f32(&ctx->vc[ctx->nl - 1], A, C, head, rows, cols);
     run_heads(ctx, scr, head, ctx->vc[ctx->nl - 1].oc, legal, policy, values);
 }
@@ -986,7 +1049,7 @@ int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
     int bi = n >= 1 ? bucket_of(n) : -1;
     if (bi < 0)
         return gz_fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
-    if (ctx->kernel == NN_INT8_DIRECT) {
+    if (ctx->kernel == NN_INT8_DIRECT || ctx->kernel == NN_INT8_WINOGRAD) {
         direct_run(ctx, n, input, legal, policy, values);
         return 0;
     }

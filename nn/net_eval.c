@@ -303,7 +303,7 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
         return -1;
     }
     if (nn_int8_kernel_parse(c->net.int8_kernel, &o->int8_kernel) < 0) {
-        snprintf(err, errlen, "key net.int8_kernel: expected auto, onednn or direct, got \"%s\"",
+        snprintf(err, errlen, "key net.int8_kernel: expected auto, onednn, direct or winograd, got \"%s\"",
                  c->net.int8_kernel);
         return -1;
     }

@@ -12,6 +12,7 @@
 #include "engine/config.h"
 #include "engine/symmetry.h"
 #include "nn/checkpoint.h"
+#include "nn/conv_wino.h"
 #include "nn/infer.h"
 #include "nn/net_eval.h"
 #include "nn/params.h"
@@ -637,9 +638,15 @@ START_TEST(int8_direct_matches_onednn)
         ck_assert_msg(nn_calibrate(p, R, C, cal.n, cal.in, 0, err, sizeof err) == 0, "%s", err);
         nn_infer *c1 = nn_infer_new(p, R, C, NN_PREC_INT8, 1, err, sizeof err);
         nn_infer *c2 = nn_infer_new(p, R, C, NN_PREC_INT8, 2, err, sizeof err);
-        ck_assert_msg(c1 && c2, "%s", err);
-        /* auto chose direct here (no AMX on a CPU that runs it) */
-        ck_assert_int_eq(nn_infer_int8_kernel(c1), nn_cpu_has_amx() ? NN_INT8_ONEDNN : NN_INT8_DIRECT);
+        nn_infer *cf = nn_infer_new(p, R, C, NN_PREC_FP32, 1, err, sizeof err);
+        ck_assert_msg(c1 && c2 && cf, "%s", err);
+        /* auto chose direct here (no AMX on a CPU that runs it), Winograd where the tiles
+         * fit the board */
+        ck_assert_int_eq(nn_infer_int8_kernel(c1),
+                         nn_cpu_has_amx() ? NN_INT8_ONEDNN
+                         : wino_worth(R, C, s.channels, cases[k].lat == GAME_LATTICE_HEX ? 7 : 9)
+                                            ? NN_INT8_WINOGRAD
+                                            : NN_INT8_DIRECT);
         int ns[3] = {1, 7, 64};
         for (int bi = 0; bi < 3; bi++) {
             batch b = batch_make(&s, R, C, ns[bi], 520 + 10 * k + bi);
@@ -666,6 +673,31 @@ START_TEST(int8_direct_matches_onednn)
             for (size_t i = 1; i < (size_t)A; i++)
                 spread = fmax(spread, fabs((double)pd[i] - pd[0]));
             ck_assert_msg(spread > 1e-3, "case %zu: flat priors", k);
+            /* Winograd (conv_wino.h) on the trunk: its own rounding (s16 transformed
+             * weights, f32 output transform), so it is held to fp32 as closely as the
+             * direct kernels are */
+            float *pf = malloc(sizeof(float) * np), *vf = malloc(sizeof(float) * nv);
+            float *pw = malloc(sizeof(float) * np), *vw = malloc(sizeof(float) * nv);
+            ck_assert(nn_infer_run(cf, b.n, b.in, b.legal, pf, vf, err, sizeof err) == 0);
+            run_kernel(c1, NN_INT8_WINOGRAD, &b, pw, vw);
+            double dw = 0, dd = 0, dwv = 0, ddv = 0;
+            for (size_t i = 0; i < np; i++) {
+                if (!b.legal[i])
+                    ck_assert_float_eq(pw[i], 0.0f);
+                dw = fmax(dw, fabs((double)pw[i] - pf[i]));
+                dd = fmax(dd, fabs((double)pd[i] - pf[i]));
+            }
+            for (size_t i = 0; i < nv; i++) {
+                dwv = fmax(dwv, fabs((double)vw[i] - vf[i]));
+                ddv = fmax(ddv, fabs((double)vd[i] - vf[i]));
+            }
+            ck_assert_msg(dw <= 2 * dd + 2e-4 && dwv <= 2 * ddv + 1e-3,
+                          "case %zu batch %d: against fp32, winograd's prior %g value %g, "
+                          "direct's prior %g value %g", k, b.n, dw, dwv, dd, ddv);
+            run_kernel(c2, NN_INT8_WINOGRAD, &b, p2, v2);
+            ck_assert_mem_eq(p2, pw, sizeof(float) * np);
+            ck_assert_mem_eq(v2, vw, sizeof(float) * nv);
+            free(pf), free(vf), free(pw), free(vw);
             run_kernel(c2, NN_INT8_DIRECT, &b, p2, v2);
             ck_assert_mem_eq(p2, pd, sizeof(float) * np);
             ck_assert_mem_eq(v2, vd, sizeof(float) * nv);
@@ -679,6 +711,7 @@ START_TEST(int8_direct_matches_onednn)
         }
         nn_infer_free(c1);
         nn_infer_free(c2);
+        nn_infer_free(cf);
         batch_free(&cal);
         nn_params_free(p);
     }
@@ -695,7 +728,16 @@ START_TEST(int8_direct_refused)
     ck_assert_int_eq(k, NN_INT8_DIRECT);
     ck_assert_int_eq(nn_int8_kernel_parse("onednn", &k), 0);
     ck_assert_int_eq(k, NN_INT8_ONEDNN);
+    ck_assert_int_eq(nn_int8_kernel_parse("winograd", &k), 0);
+    ck_assert_int_eq(k, NN_INT8_WINOGRAD);
+    ck_assert_str_eq(nn_int8_kernel_name(NN_INT8_WINOGRAD), "winograd");
     ck_assert_int_eq(nn_int8_kernel_parse("Direct", &k), -1);
+    /* where auto takes Winograd (conv_wino.h's measured rule) */
+    ck_assert(wino_worth(8, 8, 48, 9) && wino_worth(15, 15, 64, 9) && wino_worth(19, 19, 64, 9));
+    ck_assert(!wino_worth(8, 8, 32, 9));  /* 32 channels */
+    ck_assert(!wino_worth(9, 9, 64, 9));  /* 44% of the tiles off the board */
+    ck_assert(!wino_worth(4, 4, 64, 9));  /* one tile */
+    ck_assert(!wino_worth(16, 16, 64, 7)); /* hex: the direct kernels do 7 taps */
     ck_assert_str_eq(nn_int8_kernel_name(NN_INT8_AUTO), "auto");
     if (!nn_cpu_has_vnni())
         return;
@@ -710,6 +752,8 @@ START_TEST(int8_direct_refused)
     ck_assert_int_eq(nn_infer_set_int8_kernel(c, NN_INT8_DIRECT, err, sizeof err), -1);
     ck_assert_msg(strstr(err, nn_cpu_has_avx512_vnni() ? "net.channels" : "AVX512-VNNI") &&
                       strstr(err, "onednn"), "%s", err);
+    ck_assert_int_eq(nn_infer_set_int8_kernel(c, NN_INT8_WINOGRAD, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "winograd") && strstr(err, "onednn"), "%s", err);
     ck_assert_int_eq(nn_infer_int8_kernel(c), NN_INT8_ONEDNN);
     nn_infer_free(c);
     c = nn_infer_new(p, 5, 5, NN_PREC_FP32, 1, err, sizeof err);
