@@ -476,16 +476,32 @@ static inline void check_learned_tictactoe(const char *rd, const char *what)
     ck_assert_msg(losses == 0, "%s lost %d of 40 games to perfect: %s", best, losses, last);
     cJSON_Delete(o);
 
-    /* the ladder: the best model rated above the random-init gen_0000 */
-    double e0 = NAN, eb = NAN;
-    const char *slash = strrchr(best, '/');
-    char bname[64];
-    snprintf(bname, sizeof bname, "\n%.*s,", 8, slash ? slash + 1 : best);
-    const char *r0 = strstr(ratings, "\ngen_0000,"), *rb = strstr(ratings, bname);
-    ck_assert(r0 && rb);
-    e0 = atof(r0 + 10);
-    eb = atof(rb + strlen(bname));
-    ck_assert_msg(eb > e0, "best %s rated %.1f, not above gen_0000's %.1f", best, eb, e0);
+    /* learning, with the search taken out: at 50 simulations tic-tac-toe's search (and its
+     * solver) plays nearly perfectly on random weights too, so the ladder cannot tell the
+     * best model from gen_0000 (both rate level with perfect). At 1 simulation a move the
+     * raw networks play: the trained one must beat the random-init one clearly (measured:
+     * 37-3-0 and 40-0-0 on two seeds; gen_0000 alone loses 25 of 40 to perfect). */
+    snprintf(cmd, sizeof cmd,
+             "'%s' arena 'model:%s/%s:1' 'model:%s/models/gen_0000.h5:1' --games 40 --seed 3 "
+             "--json 2>/dev/null",
+             bin, rd, best, rd);
+    pp = popen(cmd, "r");
+    ck_assert_ptr_nonnull(pp);
+    last[0] = 0;
+    while (fgets(line, sizeof line, pp))
+        if (line[0] == '{')
+            snprintf(last, sizeof last, "%s", line);
+    ck_assert_int_eq(pclose(pp), 0);
+    fprintf(stderr, "%s: raw networks: %s", what, last);
+    cJSON *r = cJSON_Parse(last);
+    ck_assert_msg(r != NULL, "no JSON summary from: %s", cmd);
+    const cJSON *rb = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "players"), 0);
+    ck_assert_ptr_nonnull(rb);
+    double rw = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rb, "wins"));
+    double rdr = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rb, "draws"));
+    ck_assert_msg(rw + rdr / 2 >= 30, "the raw network of %s scored %.1f of 40 against "
+                  "gen_0000's: %s", best, rw + rdr / 2, last);
+    cJSON_Delete(r);
     ck_assert_int_eq(count_tmp(rd), 0);
     ck_assert(exists(pathf(p, sizeof p, rd, "state.json")));
     free(best);
