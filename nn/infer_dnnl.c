@@ -868,6 +868,7 @@ static int wino_setup(nn_infer *ctx, char *err, size_t errlen)
         layer *y = &ctx->L[l];
         if (y->k != 3)
             continue;
+        wino_conv_free(&ctx->wc[l]); /* an earlier attempt that ran out of memory */
         if (wino_conv_init(&ctx->wc[l], y->w, y->oc, y->ic, y->wscale, y->qb, y->oscale,
                            y->sum_scale, ctx->rows, ctx->cols) < 0)
             return gz_fail(err, errlen, "out of memory");
@@ -900,7 +901,7 @@ int nn_infer_set_int8_kernel(nn_infer *ctx, nn_int8_kernel k, char *err, size_t 
         return -1;
     if (k == NN_INT8_AUTO) {
         k = NN_INT8_ONEDNN;
-        if (!nn_cpu_has_amx() && direct_ok(ctx, k, why, sizeof why) == 0)
+        if (!nn_cpu_has_amx() && direct_ok(ctx, NN_INT8_DIRECT, why, sizeof why) == 0)
             k = wino_worth(ctx->rows, ctx->cols, ctx->spec.channels, trunk_taps(ctx))
                     ? NN_INT8_WINOGRAD
                     : NN_INT8_DIRECT;
