@@ -429,6 +429,23 @@ static inline void check_run_dir(const char *rd, int gens)
  * with 50 simulations never loses to `perfect` in 40 games with one random opening move,
  * the ladder rates it above the random-init gen_0000, and no temporary is left. what
  * names the test in the messages. */
+/* Runs an `arena ... --json` command line; returns its last JSON line parsed (the
+ * summary; the caller frees it), after printing it with `what`. */
+static inline cJSON *arena_summary(const char *cmd, const char *what)
+{
+    FILE *pp = popen(cmd, "r");
+    ck_assert_ptr_nonnull(pp);
+    char line[4096], last[4096] = "";
+    while (fgets(line, sizeof line, pp))
+        if (line[0] == '{')
+            snprintf(last, sizeof last, "%s", line);
+    ck_assert_int_eq(pclose(pp), 0);
+    fprintf(stderr, "%s: %s", what, last);
+    cJSON *o = cJSON_Parse(last);
+    ck_assert_msg(o != NULL, "no JSON summary from: %s", cmd);
+    return o;
+}
+
 static inline void check_learned_tictactoe(const char *rd, const char *what)
 {
     char p[400];
@@ -445,16 +462,7 @@ static inline void check_learned_tictactoe(const char *rd, const char *what)
              "'%s' arena 'model:%s/%s:50' perfect --games 40 --set arena.opening_moves=1 --json "
              "--results '%s/acceptance.jsonl' 2>/dev/null",
              bin, rd, best, rd);
-    FILE *pp = popen(cmd, "r");
-    ck_assert_ptr_nonnull(pp);
-    char line[4096], last[4096] = "";
-    while (fgets(line, sizeof line, pp))
-        if (line[0] == '{')
-            snprintf(last, sizeof last, "%s", line);
-    ck_assert_int_eq(pclose(pp), 0);
-    fprintf(stderr, "%s: %s", what, last);
-    cJSON *o = cJSON_Parse(last);
-    ck_assert_msg(o != NULL, "no JSON summary from: %s", cmd);
+    cJSON *o = arena_summary(cmd, what);
     ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "games")), 40);
     const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "players"), 0);
     ck_assert_ptr_nonnull(m);
@@ -473,7 +481,7 @@ static inline void check_learned_tictactoe(const char *rd, const char *what)
         fflush(stderr);
         ck_assert_int_ge(system(cmd), 0);
     }
-    ck_assert_msg(losses == 0, "%s lost %d of 40 games to perfect: %s", best, losses, last);
+    ck_assert_msg(losses == 0, "%s lost %d of 40 games to perfect", best, losses);
     cJSON_Delete(o);
 
     /* learning, with the search taken out: at 50 simulations tic-tac-toe's search (and its
@@ -485,22 +493,13 @@ static inline void check_learned_tictactoe(const char *rd, const char *what)
              "'%s' arena 'model:%s/%s:1' 'model:%s/models/gen_0000.h5:1' --games 40 --seed 3 "
              "--json 2>/dev/null",
              bin, rd, best, rd);
-    pp = popen(cmd, "r");
-    ck_assert_ptr_nonnull(pp);
-    last[0] = 0;
-    while (fgets(line, sizeof line, pp))
-        if (line[0] == '{')
-            snprintf(last, sizeof last, "%s", line);
-    ck_assert_int_eq(pclose(pp), 0);
-    fprintf(stderr, "%s: raw networks: %s", what, last);
-    cJSON *r = cJSON_Parse(last);
-    ck_assert_msg(r != NULL, "no JSON summary from: %s", cmd);
+    cJSON *r = arena_summary(cmd, what);
     const cJSON *rb = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "players"), 0);
     ck_assert_ptr_nonnull(rb);
     double rw = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rb, "wins"));
     double rdr = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rb, "draws"));
     ck_assert_msg(rw + rdr / 2 >= 30, "the raw network of %s scored %.1f of 40 against "
-                  "gen_0000's: %s", best, rw + rdr / 2, last);
+                  "gen_0000's", best, rw + rdr / 2);
     cJSON_Delete(r);
     ck_assert_int_eq(count_tmp(rd), 0);
     ck_assert(exists(pathf(p, sizeof p, rd, "state.json")));
