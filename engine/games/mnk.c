@@ -332,20 +332,48 @@ static void mnk_render(const game *g, const game_state *gs, FILE *f)
                 renju_black ? " (# = forbidden for black)" : "");
 }
 
+/* The start columns c of the k-windows from (r, c) in direction (dr, dc) whose k points
+ * hold k - 1 of the mover's stones and one empty point: a superset of where a stone wins
+ * (a winning run of k or more, whatever the rule, has such a window through the new
+ * stone). Bit-parallel over the columns: a window is kept when each of its points is own
+ * or empty (points off the board are neither: the shifts bring in zeros) and exactly
+ * one is empty. */
+static uint64_t win_windows(const uint64_t *own, const uint64_t *empty, int r, int dr, int dc,
+                            int k, int C)
+{
+    uint64_t mine = (1ull << C) - 1, acc1 = 0, acc2 = 0; /* C <= 25 */
+    for (int i = 0; i < k; i++) {
+        uint64_t o = own[r + i * dr], e = empty[r + i * dr];
+        if (dc > 0) {
+            o >>= i;
+            e >>= i;
+        } else if (dc < 0) {
+            o <<= i;
+            e <<= i;
+        }
+        acc2 |= acc1 & e;
+        acc1 |= e;
+        mine &= o | e;
+    }
+    return mine & acc1 & ~acc2;
+}
+
 static int mnk_winning_move(const game *g, const game_state *gs)
 {
     const mnk_state *s = CST(gs);
     if (mnk_terminal(g, gs))
         return -1;
     int color = (s->ply & 1) + 1;
+    int k = DATA(g)->k;
     /* Fewer than k-1 own stones cannot make k. */
-    if (s->ply / 2 < DATA(g)->k - 1)
+    if (s->ply / 2 < k - 1)
         return -1;
-    /* A winning point has an own stone next to it (on the line of the k it completes):
-     * only empty points with an own neighbour are checked, found with one bit mask a
-     * row (cols <= 25). In index order, so the first is the lowest, as a full scan gives. */
+    /* A winning point completes a k-window of k - 1 own stones (win_windows): those
+     * windows are found for the four directions with one bit mask a row (cols <= 25),
+     * their empty points checked in full by the rule, in index order, so the first is
+     * the lowest, as a full scan gives. */
     int R = g->rows, C = g->cols;
-    uint64_t own[27] = {0}, empty[27] = {0};
+    uint64_t own[25] = {0}, empty[25] = {0}, cand[25] = {0};
     const uint8_t *b = s->board;
     for (int r = 0; r < R; r++) {
         uint64_t o = 0, e = 0;
@@ -353,18 +381,26 @@ static int mnk_winning_move(const game *g, const game_state *gs)
             o |= (uint64_t)(b[r * C + c] == color) << c;
             e |= (uint64_t)(b[r * C + c] == 0) << c;
         }
-        own[r + 1] = o;
-        empty[r + 1] = e;
+        own[r] = o;
+        empty[r] = e;
     }
-    for (int r = 0; r < R; r++) {
-        uint64_t near = own[r] | own[r + 1] | own[r + 2];
-        near |= near << 1 | near >> 1;
-        for (uint64_t cand = near & empty[r + 1]; cand; cand &= cand - 1) {
-            int a = r * C + __builtin_ctzll(cand);
+    static const int dirs[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+    for (int d = 0; d < 4; d++) {
+        int dr = dirs[d][0], dc = dirs[d][1];
+        for (int r = 0; r + (k - 1) * dr < R; r++) {
+            uint64_t w = win_windows(own, empty, r, dr, dc, k, C);
+            for (int i = 0; w && i < k; i++) {
+                uint64_t at = dc > 0 ? w << i : dc < 0 ? w >> i : w;
+                cand[r + i * dr] |= at & empty[r + i * dr];
+            }
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (uint64_t m = cand[r]; m; m &= m - 1) {
+            int a = r * C + __builtin_ctzll(m);
             if (makes_win(g, b, a, color))
                 return a;
         }
-    }
     return -1;
 }
 
