@@ -41,6 +41,7 @@
 #include "infer.h"
 #include "conv_vnni.h"
 #include "conv_wino.h"
+#include "heads_x86.h"
 #include "engine/errmsg.h"
 
 #define NN_MAX_LAYERS (2 + 2 * NN_MAX_BLOCKS)
@@ -95,6 +96,7 @@ struct nn_infer {
     layer L[NN_MAX_LAYERS];
     float *pol_w, *pol_b;   /* conv head: (H), (1); dense: (A, H*hw), (A) */
     float *v1_w, *v1_b, *v2_w, *v2_b;
+    bool hx;                /* the heads' dot products and pool by heads_x86.c (avx512f) */
     nn_int8_kernel kernel;  /* int8: which convolutions run (never auto) */
     /* the direct int8 path (kernel == NN_INT8_DIRECT or NN_INT8_WINOGRAD): */
     vnni_conv vc[NN_MAX_LAYERS];
@@ -367,6 +369,7 @@ nn_infer *nn_infer_new(const nn_params *p, int rows, int cols, nn_precision prec
      * those bytes (7% of a 9x9 bf16 forward at batch 384); fp32 stays f32 throughout */
     ctx->hdt = prec != NN_PREC_FP32 && nn_cpu_has_bf16() ? dnnl_bf16 : dnnl_f32;
     ctx->threads = threads;
+    ctx->hx = hx_ok();
     int C = s->channels, H = s->head_channels, V = s->value_hidden;
     ctx->nl = 2 + 2 * s->blocks;
     bool oom = false;
@@ -719,7 +722,15 @@ HEADS_HOT static void run_heads(const nn_infer *ctx, float *scratch, const float
     int W = nn_value_pool_width(s); /* pool: H means, then (mean_max) H maxima */
     float *pool = scratch, *hid = pool + W;
     float mx = -INFINITY;
-    if (s->policy == NN_POLICY_CONV) {
+    if (s->policy == NN_POLICY_CONV && ctx->hx && hx_cols_ok(H)) {
+        hx_rows_dot(hbuf, (size_t)H2, hw, H, ctx->pol_w, policy); /* every point's */
+        for (int p = 0; p < hw; p++) {
+            float z = ctx->pol_b[0] + policy[p];
+            z = !legal || legal[p] ? z : -INFINITY;
+            policy[p] = z;
+            mx = z > mx ? z : mx;
+        }
+    } else if (s->policy == NN_POLICY_CONV) {
         for (int p = 0; p < hw; p++) {
             if (legal && !legal[p])
                 continue;
@@ -752,21 +763,33 @@ HEADS_HOT static void run_heads(const nn_infer *ctx, float *scratch, const float
     float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
     for (int a = 0; a < A; a++)
         policy[a] *= inv;
-    for (int h = 0; h < W; h++)
-        pool[h] = 0; /* the maxima too: they are of ReLU outputs, >= 0 */
-    for (int p = 0; p < hw; p++) {
-        const float *x = hbuf + (size_t)p * H2 + H;
-        for (int h = 0; h < H; h++)
-            pool[h] += x[h];
-        if (W > H)
+    if (ctx->hx && hx_cols_ok(H)) {
+        hx_pool(hbuf + H, (size_t)H2, hw, H, pool, W > H ? pool + H : NULL);
+    } else {
+        for (int h = 0; h < W; h++)
+            pool[h] = 0; /* the maxima too: they are of ReLU outputs, >= 0 */
+        for (int p = 0; p < hw; p++) {
+            const float *x = hbuf + (size_t)p * H2 + H;
             for (int h = 0; h < H; h++)
-                pool[H + h] = x[h] > pool[H + h] ? x[h] : pool[H + h];
+                pool[h] += x[h];
+            if (W > H)
+                for (int h = 0; h < H; h++)
+                    pool[H + h] = x[h] > pool[H + h] ? x[h] : pool[H + h];
+        }
+        for (int h = 0; h < H; h++)
+            pool[h] /= (float)hw;
     }
-    for (int h = 0; h < H; h++)
-        pool[h] /= (float)hw;
-    for (int v = 0; v < V; v++) {
-        float acc = ctx->v1_b[v] + dot(ctx->v1_w + (size_t)v * W, pool, W);
-        hid[v] = acc > 0 ? acc : 0;
+    if (ctx->hx && hx_cols_ok(W)) {
+        hx_rows_dot(ctx->v1_w, (size_t)W, V, W, pool, hid);
+        for (int v = 0; v < V; v++) {
+            float acc = ctx->v1_b[v] + hid[v];
+            hid[v] = acc > 0 ? acc : 0;
+        }
+    } else {
+        for (int v = 0; v < V; v++) {
+            float acc = ctx->v1_b[v] + dot(ctx->v1_w + (size_t)v * W, pool, W);
+            hid[v] = acc > 0 ? acc : 0;
+        }
     }
     float out[NN_VALUE_MAX_OUTPUTS];
     for (int o = 0; o < nn_value_outputs(s); o++)

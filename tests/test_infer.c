@@ -13,6 +13,7 @@
 #include "engine/symmetry.h"
 #include "nn/checkpoint.h"
 #include "nn/conv_wino.h"
+#include "nn/heads_x86.h"
 #include "nn/infer.h"
 #include "nn/net_eval.h"
 #include "nn/params.h"
@@ -173,6 +174,63 @@ START_TEST(dnnl_matches_reference_other_shapes)
         }
         nn_params_free(p);
     }
+}
+END_TEST
+
+/* The heads' AVX-512 dot products and pool (heads_x86.h): head channels 16 and 32 take
+ * them (hx_cols_ok), with mean and mean_max pools (value FC rows of 16 to 64) and a hidden
+ * width that leaves a partial block of 16 rows; oneDNN fp32 matches the reference's plain
+ * loops. And the two functions alone against plain loops, rows from 1 to 40. */
+START_TEST(heads_x86_match_plain_loops)
+{
+    for (int k = 0; k < 4; k++) {
+        nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, 1, NN_POLICY_CONV, 7, 7);
+        s.head_channels = k < 2 ? 16 : 32;
+        s.value_hidden = k % 2 ? 20 : 40;
+        s.value_pool = k % 2 ? NN_POOL_MEAN_MAX : NN_POOL_MEAN;
+        nn_params *p = random_params(&s, 40 + k);
+        for (int b = 0; b < 3; b++) {
+            double d = compare(p, 7, 7, batches[b], 540 + 3 * k + b);
+            ck_assert_msg(d <= 1e-4, "head %d pool %d hidden %d: batch %d: %g", s.head_channels,
+                          s.value_pool, s.value_hidden, batches[b], d);
+        }
+        nn_params_free(p);
+    }
+    if (!hx_ok())
+        return;
+    rng r;
+    rng_seed(&r, 41);
+    float M[40 * 70], v[64], out[40], mean[64], mx[64];
+    for (size_t i = 0; i < sizeof M / sizeof M[0]; i++)
+        M[i] = (float)rng_uniform(&r) * 2.0f - 1.0f;
+    for (int i = 0; i < 64; i++)
+        v[i] = (float)rng_uniform(&r) * 2.0f - 1.0f;
+    for (int cols = 16; cols <= 64; cols += 16)
+        for (int rows = 1; rows <= 40; rows += 13) {
+            if (rows < 40)
+                out[rows] = 12345.0f; /* not written past rows */
+            hx_rows_dot(M, 70, rows, cols, v, out);
+            hx_pool(M, 70, rows, cols, mean, mx);
+            for (int i = 0; i < rows; i++) {
+                double want = 0;
+                for (int c = 0; c < cols; c++)
+                    want += (double)M[i * 70 + c] * v[c];
+                ck_assert_msg(fabs(want - out[i]) <= 1e-5, "cols %d row %d: %g vs %g", cols, i,
+                              out[i], want);
+            }
+            if (rows < 40)
+                ck_assert_float_eq(out[rows], 12345.0f);
+            for (int c = 0; c < cols; c++) {
+                double sum = 0, m = 0;
+                for (int i = 0; i < rows; i++) {
+                    sum += M[i * 70 + c];
+                    m = fmax(m, M[i * 70 + c]);
+                }
+                ck_assert_msg(fabs(sum / rows - mean[c]) <= 1e-5, "mean col %d", c);
+                ck_assert_float_eq(mx[c], (float)m);
+            }
+        }
+    ck_assert(hx_cols_ok(16) && hx_cols_ok(64) && !hx_cols_ok(8) && !hx_cols_ok(80) && !hx_cols_ok(0));
 }
 END_TEST
 
@@ -1264,6 +1322,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, dnnl_matches_reference_square);
     tcase_add_test(t, dnnl_matches_reference_hex_3players);
     tcase_add_test(t, dnnl_matches_reference_other_shapes);
+    tcase_add_test(t, heads_x86_match_plain_loops);
     tcase_add_test(t, masked_taps_garbage_then_mask_is_identical);
     tcase_add_test(t, aux_policy_head_is_not_inferred);
     tcase_add_test(t, dnnl_matches_reference_action_value);
