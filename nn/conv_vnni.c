@@ -104,6 +104,29 @@ int vnni_conv_init(vnni_conv *c, const float *w, int oc, int ic, int k, const fl
     return 0;
 }
 
+int vnni_stem_init(vnni_conv *c, const float *w, int oc, int ic, int k, const float *wmul,
+                   const float *qb, const float *oscale)
+{
+    if (k != 3 || (3 * ic + 3) / 4 >= 3 * ((ic + 3) / 4))
+        return vnni_conv_init(c, w, oc, ic, k, wmul, qb, oscale, 0.0f);
+    /* w3[o][kx * ic + i][ky][1] = w[o][i][ky][kx]; the other columns 0 (left out) */
+    int ic3 = 3 * ic;
+    float *w3 = calloc((size_t)oc * ic3 * 9, sizeof(float));
+    if (!w3)
+        return -1;
+    for (int o = 0; o < oc; o++)
+        for (int i = 0; i < ic; i++)
+            for (int ky = 0; ky < 3; ky++)
+                for (int kx = 0; kx < 3; kx++)
+                    w3[(((size_t)o * ic3 + kx * ic + i) * 3 + ky) * 3 + 1] =
+                        w[(((size_t)o * ic + i) * 3 + ky) * 3 + kx];
+    int rc = vnni_conv_init(c, w3, oc, ic3, 3, wmul, qb, oscale, 0.0f);
+    free(w3);
+    if (rc == 0)
+        c->spread = ic;
+    return rc;
+}
+
 #if VNNI_X86
 
 /* What one block reads and writes. */
@@ -293,7 +316,7 @@ void vnni_conv_u8(const vnni_conv *c, const uint8_t *in, int in_stride, uint8_t 
 }
 
 VNNI_TARGET void vnni_quantize_input(const float *in, int planes, int rows, int cols, float scale,
-                                     uint8_t *out, int stride)
+                                     uint8_t *out, int stride, int spread)
 {
     const __m512 s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
     uint8_t q[16];
@@ -306,8 +329,17 @@ VNNI_TARGET void vnni_quantize_input(const float *in, int planes, int rows, int 
                 __mmask16 m = (__mmask16)((1u << n) - 1);
                 __m512 f = _mm512_max_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + x0), s), zero);
                 _mm_storeu_si128((__m128i *)(void *)q, _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(f)));
-                for (int x = 0; x < n; x++)
-                    o[(size_t)(x0 + x) * stride] = q[x];
+                if (spread) /* the pixel's own at planes + c, to its right neighbour's
+                             * channel c (its left), to its left's 2 planes + c */
+                    for (int x = 0; x < n; x++) {
+                        uint8_t *d = o + (size_t)(x0 + x) * stride;
+                        d[planes] = q[x];
+                        d[stride] = q[x];
+                        d[2 * planes - stride] = q[x];
+                    }
+                else
+                    for (int x = 0; x < n; x++)
+                        o[(size_t)(x0 + x) * stride] = q[x];
             }
         }
 }
@@ -321,9 +353,9 @@ void vnni_conv_f32(const vnni_conv *c, const uint8_t *in, int in_stride, float *
 #else /* no x86: vnni_cpu_ok() is 0 and nothing calls these */
 
 void vnni_quantize_input(const float *in, int planes, int rows, int cols, float scale,
-                         uint8_t *out, int stride)
+                         uint8_t *out, int stride, int spread)
 {
-    (void)in, (void)planes, (void)rows, (void)cols, (void)scale, (void)out, (void)stride;
+    (void)in, (void)planes, (void)rows, (void)cols, (void)scale, (void)out, (void)stride, (void)spread;
     abort();
 }
 

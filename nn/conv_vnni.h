@@ -37,6 +37,8 @@ typedef struct vnni_conv {
     float *scale;  /* (oc) owned */
     float *bias;   /* (oc) owned */
     float sum_scale;
+    int spread;    /* 0, or the stem's real input channels when its columns are spread
+                      (vnni_stem_init): then ic = 3 * spread */
 } vnni_conv;
 
 /* The register blocks of these kernels and of conv_wino.c's: up to 24 s32 accumulators,
@@ -60,6 +62,16 @@ size_t vnni_act_bytes(int rows, int cols, int stride);
  * vnni_conv_free. */
 int vnni_conv_init(vnni_conv *c, const float *w, int oc, int ic, int k, const float *wmul,
                    const float *qb, const float *oscale, float sum_scale);
+
+/* The stem (the 3x3 conv on the input planes) as vnni_conv_init, but with its columns
+ * spread when that takes fewer groups of 4 channels: the input then holds, a pixel, the
+ * planes of its left neighbour, its own, and its right neighbour's (3 * ic channels,
+ * vnni_quantize_input with spread), and the weights only the middle column of taps, kx
+ * folded into the channels. The same s8 products and s32 sums, so the same output bits,
+ * in 3 * ceil(3 ic / 4) groups a pixel instead of 9 * ceil(ic / 4): 36 instead of 54 for
+ * Gomoku's 5 planes. Otherwise (e.g. 4 or 8 planes, or k = 1) exactly vnni_conv_init. */
+int vnni_stem_init(vnni_conv *c, const float *w, int oc, int ic, int k, const float *wmul,
+                   const float *qb, const float *oscale);
 void vnni_conv_free(vnni_conv *c);
 
 /* One position: in (padded, in_stride >= c->icp channels a pixel, the channels from ic
@@ -71,9 +83,13 @@ void vnni_conv_u8(const vnni_conv *c, const uint8_t *in, int in_stride, uint8_t 
 
 /* The input planes in[planes][rows][cols] (f32, NCHW) of one position -> out (padded,
  * `stride` channels a pixel, the interior's channels [0, planes) written): u8 =
- * round(x * scale) to nearest even, saturated to [0, 255] (oneDNN's input reorder). */
+ * round(x * scale) to nearest even, saturated to [0, 255] (oneDNN's input reorder). With
+ * spread (a stem from vnni_stem_init), each value also goes to the channel planes + c
+ * of its pixel and to channel c of the pixel to its right, 2 planes + c of the one to its
+ * left; the channels of left and right neighbours off the board are never written (keep
+ * the buffer's zeros). */
 void vnni_quantize_input(const float *in, int planes, int rows, int cols, float scale,
-                         uint8_t *out, int stride);
+                         uint8_t *out, int stride, int spread);
 
 /* The same into out (rows * cols, c->oc) f32, no border (the heads' input); any oc, the
  * padding channels 0. */

@@ -856,8 +856,11 @@ static int direct_setup(nn_infer *ctx, char *err, size_t errlen)
     int C = ctx->spec.channels;
     for (int l = 0; l < ctx->nl; l++) {
         layer *y = &ctx->L[l];
-        if (vnni_conv_init(&ctx->vc[l], y->w, y->oc, y->ic, y->k, y->wscale, y->qb, y->oscale,
-                           y->sum_scale) < 0)
+        int rc = l == 0 ? vnni_stem_init(&ctx->vc[l], y->w, y->oc, y->ic, y->k, y->wscale,
+                                         y->qb, y->oscale)
+                        : vnni_conv_init(&ctx->vc[l], y->w, y->oc, y->ic, y->k, y->wscale,
+                                         y->qb, y->oscale, y->sum_scale);
+        if (rc < 0)
             return gz_fail(err, errlen, "out of memory");
     }
 #ifdef _OPENMP
@@ -948,7 +951,7 @@ static void direct_one(const nn_infer *ctx, int t, const float *in, const uint8_
     int rows = ctx->rows, cols = ctx->cols, ip = ctx->vc[0].icp, C = ctx->spec.channels;
     bool wino = ctx->kernel == NN_INT8_WINOGRAD;
     void *ws = wino ? ctx->wbuf + ctx->wset * (size_t)t : NULL;
-    vnni_quantize_input(in, ctx->spec.planes, rows, cols, ctx->in_scale, x, ip);
+    vnni_quantize_input(in, ctx->spec.planes, rows, cols, ctx->in_scale, x, ip, ctx->vc[0].spread);
     vnni_conv_u8(&ctx->vc[0], x, ip, A, rows, cols);
     for (int l = 1; l < ctx->nl - 1; l++) { /* as layer_mems: odd A -> B, even B -> A */
         uint8_t *src = l % 2 ? A : B, *dst = l % 2 ? B : A;

@@ -12,6 +12,7 @@
 #include "engine/config.h"
 #include "engine/symmetry.h"
 #include "nn/checkpoint.h"
+#include "nn/conv_vnni.h"
 #include "nn/conv_wino.h"
 #include "nn/heads_x86.h"
 #include "nn/infer.h"
@@ -778,6 +779,54 @@ END_TEST
 
 /* direct needs net.channels a multiple of 16 (and AVX512-VNNI): asked for, it is refused
  * with the key named; auto runs oneDNN's kernels instead; other precisions ignore it. */
+/* The stem with spread columns (vnni_stem_init) gives the bits of the plain stem: 5 and 6
+ * planes (spread), 4 (not: the same groups either way), on a 7x9 board, all 9 taps and
+ * the hex lattice's 7, inputs 0/1 and fractions. */
+START_TEST(int8_stem_spread_same_bits)
+{
+    if (!nn_cpu_has_avx512_vnni())
+        return;
+    rng r;
+    rng_seed(&r, 61);
+    const int R = 7, C = 9, OC = 48;
+    for (int ic = 4; ic <= 6; ic++)
+        for (int hex = 0; hex < 2; hex++) {
+            float *w = malloc(sizeof(float) * OC * ic * 9), wmul[OC], qb[OC], os[OC];
+            for (int i = 0; i < OC * ic * 9; i++)
+                w[i] = (i % 9 == 0 || i % 9 == 8) && hex ? 0.0f : (float)rng_normal(&r) * 0.5f;
+            for (int o = 0; o < OC; o++) {
+                wmul[o] = 100.0f + (float)o;
+                qb[o] = (float)rng_normal(&r) * 50.0f;
+                os[o] = 0.01f + 0.0005f * (float)o;
+            }
+            float *in = malloc(sizeof(float) * ic * R * C);
+            for (int i = 0; i < ic * R * C; i++)
+                in[i] = rng_below(&r, 3) == 0 ? 1.0f : rng_below(&r, 2) ? 0.0f : (float)rng_uniform(&r);
+            vnni_conv plain, spread;
+            ck_assert_int_eq(vnni_conv_init(&plain, w, OC, ic, 3, wmul, qb, os, 0.0f), 0);
+            ck_assert_int_eq(vnni_stem_init(&spread, w, OC, ic, 3, wmul, qb, os), 0);
+            ck_assert_int_eq(spread.spread, ic == 4 ? 0 : ic);
+            ck_assert_int_eq(spread.icp, ic == 4 ? 4 : (3 * ic + 3) / 4 * 4);
+            size_t ab = vnni_act_bytes(R, C, spread.icp), ob = vnni_act_bytes(R, C, OC);
+            uint8_t *xa = calloc(ab, 1), *xb = calloc(ab, 1), *ya = calloc(ob, 1), *yb = calloc(ob, 1);
+            vnni_quantize_input(in, ic, R, C, 200.0f, xa, plain.icp, 0);
+            vnni_quantize_input(in, ic, R, C, 200.0f, xb, spread.icp, spread.spread);
+            vnni_conv_u8(&plain, xa, plain.icp, ya, R, C);
+            vnni_conv_u8(&spread, xb, spread.icp, yb, R, C);
+            for (size_t i = 0; i < ob; i++)
+                ck_assert_msg(ya[i] == yb[i], "ic %d hex %d: byte %zu (pixel %zu channel %zu): %d vs %d",
+                              ic, hex, i, i / OC, i % OC, ya[i], yb[i]);
+            size_t nz = 0;
+            for (size_t i = 0; i < ob; i++)
+                nz += ya[i] != 0;
+            ck_assert_msg(nz > ob / 8, "ic %d hex %d: %zu nonzero of %zu", ic, hex, nz, ob);
+            vnni_conv_free(&plain);
+            vnni_conv_free(&spread);
+            free(w), free(in), free(xa), free(xb), free(ya), free(yb);
+        }
+}
+END_TEST
+
 START_TEST(int8_direct_refused)
 {
     char err[256];
@@ -1334,6 +1383,7 @@ static Suite *infer_suite(void)
     tcase_add_test(t, int8_hex_mask_holds);
     tcase_add_test(t, int8_direct_matches_onednn);
     tcase_add_test(t, int8_direct_refused);
+    tcase_add_test(t, int8_stem_spread_same_bits);
     tcase_add_test(t, wdl_head_matches_reference);
     suite_add_tcase(s, t);
     TCase *ev = tcase_create("evaluator");
