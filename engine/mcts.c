@@ -944,43 +944,55 @@ static int select_edge(const mcts *t, const mnode *X)
     bool forced = X == t->nodes && t->p.noise && t->p.forced_playouts > 0.0f;
     float kn = forced ? t->p.forced_playouts * (float)X->n : 0.0f, shortfall = 0.0f;
     int forced_best = -1;
+    /* Edges never followed (most of them) all score fpu + c * P * sqrt(N): the best of them
+     * is the first with the highest prior, found by comparing the 16-bit priors (monotone
+     * in the prior), and scored once after the loop. */
+    int fresh = -1;
+    uint16_t fresh_prior = 0;
     for (int i = 0; i < X->nedges; i++) {
         int32_t c = e[i].child;
-        float q, nv = 0.0f;
-        if (c >= 0) {
-            const mnode *C = &t->nodes[c];
-            nv = (float)C->n + vl * (float)C->pending;
-            if (t->scored) {
-                /* normalised Q; a pending visit counts as the worst value seen (0) */
-                if (C->proven)
-                    q = q_norm(t, scored_q(t, c, m));
-                else if (C->n > 0)
-                    q = (float)C->n * q_norm(t, scored_q(t, c, m)) / nv;
-                else
-                    q = nv > 0.0f ? 0.0f : fpu;
-            } else if (C->proven) {
-                if (t->p.solver && C->pz[m] <= -1.0f)
-                    continue;
-                float cv[GAME_MAX_PLAYERS];
-                q = search_value(t, C->pz, cv)[m];
-            } else {
-                q = nv > 0.0f ? (C->w[m] - vl * (float)C->pending) / nv : fpu;
+        if (c < 0) {
+            if (fresh < 0 || e[i].prior > fresh_prior) {
+                fresh = i;
+                fresh_prior = e[i].prior;
             }
-            if (forced && nv > 0.0f && !C->proven) {
-                float need = sqrtf(kn * edge_prior(&e[i]));
-                if (need - nv > shortfall) {
-                    shortfall = need - nv;
-                    forced_best = i;
-                }
-            }
+            continue;
+        }
+        const mnode *C = &t->nodes[c];
+        float q, nv = (float)C->n + vl * (float)C->pending;
+        if (t->scored) {
+            /* normalised Q; a pending visit counts as the worst value seen (0) */
+            if (C->proven)
+                q = q_norm(t, scored_q(t, c, m));
+            else if (C->n > 0)
+                q = (float)C->n * q_norm(t, scored_q(t, c, m)) / nv;
+            else
+                q = nv > 0.0f ? 0.0f : fpu;
+        } else if (C->proven) {
+            if (t->p.solver && C->pz[m] <= -1.0f)
+                continue;
+            float cv[GAME_MAX_PLAYERS];
+            q = search_value(t, C->pz, cv)[m];
         } else {
-            q = fpu;
+            q = nv > 0.0f ? (C->w[m] - vl * (float)C->pending) / nv : fpu;
+        }
+        if (forced && nv > 0.0f && !C->proven) {
+            float need = sqrtf(kn * edge_prior(&e[i]));
+            if (need - nv > shortfall) {
+                shortfall = need - nv;
+                forced_best = i;
+            }
         }
         float s = q + cp * edge_prior(&e[i]) * sq / (1.0f + nv);
         if (s > bests) {
             bests = s;
             best = i;
         }
+    }
+    if (fresh >= 0) { /* as the loop would have scored it (nv 0), ties to the lower index */
+        float s = fpu + cp * edge_prior(&e[fresh]) * sq / 1.0f;
+        if (s > bests || (s == bests && fresh < best))
+            best = fresh;
     }
     return forced_best >= 0 ? forced_best : best;
 }
