@@ -107,8 +107,18 @@ int vnni_conv_init(vnni_conv *c, const float *w, int oc, int ic, int k, const fl
 int vnni_stem_init(vnni_conv *c, const float *w, int oc, int ic, int k, const float *wmul,
                    const float *qb, const float *oscale)
 {
-    if (k != 3 || (3 * ic + 3) / 4 >= 3 * ((ic + 3) / 4))
-        return vnni_conv_init(c, w, oc, ic, k, wmul, qb, oscale, 0.0f);
+    int rc = vnni_conv_init(c, w, oc, ic, k, wmul, qb, oscale, 0.0f);
+    if (rc < 0 || k != 3)
+        return rc;
+    /* groups of 4 channels a pixel: the live taps' (7 on the hex lattice) against the live
+     * tap rows' with 3 ic channels */
+    bool row[3] = {false, false, false};
+    for (int ti = 0; ti < c->ntaps; ti++)
+        row[c->taps[ti] / 3] = true;
+    int rows = row[0] + row[1] + row[2];
+    if (rows * ((3 * ic + 3) / 4) >= c->ntaps * (c->icp / 4))
+        return 0;
+    vnni_conv_free(c);
     /* w3[o][kx * ic + i][ky][1] = w[o][i][ky][kx]; the other columns 0 (left out) */
     int ic3 = 3 * ic;
     float *w3 = calloc((size_t)oc * ic3 * 9, sizeof(float));
@@ -120,7 +130,7 @@ int vnni_stem_init(vnni_conv *c, const float *w, int oc, int ic, int k, const fl
                 for (int kx = 0; kx < 3; kx++)
                     w3[(((size_t)o * ic3 + kx * ic + i) * 3 + ky) * 3 + 1] =
                         w[(((size_t)o * ic + i) * 3 + ky) * 3 + kx];
-    int rc = vnni_conv_init(c, w3, oc, ic3, 3, wmul, qb, oscale, 0.0f);
+    rc = vnni_conv_init(c, w3, oc, ic3, 3, wmul, qb, oscale, 0.0f);
     free(w3);
     if (rc == 0)
         c->spread = ic;

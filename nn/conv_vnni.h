@@ -69,7 +69,9 @@ int vnni_conv_init(vnni_conv *c, const float *w, int oc, int ic, int k, const fl
  * vnni_quantize_input with spread), and the weights only the middle column of taps, kx
  * folded into the channels. The same s8 products and s32 sums, so the same output bits,
  * in 3 * ceil(3 ic / 4) groups a pixel instead of 9 * ceil(ic / 4): 36 instead of 54 for
- * Gomoku's 5 planes. Otherwise (e.g. 4 or 8 planes, or k = 1) exactly vnni_conv_init. */
+ * Gomoku's 5 planes. Spread only where that takes fewer groups than the live taps do
+ * (the hex lattice has 7); otherwise (e.g. 4 or 8 planes, or k = 1) exactly
+ * vnni_conv_init. */
 int vnni_stem_init(vnni_conv *c, const float *w, int oc, int ic, int k, const float *wmul,
                    const float *qb, const float *oscale);
 void vnni_conv_free(vnni_conv *c);
