@@ -86,10 +86,11 @@ void vnni_conv_u8(const vnni_conv *c, const uint8_t *in, int in_stride, uint8_t 
 /* The input planes in[planes][rows][cols] (f32, NCHW) of one position -> out (padded,
  * `stride` channels a pixel, the interior's channels [0, planes) written): u8 =
  * round(x * scale) to nearest even, saturated to [0, 255] (oneDNN's input reorder). With
- * spread (a stem from vnni_stem_init), each value also goes to the channel planes + c
- * of its pixel and to channel c of the pixel to its right, 2 planes + c of the one to its
- * left; the channels of left and right neighbours off the board are never written (keep
- * the buffer's zeros). */
+ * spread (a stem from vnni_stem_init: stride = its icp), plane c's value goes instead to
+ * channel planes + c of its pixel, channel c of the pixel to its right and channel
+ * 2 planes + c of the one to its left. The first column's channels [0, planes) and the
+ * last column's [2 planes, 3 planes) are never written, so they keep the buffer's zeros;
+ * the border columns get values, which the spread stem never reads. */
 void vnni_quantize_input(const float *in, int planes, int rows, int cols, float scale,
                          uint8_t *out, int stride, int spread);
 
