@@ -157,11 +157,18 @@ BT6(bt6_256, __m256i, _mm256)
         const uint8_t *w, size_t rowb, size_t pixb, int nr, int nc, int16_t *u, size_t ps)     \
     {                                                                                            \
         V t[6][6];                                                                               \
-        _Pragma("GCC unroll 6") for (int s = 0; s < 6; s++)                                      \
+        /* running pointers: 72 addresses from constant offsets ran out of registers */          \
+        const uint8_t *col = w;                                                                  \
+        _Pragma("GCC unroll 6") for (int s = 0; s < 6; s++, col += pixb)                         \
         {                                                                                        \
             V x[6];                                                                              \
-            _Pragma("GCC unroll 6") for (int r = 0; r < 6; r++) x[r] =                           \
-                r < nr && s < nc ? LOAD(w + r * rowb + s * pixb) : ZERO;                         \
+            const uint8_t *q = col;                                                              \
+            _Pragma("GCC unroll 6") for (int r = 0; r < 6; r++)                                  \
+            {                                                                                    \
+                x[r] = r < nr && s < nc ? LOAD(q) : ZERO;                                        \
+                q += rowb;                                                                       \
+                __asm__("" : "+r"(q));                                                           \
+            }                                                                                    \
             BT(x);                                                                               \
             _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++) t[i][s] = x[i];                  \
         }                                                                                        \
@@ -169,7 +176,11 @@ BT6(bt6_256, __m256i, _mm256)
         {                                                                                        \
             BT(t[i]);                                                                            \
             _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)                                  \
-                STORE(u + (size_t)(i * 6 + j) * ps, t[i][j]);                                    \
+            {                                                                                    \
+                STORE(u, t[i][j]);                                                               \
+                u += ps;                                                                         \
+                __asm__("" : "+r"(u)); /* not 36 addresses hoisted out of the tile loops */      \
+            }                                                                                    \
         }                                                                                        \
     }
 #define LOAD512(p) _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
@@ -285,23 +296,34 @@ static inline __attribute__((always_inline)) WINO_TARGET void output_tile(
     const __m512 two = _mm512_set1_ps(2.0f), four = _mm512_set1_ps(4.0f);
     const __m512 eight = _mm512_set1_ps(8.0f), zero = _mm512_setzero_ps();
     __m512 t[6][4];
-#define LD(i, j) _mm512_load_ps(M + (size_t)((i) * 6 + (j)) * mstride)
-#define ROW(i) AT6(LD(i, 0), LD(i, 1), LD(i, 2), LD(i, 3), LD(i, 4), LD(i, 5), t[i][0], t[i][1], t[i][2], t[i][3]);
+    /* running pointers (here and for the pixels) with an empty asm between steps, so the
+     * compiler does not hoist dozens of addresses out of the callers' loops into spills */
+#define LDN(v)                                                                                   \
+    __m512 v = _mm512_load_ps(M);                                                                \
+    M += mstride;                                                                                \
+    __asm__("" : "+r"(M));
+#define ROW(i)                                                                                   \
+    {                                                                                            \
+        LDN(m0) LDN(m1) LDN(m2) LDN(m3) LDN(m4) LDN(m5)                                          \
+        AT6(m0, m1, m2, m3, m4, m5, t[i][0], t[i][1], t[i][2], t[i][3]);                         \
+    }
     ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5)
 #undef ROW
-#undef LD
+#undef LDN
     const __m512 ss = _mm512_set1_ps(sum_scale);
-    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
+    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++, out += ops)
     {
         if (q >= nc)
             break;
         __m512 y[4];
         AT6(t[0][q], t[1][q], t[2][q], t[3][q], t[4][q], t[5][q], y[0], y[1], y[2], y[3]);
-        _Pragma("GCC unroll 4") for (int p = 0; p < 4; p++)
+        uint8_t *d = out;
+        __asm__("" : "+r"(out));
+        _Pragma("GCC unroll 4") for (int p = 0; p < 4; p++, d += pitch)
         {
             if (p >= nr)
                 break;
-            uint8_t *d = out + p * pitch + q * ops;
+            __asm__("" : "+r"(d));
             __m512 f = _mm512_add_ps(y[p], b);
             if (sum_scale > 0) {
                 __m512i s8 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)d));
