@@ -949,6 +949,9 @@ static int select_edge(const mcts *t, const mnode *X)
      * in the prior), and scored once after the loop. */
     int fresh = -1;
     uint16_t fresh_prior = 0;
+    /* the edge lines' misses overlap instead of following each other down the scan */
+    for (int k = 0; k < X->nedges; k += 8)
+        __builtin_prefetch(e + k);
     for (int i = 0; i < X->nedges; i++) {
         int32_t c = e[i].child;
         if (c < 0) {
@@ -1066,6 +1069,8 @@ static int descend(mcts *t, mcts_batch *b)
         assert(i >= 0);
         medge *e = &t->edges[X->first_edge + i];
         float sc0[GAME_MAX_PLAYERS];
+        if (e->child >= 0) /* its fields are read next, after the move */
+            __builtin_prefetch(&t->nodes[e->child]);
         if (t->scored && e->child < 0)
             g->ops->score(g, s, sc0);
         int rc = nature ? g->ops->chance_play(g, s, e->action) : game_play(g, s, e->action);
@@ -1222,6 +1227,16 @@ int mcts_step_many(mcts *const *trees, int ntrees, mcts_batch *b, evaluator *e, 
         return -1;
     }
     for (int i = 0; i < b->n; i++) {
+        /* the leaves' nodes, then their edges, a few leaves ahead: the forward pass has
+         * pushed them out of the cache, and each leaf's misses would otherwise wait in turn */
+        if (i + 4 < b->n)
+            __builtin_prefetch(&b->tree[i + 4]->nodes[b->node[i + 4]], 1);
+        if (i + 2 < b->n) {
+            const mcts *u = b->tree[i + 2];
+            const mnode *Y = &u->nodes[b->node[i + 2]];
+            for (int k = 0; k < Y->nedges; k += 8)
+                __builtin_prefetch(u->edges + Y->first_edge + k, 1);
+        }
         expand_leaf(b, i);
         b->tree[i]->st.evaluated++;
     }
