@@ -157,17 +157,25 @@ BT6(bt6_256, __m256i, _mm256)
         const uint8_t *w, size_t rowb, size_t pixb, int nr, int nc, int16_t *u, size_t ps)     \
     {                                                                                            \
         V t[6][6];                                                                               \
-        /* running pointers: 72 addresses from constant offsets ran out of registers */          \
+        /* running pointers, each step behind an empty asm: 72 addresses from constant       \
+         * offsets were hoisted out of the tile loops and ran out of registers. A pointer    \
+         * steps only to a pixel that is read (none past the window's last). */              \
         const uint8_t *col = w;                                                                  \
-        _Pragma("GCC unroll 6") for (int s = 0; s < 6; s++, col += pixb)                         \
+        _Pragma("GCC unroll 6") for (int s = 0; s < 6; s++)                                      \
         {                                                                                        \
             V x[6];                                                                              \
+            if (s > 0 && s < nc) {                                                               \
+                col += pixb;                                                                     \
+                __asm__("" : "+r"(col));                                                         \
+            }                                                                                    \
             const uint8_t *q = col;                                                              \
             _Pragma("GCC unroll 6") for (int r = 0; r < 6; r++)                                  \
             {                                                                                    \
+                if (r > 0 && r < nr) {                                                           \
+                    q += rowb;                                                                   \
+                    __asm__("" : "+r"(q));                                                       \
+                }                                                                                \
                 x[r] = r < nr && s < nc ? LOAD(q) : ZERO;                                        \
-                q += rowb;                                                                       \
-                __asm__("" : "+r"(q));                                                           \
             }                                                                                    \
             BT(x);                                                                               \
             _Pragma("GCC unroll 6") for (int i = 0; i < 6; i++) t[i][s] = x[i];                  \
@@ -177,9 +185,11 @@ BT6(bt6_256, __m256i, _mm256)
             BT(t[i]);                                                                            \
             _Pragma("GCC unroll 6") for (int j = 0; j < 6; j++)                                  \
             {                                                                                    \
+                if (i + j > 0) {                                                                 \
+                    u += ps;                                                                     \
+                    __asm__("" : "+r"(u));                                                       \
+                }                                                                                \
                 STORE(u, t[i][j]);                                                               \
-                u += ps;                                                                         \
-                __asm__("" : "+r"(u)); /* not 36 addresses hoisted out of the tile loops */      \
             }                                                                                    \
         }                                                                                        \
     }
@@ -300,7 +310,7 @@ static inline __attribute__((always_inline)) WINO_TARGET void output_tile(
      * compiler does not hoist dozens of addresses out of the callers' loops into spills */
 #define LDN(v)                                                                                   \
     __m512 v = _mm512_load_ps(M);                                                                \
-    M += mstride;                                                                                \
+    M += mstride; /* ends one point past the tile's last: inside M's scratch */                 \
     __asm__("" : "+r"(M));
 #define ROW(i)                                                                                   \
     {                                                                                            \
@@ -311,18 +321,22 @@ static inline __attribute__((always_inline)) WINO_TARGET void output_tile(
 #undef ROW
 #undef LDN
     const __m512 ss = _mm512_set1_ps(sum_scale);
-    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++, out += ops)
+    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++)
     {
         if (q >= nc)
             break;
+        if (q > 0)
+            out += ops;
         __m512 y[4];
         AT6(t[0][q], t[1][q], t[2][q], t[3][q], t[4][q], t[5][q], y[0], y[1], y[2], y[3]);
         uint8_t *d = out;
         __asm__("" : "+r"(out));
-        _Pragma("GCC unroll 4") for (int p = 0; p < 4; p++, d += pitch)
+        _Pragma("GCC unroll 4") for (int p = 0; p < 4; p++)
         {
             if (p >= nr)
                 break;
+            if (p > 0)
+                d += pitch;
             __asm__("" : "+r"(d));
             __m512 f = _mm512_add_ps(y[p], b);
             if (sum_scale > 0) {
