@@ -308,13 +308,15 @@ static inline __attribute__((always_inline)) WINO_TARGET void output_tile(
     __m512 t[6][4];
     /* running pointers (here and for the pixels) with an empty asm between steps, so the
      * compiler does not hoist dozens of addresses out of the callers' loops into spills */
-#define LDN(v)                                                                                   \
-    __m512 v = _mm512_load_ps(M);                                                                \
-    M += mstride; /* ends one point past the tile's last: inside M's scratch */                 \
-    __asm__("" : "+r"(M));
+#define LDN(v, first)                                                                            \
+    if (!(first)) {                                                                              \
+        M += mstride;                                                                            \
+        __asm__("" : "+r"(M));                                                                   \
+    }                                                                                            \
+    __m512 v = _mm512_load_ps(M);
 #define ROW(i)                                                                                   \
     {                                                                                            \
-        LDN(m0) LDN(m1) LDN(m2) LDN(m3) LDN(m4) LDN(m5)                                          \
+        LDN(m0, (i) == 0) LDN(m1, 0) LDN(m2, 0) LDN(m3, 0) LDN(m4, 0) LDN(m5, 0)                 \
         AT6(m0, m1, m2, m3, m4, m5, t[i][0], t[i][1], t[i][2], t[i][3]);                         \
     }
     ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5)
