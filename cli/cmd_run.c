@@ -761,6 +761,30 @@ out:
  * lists) and the same trainer; with several ranks each computes its share of every
  * batch and the gradients are summed (train/trainer.h). Rank 0 logs, validates and
  * writes the checkpoint. */
+/* train.schedule_span budget: the schedule's length in global steps for generation gen's
+ * training, extrapolated from the `done` global steps taken so far to the end of the
+ * run's budget. The share of the budget used is the larger of the --time clock's and the
+ * generations' (gen - 1 of loop.generations); the steps so far over that share give the
+ * total, so the schedule stands where the budget stands when the stage starts. With no
+ * steps yet (generation 1) this generation's `steps` stand in for them. Rank 0's clock,
+ * the same on every rank. */
+static int64_t budget_span_steps(run_ctx *r, int gen, int64_t done, int steps)
+{
+    int G = r->c.loop.generations > 0 ? r->c.loop.generations : 1;
+    double used = (double)(gen - 1) / G;
+    if (lead(r) && r->budget > 0) {
+        double t = run_seconds(r) / r->budget;
+        used = t > used ? t : used;
+    }
+    comm_bcast(r->cm, &used, sizeof used, 0);
+    double have = done > 0 ? (double)done : (double)steps;
+    double total = used > 1e-6 ? have / used : have * G;
+    if (total > 1e15)
+        total = 1e15;
+    int64_t n = (int64_t)ceil(total);
+    return n > done ? n : done + 1;
+}
+
 static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], from[PATH_LEN], parent[PATH_LEN];
@@ -787,6 +811,7 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
     int64_t new_positions = 0, follower_positions = 0, follower_games = 0;
     int nfiles = 0, nfollower = 0, nskipped = 0;
     int steps = r->c.train.steps;
+    int64_t total = 0; /* the schedule's length in steps */
     bool run_scope = !strcmp(r->c.train.schedule_scope, "run");
     if (!d) {
         nn_params_free(p);
@@ -848,7 +873,10 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         /* schedule_scope run: one optimizer over the whole run. The momentum (or Adam's
          * moments) comes from the parent's /optim/ and the schedule reads the global step
          * (pm.step), over train.run_steps. generation: a fresh optimizer of `steps` steps. */
-        int64_t total = run_scope ? (r->c.train.run_steps > 0 ? r->c.train.run_steps : 0) : steps;
+        total = !run_scope ? steps
+                        : !strcmp(r->c.train.schedule_span, "budget")
+                            ? budget_span_steps(r, gen, pm.step, steps)
+                            : (r->c.train.run_steps > 0 ? r->c.train.run_steps : 0);
         t = trainer_new(p, &r->c.train, total, rng_derive(r->c.seed, 0x54520000ULL + (uint64_t)gen),
                         err, errlen);
         if (!t || (run_scope && trainer_continue(t, from, pm.step, err, errlen) < 0))
@@ -874,6 +902,7 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         cJSON_AddNumberToObject(m, "follower_positions", (double)follower_positions);
         cJSON_AddNumberToObject(m, "follower_games", (double)follower_games);
         cJSON_AddNumberToObject(m, "steps", steps);
+        cJSON_AddNumberToObject(m, "schedule_steps", (double)total);
         cJSON_AddNumberToObject(m, "ranks", r->ranks);
         metric(r, m);
         r->follower_games += follower_games;

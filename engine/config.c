@@ -238,6 +238,10 @@ static const cfg_field fields[] = {
      "run: one optimizer over the run (momentum kept, schedule on the global step); generation: restart"},
     {"train.run_steps", T_INT, OFF(train.run_steps), 0, 1000000000, 0, NULL, NULL, NULL,
      "scope run: length of the step/cosine schedule in global steps; 0 = constant"},
+    {"train.schedule_span", T_STR, OFF(train.schedule_span), 0, 0, 0, "steps", "steps|budget", NULL,
+     "scope run: steps: the schedule spans train.run_steps global steps; budget: it spans the "
+     "run's budget (--time, else --generations / loop.generations), its length in steps "
+     "extrapolated each generation from the steps taken and the budget used"},
     {"train.lr_floor", T_FLOAT, OFF(train.lr_floor), 0, 1, 0, NULL, NULL, NULL,
      "the schedule never goes below lr x this"},
     {"train.calibrate", T_STR, OFF(train.calibrate), 0, 0, 0, "auto", "auto|always|never", NULL,
@@ -528,10 +532,12 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
                            "are two ways to start a game: choose one", src);
     }
     const cfg_train *t = &c->train;
-    if (!strcmp(t->schedule_scope, "run") && strcmp(t->schedule, "constant") && t->run_steps == 0)
+    if (!strcmp(t->schedule_scope, "run") && strcmp(t->schedule, "constant") && t->run_steps == 0 &&
+        strcmp(t->schedule_span, "budget"))
         return gz_fail(err, errlen,
                        "%s: key train.run_steps: a %s schedule over the run (train.schedule_scope run) "
-                       "needs its length in global steps (> 0)", src, t->schedule);
+                       "needs its length in global steps (> 0), or train.schedule_span budget",
+                       src, t->schedule);
     return 0;
 }
 

@@ -126,6 +126,7 @@ typedef struct cfg_train {
     double reuse;         /* > 0: steps = reuse * new positions / batch_size; 0: steps */
     char schedule_scope[CFG_STR_LEN]; /* "run" | "generation" (gridzero run) */
     int run_steps;        /* scope run: the schedule's length in global steps; 0 = open */
+    char schedule_span[CFG_STR_LEN]; /* "steps" (run_steps) | "budget" (the run's budget) */
     double lr_floor;      /* lr never falls below lr * lr_floor */
     char calibrate[CFG_STR_LEN]; /* "auto" | "always" | "never": int8 calibration (run) */
     char conv[CFG_STR_LEN]; /* "auto" | "im2col": how the trainer computes 3x3 convs */

@@ -506,6 +506,53 @@ START_TEST(reuse_sets_steps)
 }
 END_TEST
 
+/* The first metrics event named ev of generation gen: its number field key (or -1). */
+static double gen_event_number(const char *rd, const char *ev, int gen, const char *key)
+{
+    char *text = slurp_rel(rd, "metrics.jsonl");
+    double v = -1;
+    for (char *line = strtok(text, "\n"); line && v < 0; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "event");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, key);
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, ev) && cJSON_IsNumber(g) &&
+            g->valueint == gen && cJSON_IsNumber(k))
+            v = k->valuedouble;
+        cJSON_Delete(o);
+    }
+    free(text);
+    return v;
+}
+
+/* train.schedule_span budget: the run-long cosine spans the run's generations (no
+ * train.run_steps needed): 20 steps a generation over 3 generations make a 60-step
+ * schedule, so each generation's first step stands at 0, 1/3 and 2/3 of the cosine. */
+START_TEST(schedule_spans_the_budget)
+{
+    char rd[300], out[16384];
+    snprintf(rd, sizeof rd, "%s/span", dir);
+    const char *span[] = {"--set", "train.schedule=cosine", "--set", "train.schedule_span=budget",
+                          "--set", "train.lr_floor=0", "--set", "train.log_every=1",
+                          "--set", "train.lr=0.01", NULL};
+    int rc = gz_run(rd, 3, NULL, span, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    const double want[] = {1.0, 0.75, 0.25}; /* (1 + cos(pi x (g - 1) / 3)) / 2 */
+    for (int g = 1; g <= 3; g++) {
+        ck_assert_double_eq(gen_event_number(rd, "train_data", g, "schedule_steps"), 60);
+        double lr = gen_event_number(rd, "train", g, "lr");
+        ck_assert_msg(fabs(lr - 0.01 * want[g - 1]) < 1e-9, "generation %d: lr %g, want %g", g,
+                      lr, 0.01 * want[g - 1]);
+    }
+    /* with the steps span (the default), a cosine over the run needs train.run_steps */
+    const char *no_len[] = {"--set", "train.schedule=cosine", NULL};
+    snprintf(rd, sizeof rd, "%s/span_refused", dir);
+    rc = gz_run(rd, 1, NULL, no_len, 0, out, sizeof out);
+    ck_assert_msg(rc != 0 && strstr(out, "train.run_steps") && strstr(out, "schedule_span"),
+                  "exit %d:\n%s", rc, out);
+}
+END_TEST
+
 /* train.calibrate: `always` measures an int8 calibration of each new model on its
  * window and keeps it only when the gates pass (or says why it could not: no VNNI);
  * `never` leaves the models uncalibrated and logs nothing. */
@@ -887,6 +934,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, other_config_refused);
     tcase_add_test(tc, time_budget_resumes);
     tcase_add_test(tc, reuse_sets_steps);
+    tcase_add_test(tc, schedule_spans_the_budget);
     tcase_add_test(tc, calibrate_in_the_loop);
     tcase_add_test(tc, extend_finished_run);
     tcase_add_test(tc, corrupt_sample_file);
