@@ -757,10 +757,6 @@ out:
     free(itr), free(iva), free(xc), free(xh), free(lc), free(lh);
 }
 
-/* Training of generation gen. Every rank loads the same window (the files rank 0
- * lists) and the same trainer; with several ranks each computes its share of every
- * batch and the gradients are summed (train/trainer.h). Rank 0 logs, validates and
- * writes the checkpoint. */
 /* train.schedule_span budget: the schedule's length in global steps for generation gen's
  * training, extrapolated from the `done` global steps taken so far to the end of the
  * run's budget. The share of the budget used is the larger of the --time clock's and the
@@ -785,6 +781,10 @@ static int64_t budget_span_steps(run_ctx *r, int gen, int64_t done, int steps)
     return n > done ? n : done + 1;
 }
 
+/* Training of generation gen. Every rank loads the same window (the files rank 0
+ * lists) and the same trainer; with several ranks each computes its share of every
+ * batch and the gradients are summed (train/trainer.h). Rank 0 logs, validates and
+ * writes the checkpoint. */
 static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
 {
     char out[PATH_LEN], from[PATH_LEN], parent[PATH_LEN];
@@ -872,7 +872,8 @@ static int stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         }
         /* schedule_scope run: one optimizer over the whole run. The momentum (or Adam's
          * moments) comes from the parent's /optim/ and the schedule reads the global step
-         * (pm.step), over train.run_steps. generation: a fresh optimizer of `steps` steps. */
+         * (pm.step), over train.run_steps or (schedule_span budget) the run's budget.
+         * generation: a fresh optimizer of `steps` steps. */
         total = !run_scope ? steps
                         : !strcmp(r->c.train.schedule_span, "budget")
                             ? budget_span_steps(r, gen, pm.step, steps)

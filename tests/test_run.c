@@ -429,21 +429,29 @@ START_TEST(interrupt_then_resume)
 }
 END_TEST
 
-/* The last metrics event named ev: its number field key (or -1). */
-static double last_event_number(const char *rd, const char *ev, const char *key)
+/* A metrics event named ev (of generation gen; any when gen is 0), the first or the last
+ * one: its number field key (or -1). */
+static double event_number(const char *rd, const char *ev, int gen, const char *key, bool last)
 {
     char *text = slurp_rel(rd, "metrics.jsonl");
     double v = -1;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    for (char *line = strtok(text, "\n"); line && (last || v < 0); line = strtok(NULL, "\n")) {
         cJSON *o = cJSON_Parse(line);
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "event");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, key);
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, ev) && cJSON_IsNumber(k))
+        if (cJSON_IsString(e) && !strcmp(e->valuestring, ev) && cJSON_IsNumber(k) &&
+            (gen == 0 || (cJSON_IsNumber(g) && g->valueint == gen)))
             v = k->valuedouble;
         cJSON_Delete(o);
     }
     free(text);
     return v;
+}
+
+static double last_event_number(const char *rd, const char *ev, const char *key)
+{
+    return event_number(rd, ev, 0, key, true);
 }
 
 static double clock_seconds(const char *rd)
@@ -506,25 +514,6 @@ START_TEST(reuse_sets_steps)
 }
 END_TEST
 
-/* The first metrics event named ev of generation gen: its number field key (or -1). */
-static double gen_event_number(const char *rd, const char *ev, int gen, const char *key)
-{
-    char *text = slurp_rel(rd, "metrics.jsonl");
-    double v = -1;
-    for (char *line = strtok(text, "\n"); line && v < 0; line = strtok(NULL, "\n")) {
-        cJSON *o = cJSON_Parse(line);
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "event");
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, key);
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, ev) && cJSON_IsNumber(g) &&
-            g->valueint == gen && cJSON_IsNumber(k))
-            v = k->valuedouble;
-        cJSON_Delete(o);
-    }
-    free(text);
-    return v;
-}
-
 /* train.schedule_span budget: the run-long cosine spans the run's generations (no
  * train.run_steps needed): 20 steps a generation over 3 generations make a 60-step
  * schedule, so each generation's first step stands at 0, 1/3 and 2/3 of the cosine. */
@@ -539,8 +528,8 @@ START_TEST(schedule_spans_the_budget)
     ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
     const double want[] = {1.0, 0.75, 0.25}; /* (1 + cos(pi x (g - 1) / 3)) / 2 */
     for (int g = 1; g <= 3; g++) {
-        ck_assert_double_eq(gen_event_number(rd, "train_data", g, "schedule_steps"), 60);
-        double lr = gen_event_number(rd, "train", g, "lr");
+        ck_assert_double_eq(event_number(rd, "train_data", g, "schedule_steps", false), 60);
+        double lr = event_number(rd, "train", g, "lr", false);
         ck_assert_msg(fabs(lr - 0.01 * want[g - 1]) < 1e-9, "generation %d: lr %g, want %g", g,
                       lr, 0.01 * want[g - 1]);
     }
