@@ -31,6 +31,7 @@
 #include "loop/rundata.h"
 #include "selfplay/samples.h"
 #include "selfplay/selfplay.h"
+#include "selfplay/sp_eval.h"
 
 static volatile int follow_stop;
 static void follow_on_signal(int sig)
@@ -221,8 +222,8 @@ int cmd_selfplay_follow(int argc, char **argv)
         /* file k of this worker: its own seeds, its own name */
         gz_config fc = c;
         fc.seed = rng_derive(seed, ((uint64_t)gen << 32) + (uint64_t)written);
-        cli_sp_eval ev;
-        if (cli_sp_eval_init(&ev, &fc, g, rollout ? NULL : model, err, sizeof err) < 0) {
+        sp_evals ev;
+        if (sp_evals_init(&ev, &fc, g, rollout ? NULL : model, err, sizeof err) < 0) {
             /* best moved on and the old model went away: try again */
             nap(0.5);
             if (++waited > 120) {
@@ -256,9 +257,9 @@ int cmd_selfplay_follow(int argc, char **argv)
         snprintf(tag, sizeof tag, "%s-%ld-%d", host, (long)getpid(), written + 1);
         rd_follower_path(out, dir, gen, tag);
         sp_stats sst;
-        int r = sp_run(g, &o, cli_sp_make_eval, &ev, out, &sst, err, sizeof err);
+        int r = sp_run(g, &o, sp_evals_make, &ev, out, &sst, err, sizeof err);
         free(gcfg);
-        cli_sp_eval_deinit(&ev);
+        sp_evals_deinit(&ev);
         if (r == 1)
             break;
         if (r < 0) {

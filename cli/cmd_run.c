@@ -52,6 +52,7 @@
 #include "nn/quant.h"
 #include "selfplay/samples.h"
 #include "selfplay/selfplay.h"
+#include "selfplay/sp_eval.h"
 #include "train/dataset.h"
 #include "train/trainer.h"
 
@@ -363,8 +364,8 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, int par
         seed = rng_derive(seed, 0x50415254ULL + (uint64_t)parts);
         sc.seed = rng_derive(seed, 1);
     }
-    cli_sp_eval ev;
-    if (cli_sp_eval_init(&ev, &sc, r->g, rollout ? NULL : model, err, errlen) < 0)
+    sp_evals ev;
+    if (sp_evals_init(&ev, &sc, r->g, rollout ? NULL : model, err, errlen) < 0)
         return -1;
     sp_opts_from_config(o, &sc);
     o->book = r->book;
@@ -400,10 +401,10 @@ static int play_selfplay_file(run_ctx *r, int gen, int shard, int games, int par
             o->part_first = parts;
         }
     }
-    int rc = sp_run(r->g, o, cli_sp_make_eval, &ev, out, st, err, errlen);
+    int rc = sp_run(r->g, o, sp_evals_make, &ev, out, st, err, errlen);
     o->game_config = NULL;
     free(gcfg);
-    cli_sp_eval_deinit(&ev);
+    sp_evals_deinit(&ev);
     if (rc == 1)
         snprintf(err, errlen, "interrupted");
     return rc;

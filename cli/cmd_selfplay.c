@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "selfplay/samples.h"
 #include "selfplay/selfplay.h"
+#include "selfplay/sp_eval.h"
 
 static void selfplay_usage(FILE *f)
 {
@@ -137,8 +138,8 @@ int cmd_selfplay(int argc, char **argv)
         game_free(g);
         goto done;
     }
-    cli_sp_eval ev;
-    if (cli_sp_eval_init(&ev, &c, g, model, err, sizeof err) < 0) {
+    sp_evals ev;
+    if (sp_evals_init(&ev, &c, g, model, err, sizeof err) < 0) {
         cli_error("%s", err);
         openings_free(book);
         game_free(g);
@@ -168,7 +169,7 @@ int cmd_selfplay(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     sp_stats st;
-    int r = sp_run(g, &o, cli_sp_make_eval, &ev, out, &st, err, sizeof err);
+    int r = sp_run(g, &o, sp_evals_make, &ev, out, &st, err, sizeof err);
     if (r < 0) {
         cli_error("selfplay: %s", err);
         rc = EXIT_FAIL;
@@ -195,7 +196,7 @@ int cmd_selfplay(int argc, char **argv)
         rc = EXIT_OK;
     }
     free(gcfg);
-    cli_sp_eval_deinit(&ev);
+    sp_evals_deinit(&ev);
     openings_free(book);
     game_free(g);
 done:

@@ -47,22 +47,6 @@ int cli_parse_int(const char *s, int lo, int hi, int *out);
  * no unit = seconds). 0 and *seconds, or -1. */
 int cli_parse_duration(const char *s, double *seconds);
 
-/* Self-play evaluators for a model (or the rollout bootstrap when model is NULL). */
-struct nn_params;
-struct nn_cache;
-typedef struct cli_sp_eval {
-    const gz_config *cfg;     /* borrowed */
-    const game *g;            /* borrowed */
-    struct nn_params *params; /* owned; NULL = rollout evaluators */
-    struct nn_cache *cache;   /* owned; shared by the workers' evaluators */
-} cli_sp_eval;
-/* Loads model (NULL: rollout). Returns 0, or -1 with a message naming the file. */
-int cli_sp_eval_init(cli_sp_eval *x, const gz_config *cfg, const game *g, const char *model,
-                     char *err, size_t errlen);
-void cli_sp_eval_deinit(cli_sp_eval *x);
-/* An sp_eval_factory (selfplay.h) over a cli_sp_eval. */
-evaluator *cli_sp_make_eval(void *ctx, int worker, int workers, char *err, size_t errlen);
-
 /* Live progress: a line rewritten in place on a terminal, plain lines at most every
  * `every` seconds otherwise. */
 typedef struct cli_progress {

@@ -1,16 +1,17 @@
-/* sp_eval.c — the evaluators self-play workers get: the network of a model (one
- * oneDNN context per worker, the cores split between them, one shared position cache)
- * or, for a bootstrap generation, the rollout evaluator (pure MCTS). */
+/* sp_eval.c — the evaluators self-play workers get from a model (see sp_eval.h). */
+#include "sp_eval.h"
+
+#include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "engine/rng.h"
 #include "nn/checkpoint.h"
 #include "nn/net_eval.h"
-#include "selfplay/selfplay.h"
+#include "selfplay.h"
 
-evaluator *cli_sp_make_eval(void *ctx, int worker, int workers, char *err, size_t errlen)
+evaluator *sp_evals_make(void *ctx, int worker, int workers, char *err, size_t errlen)
 {
-    cli_sp_eval *x = ctx;
+    sp_evals *x = ctx;
     if (!x->params)
         return eval_rollout_new(x->g, x->cfg->mcts.rollouts,
                                 rng_derive(x->cfg->seed, 0x726f6c6cULL + (uint64_t)worker));
@@ -27,7 +28,7 @@ evaluator *cli_sp_make_eval(void *ctx, int worker, int workers, char *err, size_
     return net_eval_new(x->g, x->params, &o, err, errlen);
 }
 
-int cli_sp_eval_init(cli_sp_eval *x, const gz_config *cfg, const game *g, const char *model,
+int sp_evals_init(sp_evals *x, const gz_config *cfg, const game *g, const char *model,
                      char *err, size_t errlen)
 {
     memset(x, 0, sizeof *x);
@@ -59,7 +60,7 @@ int cli_sp_eval_init(cli_sp_eval *x, const gz_config *cfg, const game *g, const 
     return 0;
 }
 
-void cli_sp_eval_deinit(cli_sp_eval *x)
+void sp_evals_deinit(sp_evals *x)
 {
     nn_params_free(x->params);
     nn_cache_free(x->cache);
