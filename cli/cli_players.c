@@ -8,14 +8,10 @@ const player_ext *cli_player_ext(void) { return net_player_ext(); }
 
 int cli_check_baselines(const gz_config *c, const game *g, const char *cfg_path)
 {
-    char err[768];
-    for (int b = 0; b < c->arena.nbaselines; b++) {
-        player *p = player_new(c->arena.baselines[b], g, c, cli_player_ext(), err, sizeof err);
-        if (!p) {
-            cli_error("%s: key arena.baselines[%d]: %s", cfg_path ? cfg_path : "built-in config", b, err);
-            return EXIT_USAGE;
-        }
-        player_free(p);
+    char err[1024];
+    if (net_player_check_baselines(c, g, cfg_path, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        return EXIT_USAGE;
     }
     return 0;
 }

@@ -114,3 +114,19 @@ static const player_ext ext = {
 };
 
 const player_ext *net_player_ext(void) { return &ext; }
+
+int net_player_check_baselines(const gz_config *c, const game *g, const char *cfg_path,
+                               char *err, size_t errlen)
+{
+    char why[768];
+    for (int b = 0; b < c->arena.nbaselines; b++) {
+        player *p = player_new(c->arena.baselines[b], g, c, net_player_ext(), why, sizeof why);
+        if (!p) {
+            snprintf(err, errlen, "%s: key arena.baselines[%d]: %s", cfg_path ? cfg_path : "built-in config",
+                     b, why);
+            return -1;
+        }
+        player_free(p);
+    }
+    return 0;
+}

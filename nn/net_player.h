@@ -21,6 +21,13 @@
 /* The extension that makes "model:..." players. Borrowed, static. */
 const player_ext *net_player_ext(void);
 
+/* Makes and frees each arena.baselines player of c for game g (with the model players
+ * of net_player_ext), so that a bad spec is found before any work. Returns 0, or -1
+ * with a message naming the config file (cfg_path; NULL: the built-in one) and the key:
+ * "FILE: key arena.baselines[B]: why". */
+int net_player_check_baselines(const gz_config *c, const game *g, const char *cfg_path,
+                               char *err, size_t errlen);
+
 /* Splits "FILE[:sims]" into the path (written into path[len]) and the simulation count
  * (*sims, 0 when absent). A trailing ":digits" is the count; anything else belongs to
  * the path. Returns 0, or -1 with a message (empty path, sims 0 or too long a path). */
