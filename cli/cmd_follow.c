@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "commands.h"
+#include "loop/loop.h"
 #include "loop/rundata.h"
+#include "loop/rundir.h"
 #include "selfplay/samples.h"
 #include "selfplay/selfplay.h"
 #include "selfplay/sp_eval.h"
@@ -61,41 +61,20 @@ static void follow_usage(FILE *f)
 /* state.json's generation (0 when there is none yet), -1 when unreadable. */
 static int follow_state_gen(const char *dir)
 {
-    char path[RD_PATH];
-    snprintf(path, sizeof path, "%s/state.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    char text[1024];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    cJSON *o = cJSON_Parse(text);
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
-    int gen = cJSON_IsNumber(g) && g->valueint >= 0 ? g->valueint : -1;
-    cJSON_Delete(o);
-    return gen;
+    int gen = 0;
+    char stage[32];
+    int rc = rundir_read_state(dir, &gen, stage, sizeof stage);
+    return rc == 0 ? 0 : rc == 1 && gen >= 0 ? gen : -1;
 }
 
 /* The best model's path relative to the run directory (from RUN_DIR/best; the
  * generation-0 model before the run wrote one). 0, or -1 when unreadable. */
 static int follow_best(const char *dir, char *rel, size_t len)
 {
-    char path[RD_PATH];
-    snprintf(path, sizeof path, "%s/best", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int rc = rundir_read_best(dir, rel, len, NULL);
+    if (rc == 0)
         snprintf(rel, len, "models/gen_0000.h5");
-        return 0;
-    }
-    char line[512] = "";
-    int ok = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    line[strcspn(line, "\r\n")] = 0;
-    if (!ok || !line[0] || strstr(line, ".."))
-        return -1;
-    snprintf(rel, len, "%s", line);
-    return 0;
+    return rc < 0 ? -1 : 0;
 }
 
 static void nap(double seconds)
@@ -237,12 +216,8 @@ int cmd_selfplay_follow(int argc, char **argv)
         sp_opts_from_config(&o, &fc);
         if (games > 0)
             o.games = games;
-        if (rollout) {
-            o.search.simulations = c.selfplay.bootstrap_simulations;
-            mcts_params_pure(&o.search);
-            o.pure = true;
-            o.full_fraction = 1;
-        }
+        if (rollout)
+            loop_sp_bootstrap(&o, &c);
         o.seed = fc.seed;
         o.generation = gen;
         if (c.selfplay.resign_target > 0 && g->players == 2)

@@ -6,18 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "rundir.h"
 #include "selfplay/selfplay.h"
-
-static bool exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
 
 void rd_single_path(char *out, const char *dir, int gen)
 {
@@ -147,14 +141,14 @@ bool rd_selfplay_done(const char *dir, int gen)
 {
     char path[RD_PATH], why[256];
     rd_single_path(path, dir, gen);
-    if (exists(path))
+    if (rundir_exists(path))
         return true;
     rd_plan p;
     if (rd_plan_read(dir, gen, &p, why, sizeof why) != 1)
         return false;
     for (int s = 0; s < p.shards; s++) {
         rd_shard_path(path, dir, gen, s);
-        if (!exists(path))
+        if (!rundir_exists(path))
             return false;
     }
     return true;
@@ -198,11 +192,11 @@ int rd_list(const char *dir, int gen, rd_files *out, char *err, size_t errlen)
     /* a one-process generation: its parts, then its last file (one file's order) */
     for (int k = 0, np = rd_parts(dir, gen); k < np && !oom; k++) {
         rd_part_path(path, dir, gen, k);
-        if (exists(path))
+        if (rundir_exists(path))
             oom |= push(out, path, false);
     }
     rd_single_path(path, dir, gen);
-    if (!oom && exists(path))
+    if (!oom && rundir_exists(path))
         oom |= push(out, path, false);
     rd_plan p;
     int pr = rd_plan_read(dir, gen, &p, err, errlen);
@@ -212,7 +206,7 @@ int rd_list(const char *dir, int gen, rd_files *out, char *err, size_t errlen)
     }
     for (int s = 0; pr == 1 && s < p.shards && !oom; s++) {
         rd_shard_path(path, dir, gen, s);
-        if (exists(path))
+        if (rundir_exists(path))
             oom |= push(out, path, false);
     }
     /* followers: gen_NNNN.f*.h5 */

@@ -4,9 +4,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/arena.h"
 #include "engine/game.h"
+
+void rundir_path(char *out, size_t len, const char *dir, const char *fmt, int gen)
+{
+    char rel[RUNDIR_PATH_LEN];
+    snprintf(rel, sizeof rel, fmt, gen);
+    snprintf(out, len, "%s/%s", dir, rel);
+}
+
+bool rundir_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
 
 char *rundir_read_text(const char *path, size_t *len_out)
 {
@@ -45,6 +59,45 @@ cJSON *rundir_read_json(const char *dir, const char *name)
     cJSON *o = text ? cJSON_Parse(text) : NULL;
     free(text);
     return o;
+}
+
+int rundir_read_state(const char *dir, int *gen, char *stage, size_t len)
+{
+    char path[RUNDIR_PATH_LEN];
+    snprintf(path, sizeof path, "%s/state.json", dir);
+    if (!rundir_exists(path))
+        return 0;
+    cJSON *o = rundir_read_json(dir, "state.json");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
+    int rc = cJSON_IsNumber(g) && cJSON_IsString(st) ? 1 : -1;
+    if (rc == 1) {
+        *gen = g->valueint;
+        snprintf(stage, len, "%s", st->valuestring);
+    }
+    cJSON_Delete(o);
+    return rc;
+}
+
+int rundir_read_best(const char *dir, char *rel, size_t len, int *gen)
+{
+    char p[RUNDIR_PATH_LEN];
+    snprintf(p, sizeof p, "%s/best", dir);
+    char *text = rundir_read_text(p, NULL);
+    if (!text)
+        return rundir_exists(p) ? -1 : 0;
+    int g = -1;
+    char check[64] = "";
+    if (sscanf(text, "models/gen_%d.h5", &g) == 1 && g >= 0)
+        snprintf(check, sizeof check, "models/gen_%04d.h5", g);
+    bool ok = check[0] && !strncmp(text, check, strlen(check));
+    free(text);
+    if (!ok)
+        return -1;
+    snprintf(rel, len, "%s", check);
+    if (gen)
+        *gen = g;
+    return 1;
 }
 
 int rundir_best_score(const char *dir, int gen, int best_gen, double *score)

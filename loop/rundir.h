@@ -17,12 +17,30 @@
 
 #define RUNDIR_PATH_LEN 1024
 
+/* dir + "/" + fmt with its one integer conversion given gen (fmt: "arena/gen_%04d.jsonl"),
+ * into out[len]. */
+void rundir_path(char *out, size_t len, const char *dir, const char *fmt, int gen);
+
+/* Whether path exists (a file or a directory). */
+bool rundir_exists(const char *path);
+
 /* A whole text file, NUL-terminated (malloc'd: free with free()); NULL when it cannot
  * be read. *len (may be NULL) gets its length in bytes. */
 char *rundir_read_text(const char *path, size_t *len);
 
 /* DIR/name parsed as JSON (free with cJSON_Delete); NULL when missing or not JSON. */
 cJSON *rundir_read_json(const char *dir, const char *name);
+
+/* state.json's generation (*gen) and the stage it last finished (stage[len]: "selfplay",
+ * "train" or "done"). Returns 1 when read, 0 when there is no state.json (no stage has
+ * finished yet), -1 when it is not such a file. */
+int rundir_read_state(const char *dir, int *gen, char *stage, size_t len);
+
+/* The best model from DIR/best: its path relative to dir ("models/gen_NNNN.h5", into
+ * rel[len]) and *gen (may be NULL). Returns 1 when read, 0 when there is no best file
+ * (generation 0 is the best until the first promote stage writes one), -1 when it holds
+ * anything else. */
+int rundir_read_best(const char *dir, char *rel, size_t len, int *gen);
 
 /* The candidate's score against the best model in DIR/arena/gen_<gen>.jsonl, from the
  * games whose players are all gen_<gen> or gen_<best_gen> (both present). Head to head:

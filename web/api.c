@@ -118,20 +118,12 @@ static int get_bool(const cJSON *body, const char *name, bool *out, bool *presen
 /* The run's best model (from RUN_DIR/best) into path; 0 or -1 with a message. */
 static int run_best_model(const web_server *s, char *path, size_t len, char *err, size_t errlen)
 {
-    char p[WEB_PATH_LEN + 8];
-    snprintf(p, sizeof p, "%s/best", s->run_dir);
-    char *text = rundir_read_text(p, NULL);
-    int gen = -1;
-    char check[64] = "";
-    if (text && sscanf(text, "models/gen_%d.h5", &gen) == 1 && gen >= 0)
-        snprintf(check, sizeof check, "models/gen_%04d.h5", gen);
-    bool ok = text && check[0] && !strncmp(text, check, strlen(check));
-    free(text);
-    if (!ok) {
+    char rel[64];
+    if (rundir_read_best(s->run_dir, rel, sizeof rel, NULL) != 1) {
         snprintf(err, errlen, "the run has no best model yet (%s/best)", s->run_dir);
         return -1;
     }
-    snprintf(path, len, "%s/%s", s->run_dir, check);
+    snprintf(path, len, "%s/%s", s->run_dir, rel);
     return 0;
 }
 

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "engine/elo.h"
 #include "loop/rundata.h"
@@ -28,11 +27,9 @@
 
 static bool exists(const char *dir, const char *fmt, int gen)
 {
-    char rel[64], path[WEB_PATH_LEN + 64];
-    snprintf(rel, sizeof rel, fmt, gen);
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    struct stat st;
-    return stat(path, &st) == 0;
+    char path[WEB_PATH_LEN + 64];
+    rundir_path(path, sizeof path, dir, fmt, gen);
+    return rundir_exists(path);
 }
 
 /* The highest N of the finished files DIR/sub/gen_NNNN.ext. */

@@ -1,13 +1,13 @@
-/* run_solo.h — what `gridzero run` does differently for a one-player scored game (2048):
+/* solo.h — what `gridzero run` does differently for a one-player scored game (2048):
  * there is no opponent to beat, so the arena stage has every model play the same
  * numbered games alone (fixed seeds, the same in every generation), promotion compares
  * mean scores with their intervals, and the ladder (ratings.csv) is a score table
- * instead of Elo. These are the file-level helpers; cmd_run.c calls them.
+ * instead of Elo. These are the file-level helpers; stage_arena.c and ladder.c call them.
  *
  * The arena files hold one line per game (engine/arena.h) with "players" (one name),
  * "score" (one number) and "tile" (the largest tile reached, 2048 style). */
-#ifndef GZ_CLI_RUN_SOLO_H
-#define GZ_CLI_RUN_SOLO_H
+#ifndef GZ_LOOP_SOLO_H
+#define GZ_LOOP_SOLO_H
 
 #include <stdbool.h>
 #include <stddef.h>

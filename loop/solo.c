@@ -1,4 +1,5 @@
-#include "run_solo.h"
+/* solo.c — the score tables and the promotion rule of one-player arenas (see solo.h). */
+#include "solo.h"
 
 #include <math.h>
 #include <stdint.h>
