@@ -269,12 +269,9 @@ int run_setup_dir(run_ctx *r, char *err, size_t errlen)
 /* The last generation state.json records as done (0 when none or no state.json). */
 int run_generations_done(const run_ctx *r)
 {
-    cJSON *o = rundir_read_json(r->dir, "state.json");
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "generation");
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stage");
-    int done = 0;
-    if (cJSON_IsNumber(g) && cJSON_IsString(st))
-        done = !strcmp(st->valuestring, "done") ? g->valueint : g->valueint - 1;
-    cJSON_Delete(o);
+    int gen = 0, done = 0;
+    char stage[32];
+    if (rundir_read_state(r->dir, &gen, stage, sizeof stage) == 1)
+        done = !strcmp(stage, "done") ? gen : gen - 1;
     return done > 0 ? done : 0;
 }

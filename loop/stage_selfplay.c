@@ -3,7 +3,6 @@
  * data/gen_NNNN.h5, in part files every selfplay.part_minutes so that a stopped or
  * killed session keeps its finished games, or as the shards of a plan shared between
  * MPI ranks (loop/rundata.h has the file layout). */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
