@@ -35,7 +35,7 @@ void run_replay_promotions(run_ctx *r, int upto, bool log)
     snprintf(r->best, sizeof r->best, "models/gen_0000.h5");
     for (int k = 1; k <= upto && r->solo; k++) {
         /* mean scores on the same numbered games; the gate asks the difference to be
-         * gate x its 95% interval's half-width (run_solo.h) */
+         * gate x its 95% interval's half-width (solo.h) */
         arena_solo_summary cs, bs;
         solo_scores_of(r, k, &cs);
         solo_scores_of(r, r->best_gen, &bs);

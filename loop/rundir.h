@@ -1,7 +1,8 @@
 /* rundir.h — reading a run directory (the layout `gridzero run` writes, README "The
- * generation loop"): its text and JSON files, and the promotion decisions its arena
- * files imply. The first piece of loop/ (DESIGN.md §1): shared by `gridzero run`, which
- * replays promotions on resume, and `gridzero serve`, which shows a run live.
+ * generation loop"): its paths, text and JSON files, state.json and best, and the
+ * promotion decisions its arena files imply. Shared by the loop (loop.h), which replays
+ * promotions on resume, `gridzero serve`, which shows a run live, and `gridzero selfplay
+ * --follow`, which plays for a run from outside it.
  *
  * Everything here reads only finished files: the run writes each stage's file under a
  * temporary name and renames it when complete, and these functions never open a .tmp.

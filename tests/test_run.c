@@ -1,4 +1,4 @@
-/* gridzero run (cli/cmd_run.c), end to end through the binary ($GZ_BIN) on tic-tac-toe
+/* gridzero run (loop/loop.h), end to end through the binary ($GZ_BIN) on tic-tac-toe
  * with tiny settings: the run directory's contents; resume after a simulated crash
  * (GZ_RUN_CRASH_AFTER=GEN:STAGE sends SIGKILL after that stage) and after a real
  * kill -9 at an arbitrary moment — finished files are not rewritten, no .tmp is left,
@@ -73,6 +73,46 @@ START_TEST(promote_score_head_to_head)
                     "{\"players\":[\"gen_0001\",\"gen_0002\",\"gen_0001\"],\"result\":[-1,1,0]}\n");
     ck_assert_int_eq(rundir_best_score(rd, 2, 1, &s), 2);
     ck_assert_double_eq_tol(s, 0.75, 1e-12);
+}
+END_TEST
+
+/* Writes text into DIR/name. */
+static void write_file(const char *rd, const char *name, const char *text)
+{
+    char p[400];
+    FILE *f = fopen(pathf(p, sizeof p, rd, name), "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* What the loop, serve and selfplay --follow read of a run directory (loop/rundir.c):
+ * state.json's generation and stage, the best model from `best` (no file: none yet;
+ * anything but a model of the run: refused), and the paths of a generation's files. */
+START_TEST(rundir_state_and_best)
+{
+    char rd[300], p[400], stage[32] = "", rel[64] = "";
+    int gen = -1;
+    snprintf(rd, sizeof rd, "%s/state", dir);
+    ck_assert_int_eq(mkdir(rd, 0755), 0);
+    ck_assert_int_eq(rundir_read_state(rd, &gen, stage, sizeof stage), 0);
+    ck_assert_int_eq(rundir_read_best(rd, rel, sizeof rel, &gen), 0);
+    write_file(rd, "state.json", "{\"generation\": 3, \"stage\": \"train\", \"best\": \"x\"}\n");
+    ck_assert_int_eq(rundir_read_state(rd, &gen, stage, sizeof stage), 1);
+    ck_assert_int_eq(gen, 3);
+    ck_assert_str_eq(stage, "train");
+    write_file(rd, "state.json", "{\"generation\": 3}\n");
+    ck_assert_int_eq(rundir_read_state(rd, &gen, stage, sizeof stage), -1);
+    write_file(rd, "best", "models/gen_0002.h5\n");
+    ck_assert_int_eq(rundir_read_best(rd, rel, sizeof rel, &gen), 1);
+    ck_assert_str_eq(rel, "models/gen_0002.h5");
+    ck_assert_int_eq(gen, 2);
+    write_file(rd, "best", "../elsewhere.h5\n");
+    ck_assert_int_eq(rundir_read_best(rd, rel, sizeof rel, NULL), -1);
+    rundir_path(p, sizeof p, rd, "arena/gen_%04d.jsonl", 12);
+    ck_assert_str_eq(p + strlen(rd), "/arena/gen_0012.jsonl");
+    ck_assert(!rundir_exists(p));
+    ck_assert(rundir_exists(rd));
 }
 END_TEST
 
@@ -914,6 +954,7 @@ static Suite *run_suite(void)
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, full_run);
     tcase_add_test(tc, promote_score_head_to_head);
+    tcase_add_test(tc, rundir_state_and_best);
     tcase_add_test(tc, three_players_balanced_seats);
     tcase_add_test(tc, lookback_match);
     tcase_add_test(tc, resume_after_crash);
