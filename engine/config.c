@@ -195,6 +195,22 @@ static const cfg_field fields[] = {
      "run, one process: every this many minutes of a generation's self-play the finished games "
      "are closed into a part file (data/gen_NNNN.pKKK.h5), so a stopped or killed run keeps them "
      "and plays only the rest; 0 = one file a generation"},
+    {"selfplay.adjudicate", T_BOOL, OFF(selfplay.adjudicate), 0, 1, 0, NULL, NULL, NULL,
+     "two-player games: a self-play game ends when its search proves the root (the solver, "
+     "or the VCF check of selfplay.adjudicate_vcf / mcts.vcf_root); the proven outcome is "
+     "every sample's value target and the proven position is the game's last sample"},
+    {"selfplay.adjudicate_vcf", T_INT, OFF(selfplay.adjudicate_vcf), 0, 100000000, 0, NULL, NULL,
+     NULL, "node budget of a VCF check at every self-play root (m,n,k with k >= 4), used even "
+     "when selfplay.threat_checks is off: with selfplay.adjudicate a VCF for the side to move "
+     "ends the game as its win; 0 = none"},
+    {"selfplay.gumbel", T_BOOL, OFF(selfplay.gumbel), 0, 1, 0, NULL, NULL, NULL,
+     "self-play searches with Gumbel AlphaZero (Danihelka et al. 2022) instead of PUCT: "
+     "Gumbel-top-k of selfplay.gumbel_m moves at the root, sequential halving over the "
+     "simulations, the improved policy's deterministic rule below the root, the completed-Q "
+     "policy as the target and the halving's winner as the move (no Dirichlet noise, "
+     "temperature or forced playouts); players keep PUCT. Not for scored games (2048)"},
+    {"selfplay.gumbel_m", T_INT, OFF(selfplay.gumbel_m), 1, 4096, 16, NULL, NULL, NULL,
+     "selfplay.gumbel: the moves considered at the root (mctx's max_num_considered_actions)"},
     {"selfplay.threat_checks", T_BOOL, OFF(selfplay.threat_checks), 0, 1, 0, NULL, NULL, NULL,
      "self-play's search runs the mcts.vcf_root/vcf_leaf/vcf_defend checks too; false: they "
      "serve the arena, play and the protocols only (measured: in self-play they cost "

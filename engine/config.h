@@ -103,6 +103,10 @@ typedef struct cfg_selfplay {
     char opening[CFG_STR_LEN];  /* "none" | "swap2": how games start */
     char openings[CFG_STR_LEN]; /* an opening book file (openings.h); "" = none */
     double part_minutes;   /* run: a part file of the finished games this often; 0 = off */
+    bool adjudicate;       /* a proven self-play root ends the game (its outcome is z) */
+    int adjudicate_vcf;    /* VCF budget of that root check when threat_checks is off */
+    bool gumbel;           /* self-play searches with Gumbel AlphaZero (mcts_gumbel.c) */
+    int gumbel_m;          /* its moves considered at the root */
 } cfg_selfplay;
 
 typedef struct cfg_train {

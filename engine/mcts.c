@@ -22,30 +22,8 @@
  *     tree stops for this step, as lc0 does; the next step sees the evaluated leaf. So a
  *     duplicate is never evaluated twice and never counted twice.
  *
- * MCTS-solver (`solver`), for 1, 2 and 3 players. A proven node carries an exact outcome
- * vector pz[players]. Terminal nodes are proven with game_result. When the game has a
- * winning_move hook, a new node whose mover has an immediate win is proven at once with
- * the outcome of playing it (no evaluator call); so a move that allows the opponent an
- * immediate win is proven (losing for its mover) as soon as its node is created. A node
- * x with mover m becomes proven when
- *   - one of its children is proven with pz[m] == 1 (the best outcome there is; the
- *     first such child to be proven gives x its pz and its move), or
- *   - all of its children are proven: x takes the proven child best for m (largest
- *     pz[m]; ties: first in action order). For two players that is "all children lose
- *     => lost" and "a draw is the best => draw"; for three players it is max-n.
- * Selection skips children proven with pz[m] == -1 (the worst outcome) and uses the
- * exact pz[m] as the Q of other proven children; a node with a winning child is itself
- * proven, so it is never selected through. The search stops when the root is proven and
- * plays the proven move. With solver off, terminals are still scored exactly but
- * nothing propagates and winning_move is not used.
- *
- * Threat checks (vcf_root, vcf_leaf, vcf_defend; games with the threat hooks): the tree
- * owns one threat workspace made by mcts_new. With vcf_leaf, node_setup proves a node
- * whose mover has a VCF (as winning_move does for an immediate win: no edges, no
- * evaluator call); with vcf_defend, a node whose mover faces the opponent's VCF gets
- * edges only for the moves that defend it (so "all children lost" there means "lost to
- * the VCF", within the defence set's heuristic, see threat.h); with vcf_root,
- * mcts_begin proves the root won when its mover has a VCF.
+ * Proofs (MCTS-solver, the threat checks) are in mcts_solver.c; the root's noise,
+ * policy targets and move choice (mcts_finish) in mcts_root.c.
  *
  * Chance nodes (games with chance events, game.h; 2048's tile spawns). A node whose
  * position is a chance state has mover -1 ("nature"): one edge per outcome, the
@@ -79,8 +57,6 @@
  * in the nodes in use, once per move; no second buffer. The subtree is kept only if a
  * full search still fits after it; otherwise the tree starts afresh.
  */
-#include "mcts.h"
-
 #include <assert.h>
 #include <float.h>
 #include <math.h>
@@ -89,113 +65,7 @@
 #include <time.h>
 
 #include "config.h"
-
-enum { NODE_NEW = 0, NODE_PENDING = 1, NODE_EXPANDED = 2 };
-
-typedef struct mnode {
-    float w[GAME_MAX_PLAYERS];  /* sum of backed-up values, absolute players */
-    float pz[GAME_MAX_PLAYERS]; /* the proven outcome, when proven */
-    int32_t n;                  /* completed visits */
-    int32_t pending;            /* visits in flight (virtual loss) */
-    int32_t parent;             /* -1 at the root */
-    int32_t first_edge;         /* -1: no edges (proven at creation, or no room) */
-    int16_t nedges;
-    int16_t best;               /* proven: the move that achieves pz; -1 none */
-    int8_t mover;               /* player to move here */
-    uint8_t status;             /* NODE_NEW / NODE_PENDING / NODE_EXPANDED */
-    uint8_t proven;
-    uint8_t terminal;
-} mnode;
-
-/* 8 bytes: the prior is stored in 16 bits as lc0 does (the float's bits shifted: an
- * 11-bit mantissa, about 0.05% relative error, exact range [2^-31, 1]). */
-typedef struct medge {
-    int32_t child;   /* -1 until first traversed */
-    uint16_t action;
-    uint16_t prior;  /* edge_prior() / edge_set_prior() */
-} medge;
-
-_Static_assert(sizeof(medge) == 8, "edges are 8 bytes");
-_Static_assert(sizeof(mnode) == 48, "nodes are 48 bytes");
-
-/* p is clamped to [0, 1] (NaN gives 0). */
-static inline void edge_set_prior(medge *e, float p)
-{
-    p = p > 0.0f ? (p < 1.0f ? p : 1.0f) : 0.0f;
-    int32_t bits;
-    memcpy(&bits, &p, sizeof bits);
-    bits += (1 << 11) - (3 << 28); /* round, and move the exponent range down */
-    e->prior = bits < 0 ? 0 : (uint16_t)(bits >> 12);
-}
-
-static inline float edge_prior(const medge *e)
-{
-    uint32_t bits = ((uint32_t)e->prior << 12) | (3u << 28);
-    float p;
-    memcpy(&p, &bits, sizeof p);
-    return p;
-}
-
-struct mcts {
-    /* immutable after mcts_new */
-    const game *g;
-    mcts_params p;
-    int P, A;
-    int32_t cap_nodes;
-    int64_t cap_edges;
-    /* arena and scratch, allocated once */
-    mnode *nodes;       /* [cap_nodes] */
-    medge *edges;       /* [cap_edges] */
-    int32_t *remap;     /* [cap_nodes] compaction scratch */
-    float *noise;       /* [actions] Dirichlet scratch */
-    int32_t *base;      /* [actions] root child visits at mcts_begin, by root edge index */
-    float *tgt;         /* [4 * actions] policy-target scratch by root edge: visits, priors,
-                         * q, and the root's network priors saved before the noise */
-    float *pit;         /* [actions] the policy target */
-    uint8_t *mask;      /* [actions] legal-mask scratch */
-    game_state *root_state;
-    game_state *scratch;
-    game_state *scratch2; /* mcts_set_root_near's second state */
-    mcts_batch *own;    /* for mcts_search: capacity p.batch */
-    void *threat;       /* the game's threat workspace, NULL when no vcf_* is on */
-    uint8_t *defend;    /* [actions] vcf_defend scratch */
-    bool chance;        /* the game has chance events: chance nodes (mover -1) */
-    bool scored;        /* the game keeps a score: rewards per edge, values are points to
-                         * come, Q normalised min-max for PUCT */
-    float *reward;      /* [cap_nodes * P] scored: points gained on the edge into a node */
-    float *best;        /* [cap_nodes] track_best: highest return backed up through a node */
-    float *sq;          /* [cap_nodes] lcb_stdevs (not scored): sum of the squared values
-                         * backed up through a node, from its parent's mover's view */
-    int *cout;          /* [max_chance] chance outcomes scratch */
-    float *cprob;       /* [max_chance] their probabilities */
-    /* mutated */
-    rng r;
-    int32_t nnodes;
-    int64_t nedges_used;
-    bool root_noised;
-    bool full;
-    int sims;           /* playouts backed up in this search */
-    uint64_t step_stamp; /* last batch step this tree contributed leaves to */
-    float qmin, qmax;   /* scored: the range of the Q values seen this search (MuZero) */
-    int cplayer;        /* contempt: the searching player (root mover at mcts_begin), -1 */
-    struct timespec t0;
-    mcts_stats st;
-};
-
-struct mcts_batch {
-    const game *g;
-    int cap, n;
-    int start;            /* rotating first tree */
-    uint64_t stamp;       /* step counter */
-    unsigned char *states; /* [cap][state_size] leaf states */
-    const game_state **ptrs; /* [cap] */
-    uint64_t *keys;       /* [cap] */
-    uint8_t *legal;       /* [cap][actions] */
-    float *priors;        /* [cap][actions] */
-    float *values;        /* [cap][players] */
-    mcts **tree;          /* [cap] owner of each leaf */
-    int32_t *node;        /* [cap] leaf node in its tree */
-};
+#include "mcts_impl.h"
 
 void mcts_params_from_config(mcts_params *p, const cfg_mcts *c)
 {
@@ -238,20 +108,12 @@ void mcts_contempt_value(float c, int s, const float *v, float *out)
     out[1 - s] = -y;
 }
 
-/* The value vector v of a node as the search reads it: v itself, or with contempt on,
- * v through mcts_contempt_value for the searching player. */
-static inline const float *search_value(const mcts *t, const float *v, float *buf)
-{
-    if (t->cplayer < 0)
-        return v;
-    mcts_contempt_value(t->p.contempt, t->cplayer, v, buf);
-    return buf;
-}
 
 void mcts_params_pure(mcts_params *p)
 {
     p->fpu_absolute = true;
     p->fpu_value = 1.0f;
+    p->gumbel = false; /* uniform priors: UCT's every-move-once, not a halving of priors */
 }
 
 static double now_seconds(void)
@@ -261,7 +123,7 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static double elapsed(const mcts *t)
+double mcts_elapsed(const mcts *t)
 {
     return now_seconds() - ((double)t->t0.tv_sec + 1e-9 * (double)t->t0.tv_nsec);
 }
@@ -310,43 +172,6 @@ void mcts_batch_free(mcts_batch *b)
     free(b);
 }
 
-/* ---- nodes -------------------------------------------------------------------- */
-
-enum { MCTS_VCF_PV = 64, MCTS_DEFEND_BUDGET = 1000, MCTS_VCT_DEPTH = 6 };
-
-/* vcf_leaf / vcf_root: if the mover of s has a VCF within budget nodes, X becomes a
- * proven win for him (two players) with the line's first move. */
-static bool vcf_prove(mcts *t, mnode *X, const game_state *s, int budget, int vct_depth)
-{
-    const game *g = t->g;
-    int pv[MCTS_VCF_PV];
-    if (g->players != 2 ||
-        g->ops->threat_win(g, s, t->threat, budget, vct_depth, pv, MCTS_VCF_PV) <= 0)
-        return false;
-    int m = game_current_player(g, s);
-    X->pz[m] = 1.0f;
-    X->pz[1 - m] = -1.0f;
-    X->proven = 1;
-    X->best = (int16_t)pv[0];
-    X->status = NODE_EXPANDED;
-    return true;
-}
-
-/* vcf_defend: keeps in t->mask (nl legal moves) only the moves that answer the
- * opponent's VCF, when he has one and something answers it. Returns the new count. */
-static int vcf_restrict(mcts *t, const game_state *s, int nl)
-{
-    const game *g = t->g;
-    int budget = t->p.vcf_leaf > 0 ? t->p.vcf_leaf : MCTS_DEFEND_BUDGET;
-    if (g->ops->threat_defend(g, s, t->threat, budget, t->defend) <= 0)
-        return nl;
-    int n = 0;
-    for (int a = 0; a < t->A; a++) {
-        t->mask[a] &= t->defend[a];
-        n += t->mask[a];
-    }
-    return n > 0 ? n : game_legal(g, s, t->mask);
-}
 
 /* Initialises node x for position s (reached by `parent`): terminal and winning-move
  * proofs, or an edge range for its legal moves. Returns 0, or -1 when the edge array
@@ -415,12 +240,12 @@ static int node_setup(mcts *t, int32_t x, int32_t parent, const game_state *s)
             return 0;
         }
     }
-    if (t->threat && t->p.solver && t->p.vcf_leaf > 0 && vcf_prove(t, X, s, t->p.vcf_leaf, 0))
+    if (t->threat && t->p.solver && t->p.vcf_leaf > 0 && mcts_vcf_prove(t, X, s, t->p.vcf_leaf, 0))
         return 0;
     int nl = game_legal(g, s, t->mask);
     assert(nl > 0);
     if (t->threat && t->p.vcf_defend)
-        nl = vcf_restrict(t, s, nl);
+        nl = mcts_vcf_restrict(t, s, nl);
     if (t->nedges_used + nl > t->cap_edges)
         return -1;
     /* invariant 2: edge ranges in node-index order */
@@ -455,10 +280,10 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     if (p->simulations < 1 || p->batch < 1 || p->c_puct < 0 || p->virtual_loss < 0 ||
         (p->noise && (p->dirichlet_alpha <= 0 || p->dirichlet_eps < 0 || p->dirichlet_eps > 1)) ||
         p->max_nodes < 0 || p->max_edges < 0 || (p->max_nodes > 0 && p->max_nodes < 2) ||
-        !(p->contempt >= 0.0f && p->contempt < 1.0f)) {
+        !(p->contempt >= 0.0f && p->contempt < 1.0f) || (p->gumbel && p->gumbel_m < 1)) {
         snprintf(err, errlen, "mcts: bad parameters (simulations >= 1, batch >= 1, c_puct >= 0, "
                               "virtual_loss >= 0, dirichlet_alpha > 0, dirichlet_eps in [0, 1], "
-                              "max_nodes 0 or >= 2, max_edges >= 0, contempt in [0, 1))");
+                              "max_nodes 0 or >= 2, max_edges >= 0, contempt in [0, 1), gumbel_m >= 1)");
         return NULL;
     }
     mcts *t = calloc(1, sizeof *t);
@@ -475,8 +300,10 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     t->cplayer = -1;
     if (t->scored || t->P != 2)
         t->p.contempt = 0.0f; /* draws against one opponent only */
-    if (t->scored)
+    if (t->scored) {
         t->p.solver = false; /* proofs are about outcomes; a score game has points to come */
+        t->p.gumbel = false; /* its rules read values in [-1, 1]: points keep PUCT */
+    }
     int64_t nodes = p->max_nodes;
     if (nodes == 0) {
         /* a descent through a new chance node makes two nodes */
@@ -517,6 +344,15 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     if (p->lcb_stdevs > 0 && !t->scored) {
         t->sq = malloc((size_t)nodes * sizeof *t->sq);
         extra_ok = extra_ok && t->sq;
+    }
+    if (t->p.gumbel) {
+        t->gum = malloc((size_t)t->A * sizeof *t->gum);
+        t->gsq = malloc((size_t)t->A * sizeof *t->gsq);
+        t->gcnt = malloc((size_t)t->A * sizeof *t->gcnt);
+        t->gidx = malloc((size_t)t->A * sizeof *t->gidx);
+        t->sched_cap = p->simulations;
+        t->sched = malloc((size_t)p->simulations * sizeof *t->sched);
+        extra_ok = extra_ok && t->gum && t->gsq && t->gcnt && t->gidx && t->sched;
     }
     if (t->chance) {
         t->cout = malloc((size_t)g->max_chance * sizeof *t->cout);
@@ -572,6 +408,11 @@ void mcts_free(mcts *t)
     free(t->sq);
     free(t->cout);
     free(t->cprob);
+    free(t->gum);
+    free(t->gsq);
+    free(t->gcnt);
+    free(t->gidx);
+    free(t->sched);
     free(t);
 }
 
@@ -596,6 +437,16 @@ const mcts_params *mcts_get_params(const mcts *t)
 void mcts_set_simulations(mcts *t, int simulations)
 {
     assert(simulations >= 1);
+    if (t->p.gumbel && simulations > t->sched_cap) {
+        /* the halving's schedule covers the budget: grown here, never while searching
+         * (out of memory: the schedule covers the old budget, the least visited
+         * considered move takes the simulations past it) */
+        int32_t *s = realloc(t->sched, (size_t)simulations * sizeof *s);
+        if (s) {
+            t->sched = s;
+            t->sched_cap = simulations;
+        }
+    }
     t->p.simulations = simulations;
 }
 
@@ -765,69 +616,6 @@ int mcts_play(mcts *t, int action)
 
 /* ---- search internals ------------------------------------------------------------ */
 
-/* The self-play root: priors ^ (1/root_policy_temp) renormalised, then Dirichlet noise
- * (alpha = dirichlet_total / legal moves when dirichlet_total > 0). Once per root. */
-static void apply_noise(mcts *t)
-{
-    mnode *R = &t->nodes[0];
-    if (R->status != NODE_EXPANDED || R->first_edge < 0 || t->root_noised)
-        return;
-    medge *e = t->edges + R->first_edge;
-    for (int i = 0; i < R->nedges; i++)
-        t->tgt[3 * t->A + i] = edge_prior(&e[i]);
-    float temp = t->p.root_policy_temp;
-    if (temp > 0.0f && temp != 1.0f) {
-        double ps = 0;
-        for (int i = 0; i < R->nedges; i++) {
-            t->noise[i] = powf(edge_prior(&e[i]), 1.0f / temp);
-            ps += t->noise[i];
-        }
-        for (int i = 0; ps > 0 && i < R->nedges; i++)
-            edge_set_prior(&e[i], (float)(t->noise[i] / ps));
-    }
-    double alpha = t->p.dirichlet_total > 0 ? (double)t->p.dirichlet_total / R->nedges
-                                            : (double)t->p.dirichlet_alpha;
-    double sum = 0;
-    for (int i = 0; i < R->nedges; i++) {
-        t->noise[i] = (float)rng_gamma(&t->r, alpha);
-        sum += t->noise[i];
-    }
-    if (sum <= 0)
-        sum = 1;
-    float eps = t->p.dirichlet_eps;
-    for (int i = 0; i < R->nedges; i++)
-        edge_set_prior(&e[i], (1.0f - eps) * edge_prior(&e[i]) + eps * (float)(t->noise[i] / sum));
-    t->root_noised = true;
-}
-
-/* Scored games: widens the search's Q range with q. */
-static inline void q_seen(mcts *t, float q)
-{
-    if (q < t->qmin)
-        t->qmin = q;
-    if (q > t->qmax)
-        t->qmax = q;
-}
-
-/* Scored games: the Q of the edge into node c from player m's view, in points: the
- * points gained on the edge plus the points to come after it (c's mean value, or 0 at
- * the end). c must have a visit or be proven. */
-static inline float scored_q(const mcts *t, int32_t c, int m)
-{
-    const mnode *C = &t->nodes[c];
-    float v = C->proven ? C->pz[m] : C->w[m] / (float)C->n;
-    return t->reward[(size_t)c * t->P + m] + v;
-}
-
-/* Scored games: q mapped into [0, 1] by the range of Q seen in this search (MuZero's
- * min-max normalisation); 0.5 while the range is empty. */
-static inline float q_norm(const mcts *t, float q)
-{
-    if (!(t->qmax > t->qmin))
-        return 0.5f;
-    float x = (q - t->qmin) / (t->qmax - t->qmin);
-    return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;
-}
 
 /* Adds one visit of value vector v to x and each ancestor; pending -= dpend. In a
  * scored game v is the points to come at x, and each step up adds the points of the
@@ -875,53 +663,6 @@ static void add_pending(mcts *t, int32_t x, int d)
         t->nodes[x].pending += d;
 }
 
-/* Solver: tries to prove x from its children. Returns whether x is now proven. */
-static bool solver_check(mcts *t, int32_t x)
-{
-    mnode *X = &t->nodes[x];
-    if (X->proven)
-        return true;
-    if (X->status != NODE_EXPANDED || X->first_edge < 0 || X->mover < 0)
-        return false; /* a chance node is an expectation, not a choice: never proven */
-    int m = X->mover;
-    const medge *e = t->edges + X->first_edge;
-    bool all = true;
-    int best = -1;
-    float bestv = -FLT_MAX;
-    for (int i = 0; i < X->nedges; i++) {
-        int32_t c = e[i].child;
-        if (c < 0 || !t->nodes[c].proven) {
-            all = false;
-            continue;
-        }
-        float v = t->nodes[c].pz[m];
-        if (v >= 1.0f) {
-            best = i;
-            all = true;
-            break;
-        }
-        if (v > bestv) {
-            bestv = v;
-            best = i;
-        }
-    }
-    if (!all || best < 0)
-        return false;
-    memcpy(X->pz, t->nodes[e[best].child].pz, sizeof X->pz);
-    X->best = (int16_t)e[best].action;
-    X->proven = 1;
-    return true;
-}
-
-/* x just became proven: prove its ancestors where possible. */
-static void solver_propagate(mcts *t, int32_t x)
-{
-    if (!t->p.solver)
-        return;
-    for (int32_t y = t->nodes[x].parent; y >= 0; y = t->nodes[y].parent)
-        if (!solver_check(t, y))
-            break;
-}
 
 /* PUCT with virtual loss and FPU; returns the edge index to follow, or -1 if none. */
 static int select_edge(const mcts *t, const mnode *X)
@@ -1065,7 +806,10 @@ static int descend(mcts *t, mcts_batch *b)
             return LEAF_QUEUED;
         }
         bool nature = X->mover < 0;
-        int i = nature ? select_outcome(t, X) : select_edge(t, X);
+        int i = nature ? select_outcome(t, X)
+                : !t->p.gumbel ? select_edge(t, X)
+                : x == 0 ? mcts_gumbel_select_root(t, X)
+                : mcts_gumbel_select_interior(t, X);
         assert(i >= 0);
         medge *e = &t->edges[X->first_edge + i];
         float sc0[GAME_MAX_PLAYERS];
@@ -1096,7 +840,7 @@ static int descend(mcts *t, mcts_batch *b)
             }
             e->child = c;
             if (t->nodes[c].proven)
-                solver_propagate(t, c);
+                mcts_solver_propagate(t, c);
         }
         x = e->child;
     }
@@ -1124,8 +868,8 @@ static void expand_leaf(mcts_batch *b, int i)
         edge_set_prior(&e[k], sum > 0.0f ? p / sum : 1.0f / (float)X->nedges);
     }
     X->status = NODE_EXPANDED;
-    if (x == 0 && t->p.noise)
-        apply_noise(t);
+    if (x == 0 && t->p.noise && !t->p.gumbel)
+        mcts_apply_noise(t);
     backup(t, x, b->values + (size_t)i * (size_t)t->P, 1);
     t->sims++;
 }
@@ -1155,11 +899,16 @@ void mcts_begin(mcts *t)
             t->full = true;
     }
     if (t->threat && t->p.solver && t->p.vcf_root > 0 && !R->proven)
-        vcf_prove(t, R, t->root_state, t->p.vcf_root, 0);
+        mcts_vcf_prove(t, R, t->root_state, t->p.vcf_root, 0);
     if (t->threat && t->p.solver && t->p.vct_root > 0 && !R->proven)
-        vcf_prove(t, R, t->root_state, t->p.vct_root, MCTS_VCT_DEPTH);
-    if (t->p.noise)
-        apply_noise(t);
+        mcts_vcf_prove(t, R, t->root_state, t->p.vct_root, MCTS_VCT_DEPTH);
+    if (t->p.noise && !t->p.gumbel)
+        mcts_apply_noise(t);
+    t->gum_ready = false; /* the root's Gumbel draw: at its first selection */
+    /* Gumbel: the simulations are the root's children's (mctx evaluates the root
+     * first), so a root still to be evaluated is one playout more */
+    t->budget = t->p.simulations + (t->p.gumbel && t->nodes[0].status != NODE_EXPANDED &&
+                                    !t->nodes[0].proven);
     if (t->scored) {
         /* MuZero keeps the range per search; a reused subtree's root edges seed it */
         t->qmin = FLT_MAX;
@@ -1185,7 +934,7 @@ void mcts_begin(mcts *t)
 
 bool mcts_done(const mcts *t)
 {
-    return t->sims >= t->p.simulations || t->full || (t->p.solver && t->nodes[0].proven);
+    return t->sims >= t->budget || t->full || (t->p.solver && t->nodes[0].proven);
 }
 
 int mcts_step_many(mcts *const *trees, int ntrees, mcts_batch *b, evaluator *e, char *err,
@@ -1198,7 +947,7 @@ int mcts_step_many(mcts *const *trees, int ntrees, mcts_batch *b, evaluator *e, 
         assert(t->g->state_size == b->g->state_size && t->g->actions == b->g->actions);
         if (mcts_done(t))
             continue;
-        int quota = t->p.simulations - t->sims;
+        int quota = t->budget - t->sims;
         if (quota > t->p.batch)
             quota = t->p.batch;
         for (int a = 0; a < quota && b->n < b->cap && !mcts_done(t); a++) {
@@ -1248,386 +997,6 @@ int mcts_step_many(mcts *const *trees, int ntrees, mcts_batch *b, evaluator *e, 
     return b->n;
 }
 
-int mcts_lcb_select(int n, const float *visits, const float *q, const float *sq,
-                    const uint8_t *exact, float z, float min_fraction)
-{
-    int most = -1;
-    for (int i = 0; i < n; i++)
-        if (visits[i] > 0 && (most < 0 || visits[i] > visits[most]))
-            most = i;
-    if (most < 0)
-        return -1;
-    float floor_v = min_fraction * visits[most];
-    if (floor_v < 2.0f)
-        floor_v = 2.0f;
-    int best = -1;
-    float best_b = -FLT_MAX;
-    for (int i = 0; i < n; i++) {
-        float nv = visits[i];
-        bool ex = exact && exact[i];
-        if (nv <= 0 || (i != most && !ex && nv < floor_v))
-            continue;
-        float b = q[i];
-        if (!ex) {
-            float var = (sq[i] - nv * q[i] * q[i] + 1.0f) / (nv + 1.0f);
-            if (var < 0.0f)
-                var = 0.0f;
-            b -= z * sqrtf(var / nv);
-        }
-        if (best < 0 || b > best_b || (b == best_b && nv > visits[best])) {
-            best = i;
-            best_b = b;
-        }
-    }
-    return best;
-}
-
-int mcts_prune_policy(int n, const float *prior, const float *q, float *visits, float c_puct,
-                      float k)
-{
-    int best = -1;
-    double total = 0;
-    for (int i = 0; i < n; i++) {
-        total += visits[i];
-        if (visits[i] > 0 && (best < 0 || visits[i] > visits[best]))
-            best = i;
-    }
-    if (best < 0)
-        return 0;
-    double sq = sqrt(total);
-    double best_score = q[best] + c_puct * prior[best] * sq / (1.0 + visits[best]);
-    int removed = 0;
-    for (int i = 0; i < n; i++) {
-        if (i == best || visits[i] <= 0)
-            continue;
-        double forced = sqrt(k * prior[i] * total);
-        double floor_n = visits[i] - forced;
-        /* the fewest visits at which PUCT still ranks i below best */
-        double gap = best_score - q[i];
-        double keep = visits[i];
-        if (gap > 0) {
-            double need = ceil(c_puct * prior[i] * sq / gap - 1.0);
-            keep = need > floor_n ? need : ceil(floor_n);
-            if (keep > visits[i])
-                keep = visits[i];
-            if (keep < 0)
-                keep = 0;
-        }
-        if (keep <= 1)
-            keep = 0;
-        removed += (int)(visits[i] - keep);
-        visits[i] = (float)keep;
-    }
-    return removed;
-}
-
-int mcts_completed_q_policy(int n, const float *prior, const float *q, const float *visits,
-                            float v, float *pi)
-{
-    double ntot = 0, psum = 0, pq = 0, maxn = 0;
-    for (int i = 0; i < n; i++) {
-        ntot += visits[i];
-        maxn = visits[i] > maxn ? visits[i] : maxn;
-        if (visits[i] > 0) {
-            psum += prior[i];
-            pq += (double)prior[i] * q[i];
-        }
-    }
-    double vmix = psum > 0 ? (v + ntot * pq / psum) / (1.0 + ntot) : v;
-    double lo = 1e30, hi = -1e30;
-    for (int i = 0; i < n; i++) {
-        double qh = visits[i] > 0 ? q[i] : vmix;
-        lo = qh < lo ? qh : lo;
-        hi = qh > hi ? qh : hi;
-    }
-    double scale = (50.0 + maxn) * 0.1, span = hi - lo, mx = -1e300;
-    for (int i = 0; i < n; i++) {
-        if (!(prior[i] > 0))
-            continue;
-        double qh = visits[i] > 0 ? q[i] : vmix;
-        double x = log(prior[i]) + scale * (span > 1e-9 ? (qh - lo) / span : 0.0);
-        mx = x > mx ? x : mx;
-    }
-    if (mx == -1e300)
-        return -1;
-    double sum = 0;
-    for (int i = 0; i < n; i++) {
-        double qh = visits[i] > 0 ? q[i] : vmix;
-        double x = prior[i] > 0 ? exp(log(prior[i]) + scale * (span > 1e-9 ? (qh - lo) / span : 0.0) - mx)
-                                : 0.0;
-        pi[i] = (float)x;
-        sum += x;
-    }
-    for (int i = 0; i < n; i++)
-        pi[i] = (float)(pi[i] / sum);
-    return 0;
-}
-
-/* Writes the completed-Q policy target of the root (mcts_completed_q_policy, with this
- * search's visits, proven children at their proven values; scored games: each edge's Q
- * in points and the root's points to come as v) into pi[A]; returns 0, or -1
- * when it cannot be made (pi untouched). */
-static int completed_q_target(mcts *t, float *pi)
-{
-    const mnode *R = &t->nodes[0];
-    if (R->status != NODE_EXPANDED || R->first_edge < 0 || R->n <= 0)
-        return -1;
-    const medge *e = t->edges + R->first_edge;
-    int m = R->mover, ne = R->nedges;
-    float *vis = t->tgt, *prior = t->tgt + t->A, *q = t->tgt + 2 * t->A, *out = t->noise;
-    for (int i = 0; i < ne; i++) {
-        int32_t c = e[i].child;
-        const mnode *C = c >= 0 ? &t->nodes[c] : NULL;
-        float v = C ? (float)C->n - (t->p.fresh_pi ? (float)t->base[i] : 0.0f) : 0.0f;
-        vis[i] = v > 0 ? v : 0;
-        if (C && C->proven && vis[i] <= 0)
-            vis[i] = 1; /* a proven child's value is known without playouts */
-        if (t->scored) /* in points, reward included: the min-max below rescales them */
-            q[i] = C && (C->proven || C->n > 0) ? scored_q(t, c, m) : 0.0f;
-        else
-            q[i] = !C ? 0.0f : C->proven ? C->pz[m] : C->n > 0 ? C->w[m] / (float)C->n : 0.0f;
-        prior[i] = t->root_noised ? t->tgt[3 * t->A + i] : edge_prior(&e[i]);
-    }
-    if (mcts_completed_q_policy(ne, prior, q, vis, R->w[m] / (float)R->n, out) < 0)
-        return -1;
-    memset(pi, 0, sizeof(float) * (size_t)t->A);
-    for (int i = 0; i < ne; i++)
-        pi[e[i].action] = out[i];
-    return 0;
-}
-
-/* The policy target from the root's visits: this search's playouts only (fresh_pi),
- * proven-losing moves left out when something else was visited, the forced playouts
- * pruned (self-play with policy_pruning). Writes pi[A] and returns its playouts; 0 when
- * there are none (the caller keeps the choice distribution). */
-static int policy_target(mcts *t, float *pi)
-{
-    const mnode *R = &t->nodes[0];
-    if (R->status != NODE_EXPANDED || R->first_edge < 0)
-        return 0;
-    const medge *e = t->edges + R->first_edge;
-    int m = R->mover, ne = R->nedges;
-    float *vis = t->tgt, *prior = t->tgt + t->A, *q = t->tgt + 2 * t->A;
-    double total = 0, total_nl = 0;
-    for (int i = 0; i < ne; i++) {
-        int32_t c = e[i].child;
-        float v = 0.0f;
-        if (c >= 0) {
-            v = (float)t->nodes[c].n - (t->p.fresh_pi ? (float)t->base[i] : 0.0f);
-            if (v < 0)
-                v = 0;
-        }
-        vis[i] = v;
-        total += v;
-        if (!(t->p.solver && c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] <= -1.0f))
-            total_nl += v;
-    }
-    if (total <= 0)
-        return 0;
-    if (total_nl > 0)
-        for (int i = 0; i < ne; i++) {
-            int32_t c = e[i].child;
-            if (t->p.solver && c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] <= -1.0f)
-                vis[i] = 0;
-        }
-    if (t->p.noise && t->p.forced_playouts > 0 && t->p.policy_pruning) {
-        for (int i = 0; i < ne; i++) {
-            int32_t c = e[i].child;
-            const mnode *C = c >= 0 ? &t->nodes[c] : NULL;
-            prior[i] = edge_prior(&e[i]);
-            if (t->scored)
-                q[i] = C && (C->proven || C->n > 0) ? q_norm(t, scored_q(t, c, m)) : 0.0f;
-            else
-                q[i] = !C ? 0.0f : C->proven ? C->pz[m] : C->n > 0 ? C->w[m] / (float)C->n : 0.0f;
-        }
-        mcts_prune_policy(ne, prior, q, vis, t->p.c_puct, t->p.forced_playouts);
-    }
-    double sum = 0;
-    for (int i = 0; i < ne; i++)
-        sum += vis[i];
-    memset(pi, 0, sizeof(float) * (size_t)t->A);
-    if (sum <= 0)
-        return 0;
-    for (int i = 0; i < ne; i++)
-        pi[e[i].action] = (float)(vis[i] / sum);
-    return (int)sum;
-}
-
-/* mcts_finish's LCB choice at an expanded root that is not proven: the children with
- * mass in pi (visits; proven losers dropped) compete in mcts_lcb_select. Scratch: t->tgt
- * (4 x actions, by root edge index). */
-static int lcb_choice(mcts *t, const float *pi)
-{
-    const mnode *R = &t->nodes[0];
-    const medge *e = t->edges + R->first_edge;
-    int m = R->mover, ne = R->nedges;
-    float *vis = t->tgt, *q = t->tgt + t->A, *sq = t->tgt + 2 * t->A;
-    uint8_t *exact = t->mask; /* [actions] >= ne */
-    for (int i = 0; i < ne; i++) {
-        int32_t c = e[i].child;
-        vis[i] = q[i] = sq[i] = 0.0f;
-        exact[i] = 0;
-        if (c < 0 || pi[e[i].action] <= 0 || t->nodes[c].n <= 0)
-            continue;
-        const mnode *C = &t->nodes[c];
-        vis[i] = (float)C->n;
-        exact[i] = t->p.solver && C->proven;
-        float cv[GAME_MAX_PLAYERS];
-        q[i] = exact[i] ? search_value(t, C->pz, cv)[m] : C->w[m] / (float)C->n;
-        sq[i] = t->sq[c];
-    }
-    int k = mcts_lcb_select(ne, vis, q, sq, exact, t->p.lcb_stdevs, t->p.lcb_min_fraction);
-    if (k >= 0)
-        return e[k].action;
-    int best = -1; /* no visited child with mass: the largest pi */
-    for (int a = 0; a < t->A; a++)
-        if (pi[a] > 0 && (best < 0 || pi[a] > pi[best]))
-            best = a;
-    return best;
-}
-
-void mcts_finish(mcts *t, float *pi_out, mcts_result *res)
-{
-    const game *g = t->g;
-    const mnode *R = &t->nodes[0];
-    float *pi = t->noise; /* scratch over actions while choosing */
-    int A = t->A, m = R->mover;
-    memset(pi, 0, sizeof(float) * (size_t)A);
-    int action = -1;
-    const medge *e = R->first_edge >= 0 ? t->edges + R->first_edge : NULL;
-    t->st.pi_visits = 0;
-    bool root_win = t->p.solver && R->proven && R->pz[m] >= 1.0f;
-
-    if (root_win) {
-        action = R->best;
-        pi[action] = 1.0f;
-    } else if (e && R->status == NODE_EXPANDED) {
-        /* visits, without proven-losing moves when something else has visits */
-        double total = 0, total_all = 0;
-        for (int i = 0; i < R->nedges; i++) {
-            int32_t c = e[i].child;
-            if (c < 0)
-                continue;
-            const mnode *C = &t->nodes[c];
-            total_all += C->n;
-            if (!(t->p.solver && C->proven && C->pz[m] <= -1.0f))
-                total += C->n;
-        }
-        bool drop_losers = total > 0;
-        for (int i = 0; i < R->nedges; i++) {
-            int32_t c = e[i].child;
-            if (c < 0)
-                continue;
-            const mnode *C = &t->nodes[c];
-            if (drop_losers && t->p.solver && C->proven && C->pz[m] <= -1.0f)
-                continue;
-            pi[e[i].action] = (float)C->n;
-        }
-        double tot = drop_losers ? total : total_all;
-        if (tot <= 0) {
-            /* no child visited: the priors (proven losers dropped if possible) */
-            double ps = 0;
-            for (int i = 0; i < R->nedges; i++) {
-                int32_t c = e[i].child;
-                bool loser = t->p.solver && c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] <= -1.0f;
-                pi[e[i].action] = loser ? 0.0f : edge_prior(&e[i]);
-                ps += pi[e[i].action];
-            }
-            if (ps <= 0)
-                for (int i = 0; i < R->nedges; i++)
-                    pi[e[i].action] = edge_prior(&e[i]), ps += pi[e[i].action];
-            if (ps <= 0)
-                for (int i = 0; i < R->nedges; i++)
-                    pi[e[i].action] = 1.0f, ps += 1.0;
-            tot = ps;
-        }
-        for (int a = 0; a < A; a++)
-            pi[a] = (float)(pi[a] / tot);
-        /* The policy target: this search's playouts, forced playouts pruned. In self-play
-         * (noise on) the move is chosen from it too, so a played move always has target
-         * mass and the forced playouts do not make the play more random; other players
-         * choose from every visit (reused ones are information too) and return the
-         * target as pi. */
-        bool target = !(t->p.solver && R->proven) && (t->st.pi_visits = policy_target(t, t->pit)) > 0;
-        if (target && t->p.noise)
-            memcpy(pi, t->pit, sizeof(float) * (size_t)A);
-        int ply = g->ops->ply ? g->ops->ply(g, t->root_state) : 0;
-        if (t->p.solver && R->proven) {
-            /* proven draw or loss: the most visited of the moves that achieve it */
-            int bv = -1;
-            for (int i = 0; i < R->nedges; i++) {
-                int32_t c = e[i].child;
-                if (c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] == R->pz[m] &&
-                    t->nodes[c].n > bv) {
-                    bv = t->nodes[c].n;
-                    action = e[i].action;
-                }
-            }
-            if (action < 0)
-                action = R->best;
-        } else if (ply < t->p.temperature_moves) {
-            double u = rng_uniform(&t->r), acc = 0;
-            for (int a = 0; a < A; a++) {
-                if (pi[a] <= 0)
-                    continue;
-                action = a;
-                acc += pi[a];
-                if (u < acc)
-                    break;
-            }
-        } else if (t->sq && !t->p.noise) {
-            action = lcb_choice(t, pi);
-        } else {
-            float bp = -1.0f, bq = -FLT_MAX;
-            for (int i = 0; i < R->nedges; i++) {
-                int a = e[i].action;
-                int32_t c = e[i].child;
-                float q = (c >= 0 && t->nodes[c].n > 0) ? t->nodes[c].w[m] / (float)t->nodes[c].n
-                                                        : -FLT_MAX;
-                if (t->scored && c >= 0 && t->nodes[c].n > 0)
-                    q = scored_q(t, c, m);
-                if (pi[a] > bp || (pi[a] == bp && q > bq)) {
-                    bp = pi[a];
-                    bq = q;
-                    action = a;
-                }
-            }
-        }
-    } else {
-        /* the root could not be expanded (arena too small): uniform over legal moves */
-        int nl = game_legal(g, t->root_state, t->mask);
-        assert(nl > 0);
-        uint32_t pick = rng_below(&t->r, (uint32_t)nl);
-        for (int a = 0; a < A; a++) {
-            if (!t->mask[a])
-                continue;
-            pi[a] = 1.0f / (float)nl;
-            if (pick-- == 0)
-                action = a;
-        }
-    }
-    assert(action >= 0 && action < A);
-
-    memset(res, 0, sizeof *res);
-    res->action = action;
-    res->proven = t->p.solver && R->proven;
-    for (int p = 0; p < t->P; p++)
-        res->value[p] = res->proven ? R->pz[p] : (R->n > 0 ? R->w[p] / (float)R->n : 0.0f);
-    t->st.simulations = t->sims;
-    t->st.root_visits = R->n;
-    t->st.nodes = t->nnodes;
-    t->st.edges = t->nedges_used;
-    t->st.seconds = elapsed(t);
-    t->st.proven = res->proven;
-    t->st.arena_full = t->full;
-    res->stats = t->st;
-    /* the completed-Q target replaces the visits as the target only, once the move is
-     * chosen (its scratch is t->noise, pi's) */
-    if (pi_out && t->st.pi_visits > 0 && t->p.completed_q)
-        completed_q_target(t, t->pit);
-    if (pi_out)
-        memcpy(pi_out, t->st.pi_visits > 0 ? t->pit : pi, sizeof(float) * (size_t)A);
-}
 
 int mcts_search(mcts *t, evaluator *e, float *pi, mcts_result *res, char *err, size_t errlen)
 {

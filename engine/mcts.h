@@ -121,6 +121,14 @@ typedef struct mcts_params {
                              * opponent as +contempt; a backed-up value v (the searcher's
                              * view) becomes v - contempt (1 - |v|), 1 - |v| standing for
                              * the draw probability (mcts_contempt_value). 0 = off */
+    /* Gumbel AlphaZero instead of PUCT (mcts_gumbel.c; zero = off; not for scored games): */
+    bool gumbel;            /* the root considers gumbel_m moves (Gumbel-top-k with noise,
+                             * the top priors without) and shares the simulations among
+                             * them by sequential halving; below the root the improved
+                             * policy's deterministic rule; pi is the completed-Q improved
+                             * policy; the move is the halving's winner (no temperature,
+                             * Dirichlet noise, forced playouts or LCB) */
+    int gumbel_m;           /* moves considered at the root (mctx: 16), >= 1 */
 } mcts_params;
 
 /* Gumbel MuZero's improved policy (Danihelka et al. 2022, with mctx's constants) over n
@@ -133,6 +141,23 @@ typedef struct mcts_params {
  * prior 0 gets 0. Returns 0, or -1 when every prior is 0 (pi untouched). */
 int mcts_completed_q_policy(int n, const float *prior, const float *q, const float *visits,
                             float v, float *pi);
+
+/* Sequential halving's schedule (Gumbel AlphaZero, as mctx writes it) for m considered
+ * moves and n simulations: visits[k] (k < n) is how many visits the move that simulation
+ * k goes to must already have. Rounds of log2(m) phases: a phase gives each of the c
+ * moves still considered max(1, floor(n / (ceil(log2 m) * c))) more visits, one visit
+ * each in turn, then c halves (to no fewer than 2) until n simulations are placed. m = 1:
+ * visits[k] = k. Returns 0, or -1 when m < 1 or n < 1. Pure function. */
+int mcts_gumbel_schedule(int m, int n, int32_t *visits);
+
+/* Gumbel AlphaZero's rule below the root over n children (arrays of n): prior, q (mean
+ * value from the mover's view, of the visited children), visits, and v the node's own
+ * evaluation from the mover's view: the child with the largest pi'(a) - visits(a) / (1 +
+ * sum visits), pi' = mcts_completed_q_policy (written into pi[n]); ties to the lower
+ * index; -1 when every prior is 0. The search does the same inside the tree (pending
+ * visits counted as visits). Pure function. */
+int mcts_gumbel_interior_pick(int n, const float *prior, const float *q, const float *visits,
+                              float v, float *pi);
 
 /* Draw contempt for the searching player s of a two-player game: v (both players'
  * values, v[1-s] = -v[s]) becomes v'[s] = v[s] - c (1 - |v[s]|), v'[1-s] = -v'[s]. A
@@ -169,7 +194,7 @@ int mcts_lcb_select(int n, const float *visits, const float *q, const float *sq,
 /* Settings for pure MCTS (the rollout or random evaluator: uniform priors): sets
  * fpu_absolute with fpu_value 1, so every move is tried once before any is tried twice.
  * Measured: on Gomoku 15x15 with 1,000 rollout simulations it beats the reduction FPU
- * 9 games of 10. Call after mcts_params_from_config. */
+ * 9 games of 10. Turns gumbel off. Call after mcts_params_from_config. */
 void mcts_params_pure(mcts_params *p);
 
 /* Search statistics of the last search (since mcts_begin). */

@@ -72,7 +72,11 @@ void sp_search_from_config(mcts_params *mp, const gz_config *c)
         mp->vcf_leaf = 0;
         mp->vcf_defend = false;
         mp->vct_root = 0;
+        if (c->selfplay.adjudicate_vcf > 0)
+            mp->vcf_root = c->selfplay.adjudicate_vcf;
     }
+    mp->gumbel = c->selfplay.gumbel;
+    mp->gumbel_m = c->selfplay.gumbel_m;
     mp->lcb_stdevs = 0.0f; /* a player's move choice: self-play plays from the visits */
     mp->contempt = 0.0f;   /* one tree plays both sides: no side to favour */
 }
@@ -90,6 +94,7 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c)
     o->full_fraction = c->selfplay.full_fraction;
     o->fast_simulations = c->selfplay.fast_simulations;
     o->zero_weight_proven = c->selfplay.zero_weight_proven;
+    o->adjudicate = c->selfplay.adjudicate;
     o->record_fast = c->selfplay.record_fast;
     o->value_steps = c->selfplay.value_steps;
     o->swap2 = !strcmp(c->selfplay.opening, "swap2");
@@ -442,7 +447,7 @@ static int next_part(sp_shared *sh, bool reopen, char *err, size_t errlen)
  * position's owners seen from its mover (samples.h: the owner dataset); a resigned
  * game's are unknown. */
 static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const float *z,
-                       bool resigned, float *fplanes, char *err, size_t errlen)
+                       bool resigned, bool adjudged, float *fplanes, char *err, size_t errlen)
 {
     const game *g = sh->g;
     int hw = g->rows * g->cols, np = g->planes * hw, A = g->actions, P = g->players;
@@ -453,7 +458,7 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
         g->ops->score(g, end, final);
     /* the final position's cells (absolute players), once; each sample's map in owner */
     int8_t cells[GAME_MAX_CELLS], owner[GAME_MAX_CELLS];
-    bool owned = sp_game_has_owner(g) && !resigned;
+    bool owned = sp_game_has_owner(g) && !resigned && !adjudged; /* the board is final */
     assert(hw <= GAME_MAX_CELLS);
     if (owned)
         g->ops->cells(g, end, cells);
@@ -502,6 +507,7 @@ static int slot_finish(sp_shared *sh, sp_slot *s, const game_state *end, const f
         else
             st->draws++;
         st->resigned += resigned;
+        st->adjudicated += adjudged;
         /* a no-resign game measures where each player would have resigned and whether
          * that would have been false (selfplay.h: resignation calibration) */
         if (s->no_resign && P == 2 && !sh->o->pure)
@@ -765,7 +771,12 @@ static void *worker_main(void *arg)
                 }
             }
             float z[GAME_MAX_PLAYERS];
-            if (resign) {
+            /* adjudication: a proven root ends the game with its proven outcome */
+            bool adjudged = !resign && o->adjudicate && res.proven && g->players == 2 &&
+                            !game_scored(g);
+            if (adjudged) {
+                memcpy(z, res.value, sizeof(float) * (size_t)g->players);
+            } else if (resign) {
                 for (int k = 0; k < g->players; k++)
                     z[k] = 1.0f;
                 z[mover] = -1.0f;
@@ -780,7 +791,8 @@ static void *worker_main(void *arg)
                     continue;
                 game_result(g, root, z);
             }
-            if (slot_finish(sh, s, mcts_root_state(s->tree), z, resign, fplanes, err, sizeof err) < 0) {
+            if (slot_finish(sh, s, mcts_root_state(s->tree), z, resign, adjudged, fplanes, err,
+                            sizeof err) < 0) {
                 fail_shared(sh, err);
                 ok = false;
             }

@@ -81,6 +81,7 @@ typedef struct sp_stats {
     int seat_wins[GAME_MAX_PLAYERS]; /* games won by the player in seat i (best outcome alone) */
     int draws;                /* games without a sole winner */
     int resigned;             /* games ended by resignation */
+    int adjudicated;          /* games ended at a proven root (sp_opts.adjudicate) */
     int resign_checked;       /* players in no-resign games that would have resigned */
     int resign_false;         /* ... and then did not lose */
     int64_t simulations;      /* search simulations */
@@ -110,6 +111,9 @@ typedef struct sp_opts {
     double full_fraction;
     int fast_simulations;
     bool zero_weight_proven;  /* a root proven lost or drawn: policy weight 0 */
+    bool adjudicate;          /* two-player games without a score: a search whose root is
+                               * proven (solver, search.vcf_root) ends the game there, the
+                               * proven outcome its z; the position is still a sample */
     bool record_fast;         /* write the fast searches' positions (weight 0); false: only
                                * the full searches' positions become samples (KataGo: the
                                * game's outcome still comes from every move) */
@@ -160,7 +164,9 @@ void sp_opts_from_config(sp_opts *o, const gz_config *c);
 
 /* Self-play's search settings from a config: c->mcts without the VCF checks
  * (mcts.vcf_root, vcf_leaf, vcf_defend) unless selfplay.threat_checks; they serve the
- * model players. No LCB move choice (mcts.lcb_stdevs: a player's). Noise as the config
+ * model players; with selfplay.adjudicate_vcf > 0 the root's check (vcf_root) runs with
+ * that budget all the same, so that a VCF ends the game (selfplay.adjudicate). No LCB move
+ * choice (mcts.lcb_stdevs: a player's). Gumbel (selfplay.gumbel). Noise as the config
  * leaves it (sp_opts_from_config turns it on). */
 void sp_search_from_config(mcts_params *mp, const gz_config *c);
 

@@ -1457,6 +1457,366 @@ START_TEST(completed_q_in_search)
 }
 END_TEST
 
+/* ---- Gumbel AlphaZero: sequential halving on a bandit, the root's target ------------ */
+
+START_TEST(gumbel_schedule_by_hand)
+{
+    int32_t v[32];
+    /* m = 4, n = 16: ceil(log2 4) = 2 phases of max(1, 16 / (2 * 4)) = 2 visits each for
+     * the 4 moves (visits 0 and 1), then the 2 left get 16 / (2 * 2) = 4 each (2..5) */
+    const int32_t w4[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
+    ck_assert_int_eq(mcts_gumbel_schedule(4, 16, v), 0);
+    for (int k = 0; k < 16; k++)
+        ck_assert_int_eq(v[k], w4[k]);
+    /* m = 3, n = 10: 10 / (2 * 3) = 1 visit each, then 2 moves with 10 / 4 = 2 visits a
+     * round until the budget ends */
+    const int32_t w3[10] = {0, 0, 0, 1, 1, 2, 2, 3, 3, 4};
+    ck_assert_int_eq(mcts_gumbel_schedule(3, 10, v), 0);
+    for (int k = 0; k < 10; k++)
+        ck_assert_int_eq(v[k], w3[k]);
+    /* m = 8, n = 32 (the bandit below): 8 x 1, 4 x 2, then 2 moves to the end */
+    const int32_t w8[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+                            3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10};
+    ck_assert_int_eq(mcts_gumbel_schedule(8, 32, v), 0);
+    for (int k = 0; k < 32; k++)
+        ck_assert_int_eq(v[k], w8[k]);
+    ck_assert_int_eq(mcts_gumbel_schedule(1, 5, v), 0);
+    for (int k = 0; k < 5; k++)
+        ck_assert_int_eq(v[k], k);
+    ck_assert_int_eq(mcts_gumbel_schedule(0, 5, v), -1);
+    ck_assert_int_eq(mcts_gumbel_schedule(4, 0, v), -1);
+}
+END_TEST
+
+/* A one-player bandit: the first move pulls one of 8 arms, then 10 plies of 2 moves each
+ * lead to the end. Every position after arm a is worth bandit_mu[a] plus a small
+ * per-position noise (the evaluator's, and the end's result). */
+enum { BANDIT_ARMS = 8, BANDIT_DEPTH = 10 };
+static const float bandit_mu[BANDIT_ARMS] = {0.10f, 0.30f, -0.20f, 0.65f, 0.00f, 0.35f, -0.50f, 0.20f};
+
+typedef struct bandit_state {
+    int8_t arm;   /* -1 before the pull */
+    int8_t ply;
+    uint16_t path; /* bits of the moves after the pull */
+} bandit_state;
+
+static int bandit_player(const game *g, const game_state *s)
+{
+    (void)g;
+    (void)s;
+    return 0;
+}
+static void bandit_init(const game *g, game_state *gs, rng *r)
+{
+    (void)g;
+    (void)r;
+    bandit_state *s = (bandit_state *)gs;
+    memset(s, 0, sizeof *s);
+    s->arm = -1;
+}
+static bool bandit_terminal(const game *g, const game_state *s)
+{
+    (void)g;
+    return ((const bandit_state *)s)->ply > BANDIT_DEPTH;
+}
+static int bandit_legal(const game *g, const game_state *gs, uint8_t *mask)
+{
+    const bandit_state *s = (const bandit_state *)gs;
+    memset(mask, 0, BANDIT_ARMS);
+    if (bandit_terminal(g, gs))
+        return 0;
+    int n = s->arm < 0 ? BANDIT_ARMS : 2;
+    memset(mask, 1, (size_t)n);
+    return n;
+}
+static int bandit_play(const game *g, game_state *gs, int a)
+{
+    bandit_state *s = (bandit_state *)gs;
+    if (bandit_terminal(g, gs) || a < 0 || a >= (s->arm < 0 ? BANDIT_ARMS : 2))
+        return -1;
+    if (s->arm < 0)
+        s->arm = (int8_t)a;
+    else
+        s->path = (uint16_t)(s->path * 2 + a);
+    s->ply++;
+    return 0;
+}
+static uint64_t bandit_hash(const game *g, const game_state *gs)
+{
+    (void)g;
+    const bandit_state *s = (const bandit_state *)gs;
+    return ((uint64_t)(s->arm + 1) << 40) | ((uint64_t)s->ply << 20) | s->path;
+}
+/* the arm's mean plus noise in [-0.1, 0.1] fixed by the position */
+static float bandit_value(const game_state *gs)
+{
+    const bandit_state *s = (const bandit_state *)gs;
+    uint64_t h = bandit_hash(NULL, gs) * 0x9E3779B97F4A7C15ull;
+    return bandit_mu[s->arm] + (float)((double)(h >> 40) / (double)(1ull << 24) * 0.2 - 0.1);
+}
+static void bandit_result(const game *g, const game_state *s, float *z)
+{
+    (void)g;
+    z[0] = bandit_value(s);
+}
+static int bandit_ply(const game *g, const game_state *s)
+{
+    (void)g;
+    return ((const bandit_state *)s)->ply;
+}
+static const game_ops bandit_ops = {
+    .name = "bandit",
+    .init = bandit_init,
+    .current_player = bandit_player,
+    .legal = bandit_legal,
+    .play = bandit_play,
+    .terminal = bandit_terminal,
+    .result = bandit_result,
+    .hash = bandit_hash,
+    .ply = bandit_ply,
+};
+static game bandit_game(void)
+{
+    game g;
+    memset(&g, 0, sizeof g);
+    g.ops = &bandit_ops;
+    g.players = 1;
+    g.rows = 1;
+    g.cols = BANDIT_ARMS;
+    g.actions = BANDIT_ARMS;
+    g.planes = 1;
+    g.state_size = sizeof(bandit_state);
+    g.nsym = 1;
+    g.max_game_length = BANDIT_DEPTH + 1;
+    return g;
+}
+/* uniform priors over the legal moves; the position's value */
+static int bandit_evaluate(evaluator *e, int n, const game_state *const *states, const uint64_t *keys,
+                           const uint8_t *legal, float *priors, float *values, char *err,
+                           size_t errlen)
+{
+    (void)e;
+    (void)keys;
+    (void)err;
+    (void)errlen;
+    for (int i = 0; i < n; i++) {
+        const bandit_state *s = (const bandit_state *)states[i];
+        int nl = 0;
+        for (int a = 0; a < BANDIT_ARMS; a++)
+            nl += legal[i * BANDIT_ARMS + a];
+        for (int a = 0; a < BANDIT_ARMS; a++)
+            priors[i * BANDIT_ARMS + a] = legal[i * BANDIT_ARMS + a] ? 1.0f / (float)nl : 0.0f;
+        values[i] = s->arm < 0 ? 0.0f : bandit_value(states[i]);
+    }
+    return 0;
+}
+
+static mcts_params gumbel_params(int sims, int m, int batch, bool noise)
+{
+    mcts_params p = params(sims);
+    p.gumbel = true;
+    p.gumbel_m = m;
+    p.batch = batch;
+    p.noise = noise;
+    p.reuse_tree = false;
+    return p;
+}
+
+/* Sequential halving finds the best arm with the schedule of gumbel_schedule_by_hand:
+ * 32 simulations over 8 arms give every arm 1 visit, the best 4 arms 2 more, and the best
+ * 2 arms 8 more each; the best arm has the most visits and is played. The same with the
+ * leaves gathered 4 at a time (pending visits count for the schedule). With Gumbel noise
+ * (10 seeds; the considered set is every arm, m = 8) the visits keep that shape, the
+ * played move is a most visited one and mostly the best arm. The target is the root's
+ * completed-Q improved policy in every case. */
+START_TEST(gumbel_bandit_halving)
+{
+    game g = bandit_game();
+    evaluator e;
+    memset(&e, 0, sizeof e);
+    e.name = "bandit";
+    e.g = &g;
+    e.evaluate = bandit_evaluate;
+    e.destroy = fake_destroy;
+    char err[256];
+    int best_played = 0;
+    for (int round = 0; round < 12; round++) {
+        int batch = round == 1 ? 4 : 1;
+        bool noise = round >= 2;
+        mcts_params p = gumbel_params(32, 8, batch, noise);
+        mcts *t = mcts_new(&g, &p, 100 + (uint64_t)round, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        mcts_result res;
+        float pi[BANDIT_ARMS];
+        ck_assert_msg(mcts_search(t, &e, pi, &res, err, sizeof err) == 0, "%s", err);
+        mcts_child_info ci[BANDIT_ARMS];
+        ck_assert_int_eq(mcts_children(t, MCTS_ROOT, ci, BANDIT_ARMS), BANDIT_ARMS);
+        int count[12] = {0};
+        for (int i = 0; i < BANDIT_ARMS; i++) {
+            ck_assert_int_le(ci[i].visits, 11);
+            count[ci[i].visits]++;
+        }
+        ck_assert_msg(count[1] == 4 && count[3] == 2 && count[11] == 2,
+                      "round %d: visits %d %d %d %d %d %d %d %d", round, ci[0].visits, ci[1].visits,
+                      ci[2].visits, ci[3].visits, ci[4].visits, ci[5].visits, ci[6].visits,
+                      ci[7].visits);
+        if (!noise) { /* the best arm survives every halving and is played */
+            ck_assert_int_eq(ci[3].visits, 11);
+            ck_assert_int_eq(res.action, 3);
+        } else {
+            /* the Gumbel draw makes the halving a sample of the improved policy: the
+             * played move is a most visited one, most often the best arm */
+            for (int i = 0; i < BANDIT_ARMS; i++)
+                if (ci[i].action == res.action)
+                    ck_assert_int_eq(ci[i].visits, 11);
+            best_played += res.action == 3;
+        }
+        ck_assert_int_eq(res.stats.simulations, 33); /* the root's evaluation + 32 */
+        /* the target is the completed-Q improved policy of the root (network priors) */
+        float prior[BANDIT_ARMS], q[BANDIT_ARMS], n[BANDIT_ARMS], want[BANDIT_ARMS];
+        for (int i = 0; i < BANDIT_ARMS; i++)
+            prior[i] = ci[i].prior, q[i] = ci[i].q, n[i] = (float)ci[i].visits;
+        ck_assert_int_eq(mcts_completed_q_policy(BANDIT_ARMS, prior, q, n, res.value[0], want), 0);
+        for (int i = 0; i < BANDIT_ARMS; i++)
+            ck_assert_float_eq_tol(pi[i], want[i], 1e-4);
+        ck_assert_float_gt(pi[3], 0.5f); /* most of the mass on the best arm */
+        mcts_free(t);
+    }
+    ck_assert_int_ge(best_played, 7); /* of 10 */
+}
+END_TEST
+
+/* With m below the legal moves, only m moves are searched at the root: without noise the
+ * m highest priors, with noise a Gumbel-top-m sample that changes with the seed; the
+ * played move is a most visited one. */
+START_TEST(gumbel_root_considers_m)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    char err[256];
+    int sets_differ = 0;
+    int first_set[81];
+    for (int seed = 0; seed < 6; seed++) {
+        bool noise = seed > 0;
+        mcts_params p = gumbel_params(64, 4, 4, noise);
+        mcts *t = mcts_new(g, &p, 7 + (uint64_t)seed, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        mcts_result res;
+        float pi[81];
+        ck_assert_msg(mcts_search(t, &e, pi, &res, err, sizeof err) == 0, "%s", err);
+        mcts_child_info ci[81];
+        int nc = mcts_children(t, MCTS_ROOT, ci, 81);
+        ck_assert_int_eq(nc, 81);
+        int visited = 0, total = 0, set[81], most = 0;
+        for (int i = 0; i < nc; i++) {
+            set[i] = ci[i].visits > 0;
+            visited += set[i];
+            total += ci[i].visits;
+            most = ci[i].visits > most ? ci[i].visits : most;
+        }
+        ck_assert_int_eq(visited, 4);
+        ck_assert_int_eq(total, 64);
+        if (!noise) {
+            for (int i = 0; i < nc; i++) { /* the 4 highest priors */
+                int higher = 0;
+                for (int j = 0; j < nc; j++)
+                    higher += ci[j].prior > ci[i].prior;
+                ck_assert_int_eq(set[i], higher < 4);
+            }
+            memcpy(first_set, set, sizeof set);
+        } else {
+            sets_differ += memcmp(first_set, set, sizeof set) != 0;
+        }
+        for (int i = 0; i < nc; i++)
+            if (ci[i].action == res.action)
+                ck_assert_int_eq(ci[i].visits, most);
+        mcts_free(t);
+    }
+    ck_assert_int_ge(sets_differ, 3);
+    game_free(g);
+}
+END_TEST
+
+/* The rule below the root, by hand: pi' = (0.00406, 0.98211, 0.01383) (completed_q_by_hand)
+ * and visits (10, 10, 0) of 20: pi' - N / 21 is (-0.47, 0.51, 0.014): child 1. With equal
+ * Q pi' is the prior (0.5, 0.3, 0.2): visits (4, 3, 2) of 9 leave child 0 the furthest
+ * behind (0.1 against 0 and 0), visits (5, 3, 1) child 2. */
+START_TEST(gumbel_interior_by_hand)
+{
+    const float prior[3] = {0.5f, 0.3f, 0.2f}, q[3] = {0.0f, 0.5f, 0.0f}, n[3] = {10, 10, 0};
+    float pi[3];
+    ck_assert_int_eq(mcts_gumbel_interior_pick(3, prior, q, n, 0.0f, pi), 1);
+    ck_assert_float_eq_tol(pi[1], 0.9821091f, 1e-5);
+    const float qe[3] = {0.2f, 0.2f, 0.2f}, n2[3] = {4, 3, 2}, n3[3] = {5, 3, 1};
+    ck_assert_int_eq(mcts_gumbel_interior_pick(3, prior, qe, n2, 0.2f, pi), 0);
+    ck_assert_float_eq_tol(pi[2], 0.2f, 1e-6);
+    ck_assert_int_eq(mcts_gumbel_interior_pick(3, prior, qe, n3, 0.2f, pi), 2);
+    const float pz[3] = {0, 0, 0};
+    ck_assert_int_eq(mcts_gumbel_interior_pick(3, pz, q, n, 0.0f, pi), -1);
+}
+END_TEST
+
+/* In the tree, every descent below the root takes the child mcts_gumbel_interior_pick
+ * names from the node's statistics: with gumbel_m = 1 every simulation goes through the
+ * root's best-prior child X, stepped one leaf at a time; before each step the pick is
+ * computed from X's children and X's own evaluation, after it the child whose visits grew
+ * must be that one. */
+START_TEST(gumbel_interior_in_search)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    char err[256];
+    mcts_params p = gumbel_params(120, 1, 1, false);
+    mcts *t = mcts_new(g, &p, 3, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_batch *b = mcts_batch_new(g, 1);
+    mcts_begin(t);
+    for (int k = 0; k < 3; k++) /* the root, then X */
+        ck_assert_int_ge(mcts_step_many(&t, 1, b, &e, err, sizeof err), 0);
+    mcts_child_info ci[81], gi[81], gj[81];
+    int checked = 0;
+    while (!mcts_done(t)) {
+        int nc = mcts_children(t, MCTS_ROOT, ci, 81), x = -1;
+        for (int i = 0; i < nc; i++)
+            if (ci[i].visits > 0)
+                x = i;
+        ck_assert_int_ge(x, 0);
+        int ng = mcts_children(t, ci[x].node, gi, 81);
+        int mover = 1 - game_current_player(g, mcts_root_state(t));
+        float prior[81], q[81], n[81], pi[81];
+        double w = (double)ci[x].value[mover] * ci[x].visits, nn = ci[x].visits;
+        for (int i = 0; i < ng; i++) {
+            prior[i] = gi[i].prior;
+            q[i] = gi[i].q;
+            n[i] = (float)gi[i].visits;
+            w -= (double)gi[i].value[mover] * gi[i].visits;
+            nn -= gi[i].visits;
+        }
+        ck_assert_double_eq_tol(nn, 1.0, 1e-9); /* X's own evaluation */
+        int want = mcts_gumbel_interior_pick(ng, prior, q, n, (float)w, pi);
+        ck_assert_int_ge(mcts_step_many(&t, 1, b, &e, err, sizeof err), 0);
+        ck_assert_int_eq(mcts_children(t, ci[x].node, gj, 81), ng);
+        int grew = -1;
+        for (int i = 0; i < ng; i++)
+            if (gj[i].visits > gi[i].visits)
+                grew = i;
+        if (grew < 0)
+            continue; /* a collision or a proven leaf elsewhere: nothing to compare */
+        ck_assert_msg(grew == want, "step %d: the tree took child %d, the rule %d", checked, grew,
+                      want);
+        checked++;
+    }
+    ck_assert_int_ge(checked, 100);
+    mcts_batch_free(b);
+    mcts_free(t);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(tree_invariants_through_games)
 {
     game *g = make(9, 9, 4);
@@ -1914,6 +2274,11 @@ int main(void)
     tcase_add_test(tc, forced_playouts_in_search);
     tcase_add_test(tc, completed_q_by_hand);
     tcase_add_test(tc, completed_q_in_search);
+    tcase_add_test(tc, gumbel_schedule_by_hand);
+    tcase_add_test(tc, gumbel_bandit_halving);
+    tcase_add_test(tc, gumbel_root_considers_m);
+    tcase_add_test(tc, gumbel_interior_by_hand);
+    tcase_add_test(tc, gumbel_interior_in_search);
     tcase_add_test(tc, small_arenas_through_games);
     tcase_add_test(tc, vcf_root_plays_the_proven_win);
     tcase_add_test(tc, vcf_leaf_proves_nodes);

@@ -1162,6 +1162,66 @@ START_TEST(openings_swap2_and_book)
 }
 END_TEST
 
+/* Adjudication: from a book position where black to move has a VCF (g4 makes two fours,
+ * on row 4 and on column g), with selfplay.adjudicate and a root VCF check every game
+ * ends at its first search: one sample, the proven win as z (mover-first +1, -1), pi
+ * one-hot on the VCF's first move with policy weight 1. Without adjudication the same
+ * games are played on (more samples, none adjudicated). */
+START_TEST(adjudicated_game_writes_proven_value)
+{
+    gz_config c;
+    char err[512], path[300], book[300];
+    ck_assert_msg(cfg_parse(&c, "{\"seed\": 3, \"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, "
+                                "\"k\": 5}, \"mcts\": {\"simulations\": 32, \"batch\": 4}, "
+                                "\"selfplay\": {\"threads\": 1, \"parallel_games\": 2, "
+                                "\"resign_threshold\": -1, \"adjudicate\": true, "
+                                "\"adjudicate_vcf\": 2000}}", "test", err, sizeof err) == 0, "%s", err);
+    game *g = make_game(&c);
+    snprintf(book, sizeof book, "%s/vcf_book.txt", dir);
+    FILE *bf = fopen(book, "w");
+    ck_assert_ptr_nonnull(bf);
+    fputs("d4 c4 e4 g8 f4 a9 g5 b9 g6 i1 g7 i2\n", bf);
+    fclose(bf);
+    opening_book *b = openings_load(g, book, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    int g4 = -1;
+    ck_assert_int_eq(g->ops->parse_move(g, "g4", &g4, err, sizeof err), 0);
+    for (int adj = 1; adj >= 0; adj--) {
+        c.selfplay.adjudicate = adj;
+        sp_opts o;
+        base_opts(&o, &c, 3);
+        mcts_params_pure(&o.search);
+        ck_assert_int_eq(o.search.vcf_root, 2000); /* the check runs without threat_checks */
+        ck_assert(o.adjudicate == (adj == 1));
+        o.book = b;
+        snprintf(path, sizeof path, "%s/adj%d.h5", dir, adj);
+        sp_stats st;
+        ck_assert_msg(sp_run(g, &o, rollout_factory, g, path, &st, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(st.games, 3);
+        sp_file *f = sp_file_read(path, NULL, err, sizeof err);
+        ck_assert_msg(f != NULL, "%s", err);
+        if (adj) {
+            ck_assert_int_eq(st.adjudicated, 3);
+            ck_assert_int_eq(st.seat_wins[0], 3); /* black */
+            ck_assert_int_eq(f->n, 3);
+            for (int64_t i = 0; i < f->n; i++) {
+                ck_assert_int_eq(f->ply[i], 12);
+                ck_assert_float_eq(f->z[2 * i], 1.0f);
+                ck_assert_float_eq(f->z[2 * i + 1], -1.0f);
+                ck_assert_float_eq(f->pi[i * g->actions + g4], 1.0f);
+                ck_assert_float_eq(f->weight[i], 1.0f);
+            }
+        } else {
+            ck_assert_int_eq(st.adjudicated, 0);
+            ck_assert_int_gt(f->n, 3);
+        }
+        sp_file_free(f);
+    }
+    openings_free(b);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(sanling_three_players)
 {
     gz_config c;
@@ -1217,6 +1277,7 @@ static Suite *selfplay_suite(void)
     tcase_add_test(tc, command_writes_valid_files);
     tcase_add_test(tc, sanling_three_players);
     tcase_add_test(tc, openings_swap2_and_book);
+    tcase_add_test(tc, adjudicated_game_writes_proven_value);
     suite_add_tcase(s, tc);
     return s;
 }
