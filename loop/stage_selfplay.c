@@ -60,6 +60,7 @@ static cJSON *selfplay_event(const game *g, int gen, const sp_opts *o, const sp_
     cJSON_AddNumberToObject(m, "first_seat_wins", st->seat_wins[0]);
     cJSON_AddNumberToObject(m, "draws", st->draws);
     cJSON_AddNumberToObject(m, "resigned", st->resigned);
+    cJSON_AddNumberToObject(m, "adjudicated", st->adjudicated);
     cJSON_AddNumberToObject(m, "resign_threshold", o->resign_threshold);
     cJSON_AddNumberToObject(m, "policy_targets", (double)st->policy_targets);
     cJSON_AddNumberToObject(m, "false_resign_rate",
@@ -82,6 +83,7 @@ static void sp_stats_add(sp_stats *a, const sp_stats *b)
     for (int k = 0; k < GAME_MAX_PLAYERS; k++)
         a->seat_wins[k] += b->seat_wins[k];
     a->draws += b->draws, a->resigned += b->resigned, a->resign_checked += b->resign_checked;
+    a->adjudicated += b->adjudicated;
     a->resign_false += b->resign_false, a->simulations += b->simulations;
     a->evaluated += b->evaluated, a->cache_hits += b->cache_hits;
     a->policy_targets += b->policy_targets, a->seconds += b->seconds;
