@@ -10,7 +10,7 @@ static void run_usage(FILE *f)
 {
     fprintf(f,
             "usage: gridzero run [-c CONFIG] [--set KEY=VALUE]... [-o RUN_DIR] [--generations N]\n"
-            "                    [--time DURATION] [--from MODEL] [--mpi]\n\n"
+            "                    [--time DURATION] [--clock wall|cpu] [--from MODEL] [--mpi]\n\n"
             "The generation loop: each generation plays self-play games with the best model,\n"
             "trains the next model on the last train.window generations of samples, plays it\n"
             "against the best model and the arena.baselines, promotes it (always, or at\n"
@@ -21,9 +21,13 @@ static void run_usage(FILE *f)
             "                      runs/tictactoe)\n"
             "  --generations N     generations in all (default loop.generations); a finished run\n"
             "                      is continued by asking for more\n"
-            "  --time DURATION     a wall-clock budget for the whole run (90s, 60m, 2h; a plain\n"
+            "  --time DURATION     a budget for the whole run on its clock (90s, 60m, 2h; a plain\n"
             "                      number is seconds), counted over every session of it: no stage\n"
             "                      starts once it is spent (clock.json keeps the count)\n"
+            "  --clock wall|cpu    the run's clock: wall seconds (default), or the CPU seconds the\n"
+            "                      process used divided by the machine's cores, which is wall time\n"
+            "                      on a machine of its own and counts only what the run got on a\n"
+            "                      shared one (so recipes sharing a machine get equal budgets)\n"
             "  --from MODEL        generation 0 is MODEL's weights (a curriculum: a 3x3 2048 model\n"
             "                      starting a 4x4 run): every tensor of the same name and shape\n"
             "                      is kept, the others (a dense policy head on another board)\n"
@@ -95,6 +99,12 @@ int cmd_run(int argc, char **argv)
                 cli_error("run: --time: expected a duration such as 90s, 60m or 2h, got \"%s\"", v);
                 goto done;
             }
+        } else if (!strcmp(a, "--clock") && v) {
+            if (strcmp(v, "wall") && strcmp(v, "cpu")) {
+                cli_error("run: --clock: expected wall or cpu, got \"%s\"", v);
+                goto done;
+            }
+            o.cpu_clock = !strcmp(argv[++i], "cpu");
         } else if (!strcmp(a, "--from") && v) {
             o.from = v, i++;
         } else if (!strcmp(a, "--generations") && v) {

@@ -243,6 +243,7 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
     memset(&r, 0, sizeof r);
     msg[0] = 0;
     r.budget = o->budget;
+    r.cpu_clock = o->cpu_clock;
     r.from = o->from;
     r.pace = o->progress;
     run_interrupted = 0;
@@ -304,7 +305,7 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
     }
     if ((rc = run_start(&r, dir, &lock_fd, msg, msglen)) != 0)
         goto done;
-    r.session_t0 = run_now();
+    r.session_t0 = run_clock(&r);
     /* With MPI a signal ends the rank at once (mpirun then ends the job): stopping the
      * ranks at different points would leave the others waiting. Every file on disk is
      * complete or temporary either way. */

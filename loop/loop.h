@@ -69,8 +69,10 @@ typedef struct loop_opts {
     int nsets;
     const char *dir;         /* the run directory (created when missing) */
     int generations;         /* > 0: generations in all (else loop.generations) */
-    double budget;           /* seconds of wall clock for the whole run, counted over every
-                              * session (clock.json); 0 = none */
+    double budget;           /* seconds of the run's clock for the whole run, counted over
+                              * every session (clock.json); 0 = none */
+    bool cpu_clock;          /* the clock counts CPU seconds over the machine's cores, not
+                              * wall seconds (loop_impl.h: run_clock) */
     const char *from;        /* generation 0's weights from this model; NULL: random init */
     bool mpi;                /* one run over the ranks of an MPI job (comm.h) */
     loop_progress progress;

@@ -44,8 +44,10 @@ typedef struct run_ctx {
         int tty;         /* lines rewritten in place (pace.tty, once a stage has started) */
         double start;    /* when the current stage's progress started (run_now) */
     } prog;
-    /* --time: the run's wall-clock budget, counted over every session of the run */
+    /* --time: the run's budget, counted over every session of the run */
     double budget;       /* seconds; 0 = none */
+    bool cpu_clock;      /* --clock cpu: the clock counts the process's CPU seconds over the
+                          * machine's cores (run_clock), not wall seconds */
     double clock_before; /* seconds spent by earlier sessions (clock.json) */
     double session_t0;   /* this session's start (run_now) */
     bool solo;           /* a one-player scored game (solo.h) */
@@ -74,10 +76,15 @@ static inline bool lead(const run_ctx *r)
     return r->rank == 0;
 }
 
+/* The run's clock now: wall seconds (run_now), or with --clock cpu the CPU seconds of
+ * this process (every thread) divided by the machine's cores, which equals wall time when
+ * the run has every core to itself and counts only what it got when others share them. */
+double run_clock(const run_ctx *r);
+
 /* Seconds the run has spent so far, earlier sessions included. */
 static inline double run_seconds(const run_ctx *r)
 {
-    return r->clock_before + (run_now() - r->session_t0);
+    return r->clock_before + (run_clock(r) - r->session_t0);
 }
 
 /* DIR/fmt with generation gen (fmt: "models/gen_%04d.h5"), into out (PATH_LEN chars). */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loop_impl.h"
@@ -16,6 +17,7 @@
 #include "engine/rng.h"
 #include "nn/checkpoint.h"
 #include "nn/params.h"
+#include "selfplay/selfplay.h"
 
 static int mkdir_p(const char *path, char *err, size_t errlen)
 {
@@ -57,11 +59,21 @@ static void remove_temporaries(const char *dir)
 
 /* clock.json: the seconds the run has spent, rewritten (atomically) after every stage,
  * so --time counts every session; a kill loses at most the stage in progress. */
+double run_clock(const run_ctx *r)
+{
+    if (!r->cpu_clock)
+        return run_now();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec) / (double)sp_cores();
+}
+
 int run_write_clock(run_ctx *r, char *err, size_t errlen)
 {
     char path[PATH_LEN], text[128];
     snprintf(path, sizeof path, "%s/clock.json", r->dir);
-    snprintf(text, sizeof text, "{\"seconds\": %.3f}\n", run_seconds(r));
+    snprintf(text, sizeof text, "{\"seconds\": %.3f, \"clock\": \"%s\"}\n", run_seconds(r),
+             r->cpu_clock ? "cpu" : "wall");
     return rd_write_atomic(path, text, err, errlen);
 }
 

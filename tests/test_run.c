@@ -538,6 +538,29 @@ START_TEST(time_budget_resumes)
 }
 END_TEST
 
+/* --clock cpu: the clock counts the process's CPU seconds over the cores, recorded as
+ * such in clock.json, and never runs ahead of the wall clock; a bad clock is refused
+ * with exit 2. */
+START_TEST(cpu_clock)
+{
+    char rd[300], out[16384];
+    snprintf(rd, sizeof rd, "%s/cpuclock", dir);
+    const char *cpu[] = {"--clock", "cpu", "--time", "1h", NULL};
+    int rc = gz_run(rd, 2, NULL, cpu, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    double c = clock_seconds(rd);
+    char *text = slurp_rel(rd, "clock.json");
+    ck_assert_msg(text && strstr(text, "\"clock\": \"cpu\""), "%s", text ? text : "(none)");
+    free(text);
+    ck_assert(c > 0);
+    /* no more than the wall time the run took: the metrics' last event has the clock too */
+    ck_assert(last_event_number(rd, "elo", "run_seconds") <= c + 1e-6);
+    const char *bad[] = {"--clock", "sundial", NULL};
+    rc = gz_run(rd, 3, NULL, bad, 0, out, sizeof out);
+    ck_assert_msg(rc == 2 && strstr(out, "--clock") != NULL, "exit %d:\n%s", rc, out);
+}
+END_TEST
+
 /* train.reuse: the steps of a generation come from the positions its self-play made
  * (ceil(reuse * positions / batch_size)), not from train.steps. */
 START_TEST(reuse_sets_steps)
@@ -963,6 +986,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, interrupt_then_resume);
     tcase_add_test(tc, other_config_refused);
     tcase_add_test(tc, time_budget_resumes);
+    tcase_add_test(tc, cpu_clock);
     tcase_add_test(tc, reuse_sets_steps);
     tcase_add_test(tc, schedule_spans_the_budget);
     tcase_add_test(tc, calibrate_in_the_loop);
