@@ -274,6 +274,10 @@ static const cfg_field fields[] = {
      "simulations per move of model players in the arena"},
     {"arena.opening_moves", T_INT, OFF(arena.opening_moves), 0, 1000, 2, NULL, NULL, NULL,
      "random moves at the start so that games differ"},
+    {"arena.every", T_INT, OFF(arena.every), 1, 1000000, 1, NULL, NULL, NULL,
+     "run: the arena plays in the generations whose number is a multiple of this; the others "
+     "play no games and are promoted only when arena.gate is 0 (small generations: the "
+     "ladder at a fraction of the cost)"},
     {"arena.gate", T_FLOAT, OFF(arena.gate), 0, 1, 0, NULL, NULL, NULL,
      "promote the candidate at this head-to-head score against the best or above (three players: per pair of seats); 0 = always promote"},
     {"arena.lookback", T_INT, OFF(arena.lookback), 0, 1000000, 0, NULL, NULL, NULL,

@@ -142,6 +142,7 @@ typedef struct cfg_arena {
     int opening_moves;    /* random moves at the start so that games differ */
     double gate;          /* promote when the win rate is at least this; 0 = always */
     int lookback;         /* also meet the model this many generations older; 0 = no */
+    int every;            /* play in generations that are multiples of this (1 = all) */
     int nbaselines;
     char baselines[CFG_LIST_MAX][CFG_STR_LEN];
 } cfg_arena;

@@ -239,6 +239,8 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
 {
     const char *cfg_path = o->config_path, *dir = o->dir;
     int rc = -2, lock_fd = -1;
+    void (*old_int)(int) = SIG_DFL, (*old_term)(int) = SIG_DFL;
+    bool handlers = false;
     run_ctx r;
     memset(&r, 0, sizeof r);
     msg[0] = 0;
@@ -263,6 +265,16 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
     }
     r.rank = comm_rank(r.cm);
     r.ranks = comm_size(r.cm);
+    /* Ctrl-C from here on stops the run at the next check (the set-up included: a
+     * loaded machine can take a while to reach the first stage). With MPI a signal ends
+     * the rank at once (mpirun then ends the job): stopping the ranks at different points
+     * would leave the others waiting. Every file on disk is complete or temporary either
+     * way. */
+    handlers = !comm_is_mpi(r.cm);
+    if (handlers) {
+        old_int = signal(SIGINT, on_sigint);
+        old_term = signal(SIGTERM, on_sigint);
+    }
     /* Every rank checks its own arguments; if any rank finds bad input, every rank stops
      * (the bad one has said why). */
     char why[512];
@@ -306,15 +318,6 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
     if ((rc = run_start(&r, dir, &lock_fd, msg, msglen)) != 0)
         goto done;
     r.session_t0 = run_clock(&r);
-    /* With MPI a signal ends the rank at once (mpirun then ends the job): stopping the
-     * ranks at different points would leave the others waiting. Every file on disk is
-     * complete or temporary either way. */
-    void (*old_int)(int) = SIG_DFL, (*old_term)(int) = SIG_DFL;
-    bool handlers = !comm_is_mpi(r.cm);
-    if (handlers) {
-        old_int = signal(SIGINT, on_sigint);
-        old_term = signal(SIGTERM, on_sigint);
-    }
     rc = -1;
     double t0 = run_now();
     int G = r.c.loop.generations;
@@ -376,11 +379,11 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
     }
     rc = 0;
 stop:
+done:
     if (handlers) {
         signal(SIGINT, old_int);
         signal(SIGTERM, old_term);
     }
-done:
     if (r.metrics)
         fclose(r.metrics);
     if (lock_fd >= 0)

@@ -308,9 +308,11 @@ int run_stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
         return rc;
     }
     cJSON *m = run_event("arena", gen);
-    if (r->solo && r->c.arena.games > 0) {
+    /* arena.every: the other generations play no games (promoted when arena.gate is 0) */
+    bool games = r->c.arena.games > 0 && gen % r->c.arena.every == 0;
+    if (r->solo && games) {
         rc = stage_arena_solo(r, gen, tmp, cand, m, err, errlen);
-    } else if (r->c.arena.games > 0) {
+    } else if (games) {
         /* against the best model, the one arena.lookback generations older, then every
          * baseline (b = -2, -1, 0...) */
         char bname[32], lname[32], lrel[64];

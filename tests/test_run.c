@@ -271,6 +271,40 @@ START_TEST(lookback_match)
 }
 END_TEST
 
+/* arena.every 2: generations 1 and 3 play no arena games (an empty file marks the stage
+ * done) and are promoted (gate 0); generation 2 plays its matches as usual; with a gate,
+ * a generation without games is not promoted. */
+START_TEST(arena_every)
+{
+    char rd[300], out[16384];
+    snprintf(rd, sizeof rd, "%s/every2", dir);
+    const char *two[] = {"--set", "arena.every=2", NULL};
+    int rc = gz_run(rd, 3, NULL, two, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    for (int gen = 1; gen <= 3; gen++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "arena/gen_%04d.jsonl", gen);
+        char *a = slurp_rel(rd, rel);
+        ck_assert_msg(a != NULL, "%s missing", rel);
+        if (gen == 2)
+            ck_assert_msg(strstr(a, "\"gen_0001\"") != NULL, "%s", a);
+        else
+            ck_assert_msg(a[0] == 0, "generation %d played: %s", gen, a);
+        free(a);
+    }
+    char *best = slurp_rel(rd, "best");
+    ck_assert_msg(best && strstr(best, "gen_0003"), "%s", best ? best : "(none)");
+    free(best);
+    snprintf(rd, sizeof rd, "%s/every2gate", dir);
+    const char *gated[] = {"--set", "arena.every=2", "--set", "arena.gate=0.01", NULL};
+    rc = gz_run(rd, 1, NULL, gated, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    best = slurp_rel(rd, "best");
+    ck_assert_msg(best && strstr(best, "gen_0000"), "%s", best ? best : "(none)");
+    free(best);
+}
+END_TEST
+
 /* each_event callback: generation 2's selfplay event into ctx */
 static void selfplay_gen2(const cJSON *o, void *ctx)
 {
@@ -980,6 +1014,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, rundir_state_and_best);
     tcase_add_test(tc, three_players_balanced_seats);
     tcase_add_test(tc, lookback_match);
+    tcase_add_test(tc, arena_every);
     tcase_add_test(tc, resume_after_crash);
     tcase_add_test(tc, selfplay_parts_survive_a_kill);
     tcase_add_test(tc, resume_after_kill);
