@@ -1,5 +1,5 @@
-/* rundir.h — reading a run directory (the layout `gridzero run` writes, README "The
- * generation loop"): its paths, text and JSON files, state.json and best, and the
+/* rundir.h — reading a run directory (the layout `gridzero run` writes,
+ * docs/formats.md): its paths, text and JSON files, state.json and best, and the
  * promotion decisions its arena files imply. Shared by the loop (loop.h), which replays
  * promotions on resume, `gridzero serve`, which shows a run live, and `gridzero selfplay
  * --follow`, which plays for a run from outside it.

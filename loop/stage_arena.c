@@ -142,8 +142,8 @@ static double match_score(const match_result *m)
 /* One match of the candidate against opp: opp_model (relative to the run directory)
  * when not NULL, else the player opp_spec. Two players: arena.games games, colours
  * alternating. Three players: the seats are balanced between the two sides, since two
- * copies of one model play like a team against the third player (README, the seventh
- * strength round): half the games are {cand, opp, opp} and half {cand, cand2, opp}
+ * copies of one model play like a team against the third player (docs/strength.md,
+ * Sanling): half the games are {cand, opp, opp} and half {cand, cand2, opp}
  * (cand2 a second instance of the candidate), on the same openings; the result counts
  * head-to-head pairs. The games' seed comes from the generation and the opponent's name
  * (its length: the seeds of earlier runs' matches stay as they were), xor salt: the

@@ -1,7 +1,7 @@
 /* conv_vnni.h — direct int8 convolutions with AVX512-VNNI for small boards.
  *
  * oneDNN's u8s8 kernels run short rows badly: on an 8x8 board they reach 57-60% of the
- * VNNI peak where net A's 15x15 trunk reaches 83-85% (README, issue 15). These kernels
+ * VNNI peak where net A's 15x15 trunk reaches 83-85% (docs/benchmarks.md). These kernels
  * keep one board row (or a balanced part of one) of pixels in registers: P pixels x NZ
  * blocks of 16 output channels of s32 accumulators (P * NZ <= 24), and for every tap and
  * group of 4 input channels broadcast each pixel's 4 u8 once and take `vpdpbusd` against

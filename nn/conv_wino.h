@@ -37,7 +37,7 @@ typedef struct wino_conv {
 
 /* Whether a 3x3 conv of `channels` in and out with `taps` live taps (9, or 7 on the hex
  * lattice) on a rows x cols board runs faster by Winograd than by the direct kernels,
- * by a rule fitted to measurements on an AMD EPYC (Zen 4; README, issue 15): 1.15-1.3x
+ * by a rule fitted to measurements on an AMD EPYC (Zen 4; docs/benchmarks.md): 1.15-1.3x
  * on 8x8, 12x12, 15x15, 16x16 and 19x19 boards with 48 or 64 channels; slower where a
  * sixth or more of the tiles' outputs fall off the board (7x7, 9x9, 11x11, 13x13), on
  * boards of one tile (4x4), with 32 channels, and on the hex lattice (the direct kernels

@@ -76,12 +76,12 @@ const char *nn_precision_name(nn_precision p);
 /* Whether int8 can run for weights p on this CPU: 0, or -1 with the reason (no VNNI;
  * no calibration: run `gridzero quantize`; a calibration measured on other weights). */
 int nn_int8_check(const nn_params *p, char *err, size_t errlen);
-/* Whether int8 is the faster precision here for a net of this spec (README, "int8": on
+/* Whether int8 is the faster precision here for a net of this spec (docs/benchmarks.md, int8: on
  * AMX only for trunks of 64 channels or more; on AVX512-VNNI always; never without VNNI),
  * calibration aside. */
 int nn_int8_preferred(const nn_spec *s);
 /* The precision a context for p gets when `want` is asked for. NN_PREC_AUTO: int8 when
- * nn_int8_check passes and int8 was measured faster here (README, "int8": on AMX only
+ * nn_int8_check passes and int8 was measured faster here (docs/benchmarks.md, int8: on AMX only
  * for trunks of 64 channels or more; on AVX512-VNNI always), else bf16 where the CPU
  * has it, else fp32. Any other: itself. */
 nn_precision nn_precision_resolve(nn_precision want, const nn_params *p);
@@ -133,7 +133,7 @@ int nn_calib_chunk(int n);
  *   auto    winograd where conv_wino.h's wino_worth says the tiles pay (8x8, 15x15 with
  *           48 or more channels, square lattice), else direct, where they run, except on
  *           AMX CPUs (oneDNN's tiles), else onednn: direct was measured faster than
- *           onednn on every shipped net, winograd than direct on those it picks (README,
+ *           onednn on every shipped net, winograd than direct on those it picks (docs/benchmarks.md,
  *           issue 15).
  * (config net.int8_kernel). */
 typedef enum {

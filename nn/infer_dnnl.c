@@ -195,7 +195,7 @@ nn_precision nn_precision_resolve(nn_precision want, const nn_params *p)
     if (want != NN_PREC_AUTO)
         return want;
     char err[8];
-    /* Measured (README, "int8"): with AMX, int8 is 1.6-2x bf16 on a 64-channel trunk and
+    /* Measured (docs/benchmarks.md, int8): with AMX, int8 is 1.6-2x bf16 on a 64-channel trunk and
      * no faster on a 32-channel one (both run out of work for the tiles), so bf16 keeps
      * the narrow nets; with AVX512-VNNI alone, int8 is 2.4-4x fp32 at 32 and 64 channels. */
     if (nn_int8_check(p, err, sizeof err) == 0 && nn_int8_preferred(&p->layout.spec))

@@ -913,7 +913,7 @@ END_TEST
 
 START_TEST(bench_rules_runs)
 {
-    /* gridzero bench rules: a short run prints its JSON line (the README's figure) */
+    /* gridzero bench rules: a short run prints its JSON line (docs/benchmarks.md's figure) */
     const char *bin = getenv("GZ_BIN"), *src = getenv("GZ_SRC");
     ck_assert_msg(bin && src, "GZ_BIN / GZ_SRC not set (run through meson test)");
     char cmd[2048], out[4096] = "";

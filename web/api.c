@@ -1,4 +1,4 @@
-/* api.c — the JSON API of gridzero serve (README "gridzero serve" documents it). Every
+/* api.c — the JSON API of gridzero serve (docs/serve.md documents it). Every
  * POST body is one JSON object; every field is checked (type, range, legality) and an
  * unknown field is an error, as in config files: a request that is not understood gets
  * a 4xx and {"error": "..."} naming the field, and changes nothing. Player specs never

@@ -1,6 +1,6 @@
 /* web.h — `gridzero serve`: an HTTP server (libmicrohttpd) that serves the browser page
  * (HTML/CSS/JS embedded in the binary at build time) and a JSON API to play and analyse
- * games and to watch a run directory (README "gridzero serve" documents the API).
+ * games and to watch a run directory (docs/serve.md documents the API).
  *
  * Safety, by construction: it binds to loopback unless told otherwise; every request
  * body is size-limited, parsed strictly and validated field by field (a bad request

@@ -34,7 +34,7 @@
  * candidates, and a leaf whose mover has a VCF within a small node budget is scored as
  * a win. Time: up to 5% of T for our VCF, 15% for our VCT, 5% for the opponent's VCT
  * and 25% for checking the root moves against it; the rest for alpha-beta. Measured
- * on 15x15 (README): threat:1s beats alphabeta:4 18-2 and alphabeta:1s 5-1.
+ * on 15x15 (docs/strength.md, classical players).
  */
 #include <assert.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 """cdp.py — a minimal driver of headless Chromium over the DevTools protocol (python3-websocket),
-for the browser tests of gridzero serve and the README's screenshots. Starts `gridzero serve`
+for the browser tests of gridzero serve and the screenshots in docs/. Starts `gridzero serve`
 on a free port and Chromium with its own profile; both are stopped by close()."""
 import base64
 import ctypes
