@@ -196,6 +196,7 @@ int cmd_train(int argc, char **argv)
         goto out;
     }
     dataset_set_q_ratio(d, c.train.q_ratio);
+    dataset_allow_sizes(d, &c.game); /* smaller square boards of the game: padded, masked */
     for (int i = 0; i < ndata; i++)
         if (dataset_add_path(d, data[i], err, sizeof err) < 0) {
             cli_error("%s", err);
@@ -244,6 +245,14 @@ int cmd_train(int argc, char **argv)
     }
     if (!p) {
         cli_error("%s", err);
+        goto out;
+    }
+    if (dataset_smaller_count(d) > 0 && nn_policy_is_fc(&p->layout.spec)) {
+        cli_error("train: %lld samples of boards smaller than %dx%d (mixed board sizes) need the "
+                  "fully convolutional policy head; the model's is net.policy_head %s",
+                  (long long)dataset_smaller_count(d), g->rows, g->cols,
+                  nn_policy_name(p->layout.spec.policy));
+        nn_params_free(p);
         goto out;
     }
     int64_t steps = steps_arg > 0 ? steps_arg : c.train.steps;

@@ -1039,7 +1039,54 @@ static nn_spec spec_for(const game *g, int blocks, int C)
     return s;
 }
 
+/* The game section of m,n,k rows x rows, k = 4, and its game. */
+static game *mnk_section(gz_config *c, int rows, int k)
+{
+    cfg_defaults(c, "mnk");
+    c->game.rows = c->game.cols = rows;
+    c->game.k = k;
+    char err[256];
+    game *g = game_new(&c->game, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    return g;
+}
+
+/* Random games of an rows x rows board of c's game (k as c's) into path, with the
+ * game_config a run writes for that board. Returns the samples. */
+static int64_t sized_games(const gz_config *c, int rows, int k, const char *path, int games,
+                           uint64_t seed, int64_t gen)
+{
+    gz_config x;
+    game *g = mnk_section(&x, rows, k);
+    snprintf(x.game.rule, sizeof x.game.rule, "%s", c->game.rule);
+    char *gc = sp_game_config_json(&x);
+    int64_t n = gen_random_games_as(g, path, games, seed, gen, gc);
+    free(gc);
+    game_free(g);
+    return n;
+}
+
 static char tmpdir[256];
+
+/* A window of nbig random games of m,n,k big x big (k = 4) and nsmall of small x small
+ * of the same game section, written to tmpdir (made first), sizes allowed; *g the big
+ * game (free it). */
+static dataset *mixed_window(game **g, int big, int small, int nbig, int nsmall, uint64_t seed,
+                             double val)
+{
+    gz_config c;
+    *g = mnk_section(&c, big, 4);
+    char a[300], b[300], err[512];
+    snprintf(a, sizeof a, "%s/big.h5", tmpdir);
+    snprintf(b, sizeof b, "%s/small.h5", tmpdir);
+    sized_games(&c, big, 4, a, nbig, seed, 0);
+    sized_games(&c, small, 4, b, nsmall, seed + 1, 0);
+    dataset *d = dataset_new(*g, val, err, sizeof err);
+    ck_assert(dataset_allow_sizes(d, &c.game));
+    ck_assert_msg(dataset_add_path(d, a, err, sizeof err) == 0 && dataset_add_path(d, b, err, sizeof err) == 0,
+                  "%s", err);
+    return d;
+}
 
 static void mk_tmpdir(void)
 {
@@ -1400,21 +1447,16 @@ static double max_rel_diff(const nn_params *a, const nn_params *b, const char **
     return worst_rel;
 }
 
-START_TEST(data_parallel_equals_one_process)
+/* K = 2 and 3 ranks (threads with the fake reducer) against one process on dataset d
+ * with a net of spec s: the weights after `steps` steps equal up to rounding, and every
+ * rank holds the very same. */
+static void data_parallel_case(const dataset *d, const nn_spec *s, const cfg_train *tc, int steps,
+                               uint64_t seed)
 {
-    mk_tmpdir();
-    game *g = gen_mnk(3, 3, 3);
-    char path[300], err[512];
-    snprintf(path, sizeof path, "%s/g.h5", tmpdir);
-    gen_random_games(g, path, 60, 71, 0);
-    dataset *d = dataset_new(g, 0.1, err, sizeof err);
-    ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
-    nn_spec s = spec_for(g, 2, 8);
-    cfg_train tc = train_cfg("sgd", 15, 0.02, 1e-3);
-    const int steps = 10;
-    nn_params *p0 = nn_params_new(&s, err, sizeof err);
-    nn_params_init_he(p0, 71);
-    trainer *one = trainer_new(nn_params_clone(p0), &tc, steps, 9, err, sizeof err);
+    char err[512];
+    nn_params *p0 = nn_params_new(s, err, sizeof err);
+    nn_params_init_he(p0, seed);
+    trainer *one = trainer_new(nn_params_clone(p0), tc, steps, 9, err, sizeof err);
     ck_assert_msg(one != NULL, "%s", err);
     for (int k = 0; k < steps; k++)
         ck_assert_msg(trainer_step(one, d, NULL, NULL, err, sizeof err) == 0, "%s", err);
@@ -1426,7 +1468,7 @@ START_TEST(data_parallel_equals_one_process)
         for (int r = 0; r < K; r++) {
             w.slot[r] = malloc(sizeof(double) * FAKE_MAXN);
             rk[r] = (fake_rank){.w = &w, .rank = r, .d = d, .steps = steps};
-            rk[r].t = trainer_new(nn_params_clone(p0), &tc, steps, 9, err, sizeof err);
+            rk[r].t = trainer_new(nn_params_clone(p0), tc, steps, 9, err, sizeof err);
             ck_assert_msg(rk[r].t != NULL, "%s", err);
             train_reducer red = {fake_sum_f64, fake_sum_f32, &rk[r], r, K};
             ck_assert_msg(trainer_set_reducer(rk[r].t, &red, err, sizeof err) == 0, "%s", err);
@@ -1457,13 +1499,43 @@ START_TEST(data_parallel_equals_one_process)
         pthread_barrier_destroy(&w.bar);
     }
     /* a batch smaller than the ranks is refused by name */
-    trainer *small = trainer_new(nn_params_clone(p0), &tc, steps, 9, err, sizeof err);
+    trainer *small = trainer_new(nn_params_clone(p0), tc, steps, 9, err, sizeof err);
     train_reducer red = {fake_sum_f64, fake_sum_f32, NULL, 0, 16};
     ck_assert_int_eq(trainer_set_reducer(small, &red, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "train.batch_size 15") != NULL, "%s", err);
     trainer_free(small);
     trainer_free(one);
     nn_params_free(p0);
+}
+
+START_TEST(data_parallel_equals_one_process)
+{
+    mk_tmpdir();
+    game *g = gen_mnk(3, 3, 3);
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/g.h5", tmpdir);
+    gen_random_games(g, path, 60, 71, 0);
+    dataset *d = dataset_new(g, 0.1, err, sizeof err);
+    ck_assert_msg(dataset_add_path(d, path, err, sizeof err) == 0, "%s", err);
+    nn_spec s = spec_for(g, 2, 8);
+    cfg_train tc = train_cfg("sgd", 15, 0.02, 1e-3);
+    data_parallel_case(d, &s, &tc, 10, 71);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
+/* The same with mixed board sizes: each rank's shard has its own boards, and the batch
+ * norms count the boards' points over every rank. */
+START_TEST(data_parallel_mixed_sizes)
+{
+    mk_tmpdir();
+    game *g;
+    dataset *d = mixed_window(&g, 6, 4, 6, 10, 73, 0.1);
+    nn_spec s = aux_owner(aux_policy(mean_max(spec_for(g, 2, 8))));
+    cfg_train tc = train_cfg("sgd", 15, 0.02, 1e-3);
+    data_parallel_case(d, &s, &tc, 10, 75);
     dataset_free(d);
     game_free(g);
     rm_tmpdir();
@@ -1901,6 +1973,148 @@ START_TEST(dataset_refuses_mismatch)
 }
 END_TEST
 
+/* ---- mixed board sizes: the window and the trainer ------------------------------ */
+
+/* The window with smaller boards (dataset_allow_sizes): refused without it, naming the
+ * file and its rows; with it, 5x5 files of a 7x7 game's section held padded at the top
+ * left and augmented with the 5x5 board's symmetries (every element of D4: a point maps
+ * as on a native 5x5 board, the padding stays 0, illegal, without owner), served with
+ * their board; a 9x9 file (larger), a 5x5 file of k = 3 (another game) and a
+ * non-square game still refused by name; distinct positions only of the full board. */
+START_TEST(dataset_mixed_sizes)
+{
+    mk_tmpdir();
+    gz_config c;
+    game *g = mnk_section(&c, 7, 4);
+    char a7[300], a5[300], b9[300], k3[300], err[512];
+    snprintf(a7, sizeof a7, "%s/a7.h5", tmpdir);
+    snprintf(a5, sizeof a5, "%s/a5.h5", tmpdir);
+    snprintf(b9, sizeof b9, "%s/b9.h5", tmpdir);
+    snprintf(k3, sizeof k3, "%s/k3.h5", tmpdir);
+    int64_t n7 = sized_games(&c, 7, 4, a7, 3, 81, 1), n5 = sized_games(&c, 5, 4, a5, 4, 82, 1);
+    sized_games(&c, 9, 4, b9, 1, 83, 1);
+    sized_games(&c, 5, 3, k3, 1, 84, 1);
+    dataset *d = dataset_new(g, 0, err, sizeof err);
+    ck_assert_int_eq(dataset_add_path(d, a5, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, a5) && strstr(err, "rows is 5, expected 7"), "%s", err);
+    ck_assert(dataset_allow_sizes(d, &c.game));
+    ck_assert_msg(dataset_add_path(d, a7, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(dataset_add_path(d, a5, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(dataset_add_path(d, b9, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, b9) && strstr(err, "larger than the network's 7x7"), "%s", err);
+    ck_assert_int_eq(dataset_add_path(d, k3, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, k3) && strstr(err, "not this game's on a 5x5 board"), "%s", err);
+    ck_assert_int_eq(dataset_train_count(d), n7 + n5);
+    ck_assert_int_eq(dataset_smaller_count(d), n5);
+    /* the held 5x5 samples against the file, padded, under every symmetry */
+    sp_file *f = sp_file_read(a5, NULL, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    int P = g->planes, hw = 49;
+    float *x0 = malloc(sizeof(float) * P * hw), *x1 = malloc(sizeof(float) * P * hw);
+    float pi0[49], pi1[49], z0[2], z1[2];
+    uint8_t l0[49], l1[49];
+    for (int64_t j = 0; j < n5; j += 3) {
+        int64_t i = n7 + j;
+        ck_assert_int_eq(dataset_side(d, i), 5);
+        ck_assert_int_eq(dataset_side(d, j < n7 ? j : 0), 0);
+        dataset_get(d, i, SYM_ID, x0, pi0, l0, z0, NULL, NULL, NULL);
+        for (int q = 0; q < hw; q++) {
+            int r = q / 7, cc = q % 7, on = r < 5 && cc < 5, fq = r * 5 + cc;
+            ck_assert(l0[q] == (on ? f->legal[j * 25 + fq] : 0));
+            ck_assert(pi0[q] == (on ? f->pi[j * 25 + fq] : 0));
+            for (int p = 0; p < P; p++)
+                ck_assert(x0[p * hw + q] == (on ? f->state[(j * P + p) * 25 + fq] / 255.0f : 0));
+        }
+        ck_assert(z0[0] == f->z[j * 2]);
+        for (int k = 0; k < 8; k++) {
+            sym_id sy = g->sym[k];
+            dataset_get(d, i, sy, x1, pi1, l1, z1, NULL, NULL, NULL);
+            for (int q = 0; q < hw; q++) {
+                int r = q / 7, cc = q % 7, r2, c2;
+                if (r >= 5 || cc >= 5) { /* nothing is mapped onto the padding */
+                    ck_assert(l1[q] == 0 && pi1[q] == 0 && x1[q] == 0 && x1[hw + q] == 0);
+                    continue;
+                }
+                sym_map_point(sy, 5, 5, r, cc, &r2, &c2);
+                int b = r2 * 7 + c2;
+                for (int p = 0; p < P; p++)
+                    ck_assert(x1[p * hw + b] == x0[p * hw + q]);
+                ck_assert(pi1[b] == pi0[q] && l1[b] == l0[q]);
+            }
+        }
+    }
+    /* served with their boards */
+    rng r;
+    rng_seed(&r, 85);
+    int n = 64;
+    float *xb = malloc(sizeof(float) * n * P * hw), *pib = malloc(sizeof(float) * n * hw), zb[128];
+    uint8_t *lb = malloc((size_t)n * hw), rows[64], cols[64];
+    dataset_sample(d, &r, n, 1, xb, pib, lb, zb, NULL, NULL, NULL, rows, cols);
+    int seen5 = 0;
+    for (int b = 0; b < n; b++) {
+        ck_assert(rows[b] == cols[b] && (rows[b] == 5 || rows[b] == 7));
+        seen5 += rows[b] == 5;
+        for (int q = 0; q < hw && rows[b] == 5; q++)
+            if (q / 7 >= 5 || q % 7 >= 5)
+                ck_assert(lb[b * hw + q] == 0 && xb[((size_t)b * P + P - 1) * hw + q] == 0);
+    }
+    ck_assert(seen5 > 5 && seen5 < n - 5);
+    /* calibration's distinct positions: the full board's only */
+    int64_t *idx = NULL, m = dataset_distinct(d, 0, &idx);
+    ck_assert(m > 0);
+    for (int64_t k = 0; k < m; k++)
+        ck_assert(idx[k] < n7);
+    free(idx);
+    /* a rectangular game's window cannot mix sizes */
+    game *gr = gen_mnk(7, 6, 4);
+    dataset *dr = dataset_new(gr, 0, err, sizeof err);
+    gz_config cr = c;
+    cr.game.cols = 6;
+    ck_assert(!dataset_allow_sizes(dr, &cr.game));
+    dataset_free(dr);
+    game_free(gr);
+    free(x0), free(x1), free(xb), free(pib), free(lb);
+    sp_file_free(f);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
+/* A mixed-size window (7x7 and 5x5 games of one game section) trains: the loss of batches
+ * that mix the sizes falls (the first 10 steps' mean against the last 10 of 120), with
+ * every masking head, and the validation of mixed batches runs. */
+START_TEST(mixed_sizes_train)
+{
+    mk_tmpdir();
+    game *g;
+    char err[512];
+    dataset *d = mixed_window(&g, 7, 5, 4, 6, 91, 0.2);
+    nn_spec s = aux_policy(mean_max(spec_for(g, 1, 16)));
+    nn_params *p = nn_params_new(&s, err, sizeof err);
+    nn_params_init_he(p, 93);
+    cfg_train tc = train_cfg("adam", 32, 0.003, 1e-4);
+    trainer *t = trainer_new(p, &tc, 120, 94, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    double first = 0, last = 0;
+    train_losses l;
+    for (int k = 0; k < 120; k++) {
+        ck_assert_msg(trainer_step(t, d, &l, NULL, err, sizeof err) == 0, "%s", err);
+        if (k < 10)
+            first += l.total / 10;
+        if (k >= 110)
+            last += l.total / 10;
+    }
+    ck_assert_msg(last < first - 0.2, "the loss did not fall: %.4f -> %.4f", first, last);
+    train_losses v;
+    ck_assert(trainer_validate(t, d, 0, &v) > 0 && isfinite(v.total) && v.total > 0);
+    trainer_free(t);
+    dataset_free(d);
+    game_free(g);
+    rm_tmpdir();
+}
+END_TEST
+
 /* gridzero train end to end: sample files -> a model the reference forward loads and
  * runs; metrics JSON lines; a second invocation --from the model; a mismatched data
  * file refused by name with exit status 2 and no model written. */
@@ -1992,7 +2206,7 @@ START_TEST(cli_train_end_to_end)
     ck_assert(fgets(line, sizeof line, f) != NULL);
     fclose(f);
     ck_assert_msg(strstr(line, "gridzero samples"), "%s", line);
-    /* a file of another board: refused by name, exit 2, nothing written */
+    /* a file of a larger board: refused by name, exit 2, nothing written */
     game *g5 = gen_mnk(5, 5, 4);
     snprintf(path, sizeof path, "%s/other.h5", data);
     gen_random_games(g5, path, 2, 1, 0);
@@ -2006,7 +2220,8 @@ START_TEST(cli_train_end_to_end)
     f = fopen(path, "r");
     ck_assert(fgets(line, sizeof line, f) != NULL);
     fclose(f);
-    ck_assert_msg(strstr(line, "other.h5") && strstr(line, "rows is 5, expected 3"), "%s", line);
+    ck_assert_msg(strstr(line, "other.h5") && strstr(line, "larger") && strstr(line, "rows is 5, expected at most 3"),
+                  "%s", line);
     /* -o onto a --data file, or into a --data directory: refused, the samples intact */
     snprintf(path, sizeof path, "%s/gen1.h5", data);
     snprintf(cmd, sizeof cmd, "%s train --data %s -o %s --steps 1 > /dev/null 2>&1", bin, path, path);
@@ -2154,8 +2369,11 @@ static Suite *train_suite(void)
     tcase_add_test(tl, resume_sgd);
     tcase_add_test(tl, resume_adam);
     tcase_add_test(tl, data_parallel_equals_one_process);
+    tcase_add_test(tl, data_parallel_mixed_sizes);
     tcase_add_test(tl, hex_mask_and_nan);
     tcase_add_test(tl, dataset_refuses_mismatch);
+    tcase_add_test(tl, dataset_mixed_sizes);
+    tcase_add_test(tl, mixed_sizes_train);
     tcase_add_test(tl, policy_weight_round_trip);
     tcase_add_test(tl, q_value_target);
     tcase_add_test(tl, opponent_reply_targets);
