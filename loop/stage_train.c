@@ -193,12 +193,7 @@ out:
 static int64_t budget_span_steps(run_ctx *r, int gen, int64_t done, int steps)
 {
     int G = r->c.loop.generations > 0 ? r->c.loop.generations : 1;
-    double used = (double)(gen - 1) / G;
-    if (lead(r) && r->budget > 0) {
-        double t = run_seconds(r) / r->budget;
-        used = t > used ? t : used;
-    }
-    comm_bcast(r->cm, &used, sizeof used, 0);
+    double used = run_budget_used(r, gen);
     double have = done > 0 ? (double)done : (double)steps;
     double total = used > 1e-6 ? have / used : have * G;
     if (total > 1e15)
