@@ -283,10 +283,14 @@ int cmd_train(int argc, char **argv)
         cli_error("%s: cannot open for appending", metrics);
         goto out;
     }
+    char smaller[96] = "";
+    if (dataset_smaller_count(d) > 0)
+        snprintf(smaller, sizeof smaller, " (%lld of them on smaller boards, padded)",
+                 (long long)dataset_smaller_count(d));
     if (lead)
-        printf("train: %lld training + %lld validation samples from %d file(s), generations up to %lld; "
-           "%s%s%s; %lld steps of batch %d, %s%s\n",
-           (long long)dataset_train_count(d), (long long)dataset_val_count(d), dataset_files(d),
+        printf("train: %lld training + %lld validation samples%s from %d file(s), generations up to "
+           "%lld; %s%s%s; %lld steps of batch %d, %s%s\n",
+           (long long)dataset_train_count(d), (long long)dataset_val_count(d), smaller, dataset_files(d),
            (long long)dataset_newest_generation(d), from ? from : "random init", resumed, added,
            (long long)steps, c.train.batch_size, c.train.optimizer,
            comm_size(cm) > 1 ? ", data-parallel over MPI ranks" : "");

@@ -580,6 +580,9 @@ static int check_sizes(const gz_config *c, const char *src, char *err, size_t er
         if (i > 0 && s <= sp->sizes[i - 1])
             return gz_fail(err, errlen, "%s: key selfplay.sizes[%d]: expected the sizes in increasing "
                            "order, each once, got %d after %d", src, i, s, sp->sizes[i - 1]);
+        if (!strcmp(sp->opening, "swap2") && s * s < 25)
+            return gz_fail(err, errlen, "%s: key selfplay.sizes[%d]: selfplay.opening swap2 needs a "
+                           "board of at least 25 points, got %dx%d", src, i, s, s);
     }
     return 0;
 }

@@ -144,6 +144,9 @@ START_TEST(error_classes)
     expect_error("sizes_dense",
                  "{\"game\": {\"name\": \"mnk\"}, \"net\": {\"policy_head\": \"dense\"}, "
                  "\"selfplay\": {\"sizes\": [9]}}", "key selfplay.sizes policy_head conv dense");
+    expect_error("sizes_swap2",
+                 "{\"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, \"k\": 4}, \"selfplay\": "
+                 "{\"sizes\": [4, 5], \"opening\": \"swap2\"}}", "key selfplay.sizes[0] swap2 25 4x4");
     expect_error("sizes_fraction", "{\"selfplay\": {\"sizes_fraction\": 1}}", "key selfplay.sizes_fraction");
     /* trailing text after the object (cJSON_Parse alone stops at the object's end) */
     expect_error("trailing_junk", "{\"seed\": 5} trailing junk {{{", "unexpected text after line 1");
