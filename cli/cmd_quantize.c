@@ -121,6 +121,7 @@ int cmd_quantize(int argc, char **argv)
         cli_error("quantize: %s", err);
         goto out;
     }
+    dataset_allow_sizes(d, &c.game); /* a run's smaller boards: read, left out (full board only) */
     for (int i = 0; i < ndata; i++)
         if (dataset_add_path(d, data[i], err, sizeof err) < 0) {
             cli_error("%s", err);

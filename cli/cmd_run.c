@@ -42,7 +42,8 @@ static void run_usage(FILE *f)
             "RUN_DIR holds config.json, models/gen_NNNN.h5, data/gen_NNNN.h5, arena/gen_NNNN.jsonl,\n"
             "arena.jsonl, metrics.jsonl, ratings.csv, best, state.json, clock.json and (with\n"
             "gnuplot) elo.png, elo_time.png (against the run's clock and self-play games) and\n"
-            "loss.png. Killed at any moment and started again with the same command, the run\n"
+            "loss.png; with selfplay.sizes each smaller board's games are in data/gen_NNNN.sSS.h5\n"
+            "(docs/run.md). Killed at any moment and started again with the same command, the run\n"
             "continues with the unfinished stage. Ctrl-C stops after the current step.\n");
 }
 

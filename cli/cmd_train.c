@@ -196,6 +196,7 @@ int cmd_train(int argc, char **argv)
         goto out;
     }
     dataset_set_q_ratio(d, c.train.q_ratio);
+    dataset_allow_sizes(d, &c.game); /* smaller square boards of the game: padded, masked */
     for (int i = 0; i < ndata; i++)
         if (dataset_add_path(d, data[i], err, sizeof err) < 0) {
             cli_error("%s", err);
@@ -246,6 +247,14 @@ int cmd_train(int argc, char **argv)
         cli_error("%s", err);
         goto out;
     }
+    if (dataset_smaller_count(d) > 0 && nn_policy_is_fc(&p->layout.spec)) {
+        cli_error("train: %lld samples of boards smaller than %dx%d (mixed board sizes) need the "
+                  "fully convolutional policy head; the model's is net.policy_head %s",
+                  (long long)dataset_smaller_count(d), g->rows, g->cols,
+                  nn_policy_name(p->layout.spec.policy));
+        nn_params_free(p);
+        goto out;
+    }
     int64_t steps = steps_arg > 0 ? steps_arg : c.train.steps;
     t = trainer_new(p, &c.train, steps, rng_derive(c.seed, 0x747261696e), err, sizeof err);
     if (!t) {
@@ -274,10 +283,14 @@ int cmd_train(int argc, char **argv)
         cli_error("%s: cannot open for appending", metrics);
         goto out;
     }
+    char smaller[96] = "";
+    if (dataset_smaller_count(d) > 0)
+        snprintf(smaller, sizeof smaller, " (%lld of them on smaller boards, padded)",
+                 (long long)dataset_smaller_count(d));
     if (lead)
-        printf("train: %lld training + %lld validation samples from %d file(s), generations up to %lld; "
-           "%s%s%s; %lld steps of batch %d, %s%s\n",
-           (long long)dataset_train_count(d), (long long)dataset_val_count(d), dataset_files(d),
+        printf("train: %lld training + %lld validation samples%s from %d file(s), generations up to "
+           "%lld; %s%s%s; %lld steps of batch %d, %s%s\n",
+           (long long)dataset_train_count(d), (long long)dataset_val_count(d), smaller, dataset_files(d),
            (long long)dataset_newest_generation(d), from ? from : "random init", resumed, added,
            (long long)steps, c.train.batch_size, c.train.optimizer,
            comm_size(cm) > 1 ? ", data-parallel over MPI ranks" : "");

@@ -9,9 +9,10 @@
 #include <cjson/cJSON.h>
 #include "errmsg.h"
 
-/* T_EXACT: game.exact, the old boolean spelling of game.rule (true = "exact"): it sets
+/* T_INTS: an array of integers (selfplay.sizes; min and max bound each entry).
+ * T_EXACT: game.exact, the old boolean spelling of game.rule (true = "exact"): it sets
  * game.rule and is neither stored nor written out itself. */
-typedef enum { T_INT, T_FLOAT, T_BOOL, T_STR, T_LIST, T_U64, T_EXACT } cfg_type;
+typedef enum { T_INT, T_FLOAT, T_BOOL, T_STR, T_LIST, T_U64, T_EXACT, T_INTS } cfg_type;
 
 /* One config key. `game` restricts a key of the game section to one game's rules. */
 typedef struct cfg_field {
@@ -211,6 +212,17 @@ static const cfg_field fields[] = {
      "temperature or forced playouts); players keep PUCT. Not for scored games (2048)"},
     {"selfplay.gumbel_m", T_INT, OFF(selfplay.gumbel_m), 1, 4096, 16, NULL, NULL, NULL,
      "selfplay.gumbel: the moves considered at the root (mctx's max_num_considered_actions)"},
+    {"selfplay.sizes", T_INTS, OFF(selfplay.sizes), 3, 24, 0, "", NULL, NULL,
+     "mixed board sizes (m,n,k with game.rows = game.cols = N): smaller square boards, each "
+     "in [game.k, N), on which a share of every generation's games is played with the same "
+     "network (data/gen_NNNN.sSS.h5); the trainer pads them to N x N and masks the padding "
+     "(KataGo); [] = off"},
+    {"selfplay.sizes_fraction", T_FLOAT, OFF(selfplay.sizes_fraction), 0, 0.95, 0.5, NULL, NULL,
+     NULL, "selfplay.sizes: the share of a generation's games played on the smaller boards at "
+     "the run's start (shared equally between them; the rest on N x N)"},
+    {"selfplay.sizes_fraction_end", T_FLOAT, OFF(selfplay.sizes_fraction_end), 0, 0.95, 0.1, NULL,
+     NULL, NULL, "selfplay.sizes: that share at the end of the run's budget (--time, else the "
+     "generations), linear in between"},
     {"selfplay.threat_checks", T_BOOL, OFF(selfplay.threat_checks), 0, 1, 0, NULL, NULL, NULL,
      "self-play's search runs the mcts.vcf_root/vcf_leaf/vcf_defend checks too; false: they "
      "serve the arena, play and the protocols only (measured: in self-play they cost "
@@ -333,6 +345,18 @@ static void set_list(gz_config *c, const cfg_field *f, const char *csv)
     }
 }
 
+static void set_int_list(gz_config *c, const cfg_field *f, const char *csv)
+{
+    /* Only selfplay.sizes is a list of integers; its count lives beside it. */
+    assert(f->offset == OFF(selfplay.sizes));
+    c->selfplay.nsizes = 0;
+    for (const char *p = csv; p && *p && c->selfplay.nsizes < CFG_LIST_MAX;) {
+        c->selfplay.sizes[c->selfplay.nsizes++] = atoi(p);
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+}
+
 /* Whether fields[i] is the first field with its path (later ones are per-game copies). */
 static bool first_of_path(size_t i)
 {
@@ -357,6 +381,7 @@ void cfg_defaults(gz_config *c, const char *game_name)
         case T_BOOL: *(bool *)p = f->def != 0; break;
         case T_STR: snprintf((char *)p, CFG_STR_LEN, "%s", f->def_str); break;
         case T_LIST: set_list(c, f, f->def_str); break;
+        case T_INTS: set_int_list(c, f, f->def_str); break;
         case T_EXACT: break;
         }
     }
@@ -406,6 +431,7 @@ static const char *type_words(const cfg_field *f)
     case T_BOOL: return "true or false";
     case T_STR: return "a string";
     case T_LIST: return "an array of strings";
+    case T_INTS: return "an array of integers";
     case T_EXACT: return "true or false";
     }
     return "?";
@@ -423,6 +449,18 @@ static bool choice_ok(const char *choices, const char *s)
         p = e ? e + 1 : NULL;
     }
     return false;
+}
+
+/* A list key's value: a JSON array of at most CFG_LIST_MAX entries. */
+static int check_array(const cfg_field *f, const cJSON *v, const char *src, char *err, size_t errlen)
+{
+    if (!cJSON_IsArray(v))
+        return gz_fail(err, errlen, "%s: key %s: expected %s", src, f->path, type_words(f));
+    int n = cJSON_GetArraySize(v);
+    if (n > CFG_LIST_MAX)
+        return gz_fail(err, errlen, "%s: key %s: at most %d entries, got %d", src, f->path,
+                       CFG_LIST_MAX, n);
+    return 0;
 }
 
 /* Stores one JSON value into the field, checking type and range. */
@@ -487,12 +525,8 @@ static int set_value(gz_config *c, const cfg_field *f, const cJSON *v, const cha
         snprintf((char *)p, CFG_STR_LEN, "%s", v->valuestring);
         return 0;
     case T_LIST: {
-        if (!cJSON_IsArray(v))
-            return gz_fail(err, errlen, "%s: key %s: expected an array of strings", src, f->path);
-        int n = cJSON_GetArraySize(v);
-        if (n > CFG_LIST_MAX)
-            return gz_fail(err, errlen, "%s: key %s: at most %d entries, got %d", src, f->path,
-                        CFG_LIST_MAX, n);
+        if (check_array(f, v, src, err, errlen) < 0)
+            return -1;
         c->arena.nbaselines = 0;
         const cJSON *it;
         cJSON_ArrayForEach(it, v)
@@ -505,8 +539,56 @@ static int set_value(gz_config *c, const cfg_field *f, const cJSON *v, const cha
         }
         return 0;
     }
+    case T_INTS: {
+        assert(f->offset == OFF(selfplay.sizes));
+        if (check_array(f, v, src, err, errlen) < 0)
+            return -1;
+        c->selfplay.nsizes = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, v)
+        {
+            double d = cJSON_IsNumber(it) ? it->valuedouble : NAN;
+            if (!(d == floor(d) && d >= f->min && d <= f->max))
+                return gz_fail(err, errlen, "%s: key %s[%d]: expected an integer in [%.0f, %.0f]", src,
+                               f->path, c->selfplay.nsizes, f->min, f->max);
+            c->selfplay.sizes[c->selfplay.nsizes++] = (int)d;
+        }
+        return 0;
+    }
     }
     return gz_fail(err, errlen, "%s: key %s: internal error", src, f->path);
+}
+
+/* selfplay.sizes: m,n,k on a square board N x N, each size in [game.k, N), increasing. */
+static int check_sizes(const gz_config *c, const char *src, char *err, size_t errlen)
+{
+    const cfg_selfplay *sp = &c->selfplay;
+    const cfg_game *g = &c->game;
+    if (sp->nsizes == 0)
+        return 0;
+    if (strcmp(g->name, "mnk"))
+        return gz_fail(err, errlen, "%s: key selfplay.sizes: mixed board sizes are for m,n,k games "
+                       "(Gomoku), not for %s: use []", src, g->name);
+    if (g->rows != g->cols)
+        return gz_fail(err, errlen, "%s: key selfplay.sizes: mixed board sizes need a square board "
+                       "(game.rows = game.cols), got %dx%d", src, g->rows, g->cols);
+    if (strcmp(c->net.policy_head, "conv"))
+        return gz_fail(err, errlen, "%s: key selfplay.sizes: mixed board sizes need the fully "
+                       "convolutional policy head (net.policy_head conv), got %s", src,
+                       c->net.policy_head);
+    for (int i = 0; i < sp->nsizes; i++) {
+        int s = sp->sizes[i];
+        if (s < g->k || s >= g->rows)
+            return gz_fail(err, errlen, "%s: key selfplay.sizes[%d]: expected a board side in "
+                           "[game.k, game.rows) = [%d, %d), got %d", src, i, g->k, g->rows, s);
+        if (i > 0 && s <= sp->sizes[i - 1])
+            return gz_fail(err, errlen, "%s: key selfplay.sizes[%d]: expected the sizes in increasing "
+                           "order, each once, got %d after %d", src, i, s, sp->sizes[i - 1]);
+        if (!strcmp(sp->opening, "swap2") && s * s < 25)
+            return gz_fail(err, errlen, "%s: key selfplay.sizes[%d]: selfplay.opening swap2 needs a "
+                           "board of at least 25 points, got %dx%d", src, i, s, s);
+    }
+    return 0;
 }
 
 /* Rules between keys, checked after every key is read. */
@@ -551,6 +633,8 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
             return gz_fail(err, errlen, "%s: key selfplay.openings: a book and selfplay.opening swap2 "
                            "are two ways to start a game: choose one", src);
     }
+    if (check_sizes(c, src, err, errlen) < 0)
+        return -1;
     const cfg_train *t = &c->train;
     if (!strcmp(t->schedule_scope, "run") && strcmp(t->schedule, "constant") && t->run_steps == 0 &&
         strcmp(t->schedule_span, "budget"))
@@ -825,6 +909,12 @@ char *cfg_to_json(const gz_config *c)
                 cJSON_AddItemToArray(a, cJSON_CreateString(c->arena.baselines[j]));
             break;
         }
+        case T_INTS: {
+            cJSON *a = cJSON_AddArrayToObject(parent, key);
+            for (int j = 0; j < c->selfplay.nsizes; j++)
+                cJSON_AddItemToArray(a, cJSON_CreateNumber(c->selfplay.sizes[j]));
+            break;
+        }
         case T_EXACT: break;
         }
     }
@@ -841,13 +931,15 @@ void cfg_print_keys(FILE *out)
         switch (f->type) {
         case T_STR:
         case T_LIST: snprintf(def, sizeof def, "%s", f->def_str); break;
+        case T_INTS: snprintf(def, sizeof def, "[%s]", f->def_str); break;
         case T_BOOL:
         case T_EXACT: snprintf(def, sizeof def, "%s", f->def ? "true" : "false"); break;
         default: snprintf(def, sizeof def, "%g", f->def); break;
         }
         fprintf(out, "  %-34s %-8s default %-10s %s%s%s%s\n", f->path,
                 f->type == T_INT || f->type == T_U64 ? "int" : f->type == T_FLOAT ? "number"
-                : f->type == T_BOOL || f->type == T_EXACT ? "bool" : f->type == T_STR ? "string" : "list",
+                : f->type == T_BOOL || f->type == T_EXACT ? "bool" : f->type == T_STR ? "string"
+                : f->type == T_INTS ? "ints" : "list",
                 def, f->game ? "[" : "", f->game ? f->game : "", f->game ? " only] " : "", f->help);
     }
 }

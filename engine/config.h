@@ -107,6 +107,12 @@ typedef struct cfg_selfplay {
     int adjudicate_vcf;    /* VCF budget of that root check when threat_checks is off */
     bool gumbel;           /* self-play searches with Gumbel AlphaZero (mcts_gumbel.c) */
     int gumbel_m;          /* its moves considered at the root */
+    /* mixed board sizes (m,n,k with rows == cols = N): smaller square boards played beside
+     * the config's own, increasing, each in [game.k, N); nsizes 0 = off */
+    int nsizes;
+    int sizes[CFG_LIST_MAX];
+    double sizes_fraction;     /* the share of a generation's games on them at the run's start */
+    double sizes_fraction_end; /* the share at the end of the run's budget (linear between) */
 } cfg_selfplay;
 
 typedef struct cfg_train {

@@ -148,6 +148,10 @@ int run_write_clock(run_ctx *r, char *err, size_t errlen);
 double run_read_clock(const run_ctx *r);
 /* Whether the --time budget is spent (then no further stage starts). */
 bool run_out_of_time(const run_ctx *r);
+/* The share of the run's budget used when generation gen starts: the larger of the
+ * generations' ((gen - 1) / loop.generations) and the --time clock's (rank 0's clock,
+ * the same on every rank: a collective). May exceed 1 once the budget is spent. */
+double run_budget_used(run_ctx *r, int gen);
 /* Writes best, state.json (generation gen finished `stage`) and clock.json. Returns 0,
  * or -1 with a message. */
 int run_write_state(run_ctx *r, int gen, const char *stage, char *err, size_t errlen);

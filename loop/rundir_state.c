@@ -92,6 +92,18 @@ bool run_out_of_time(const run_ctx *r)
     return r->budget > 0 && run_seconds(r) >= r->budget;
 }
 
+double run_budget_used(run_ctx *r, int gen)
+{
+    int G = r->c.loop.generations > 0 ? r->c.loop.generations : 1;
+    double used = (double)(gen - 1) / G;
+    if (lead(r) && r->budget > 0) {
+        double t = run_seconds(r) / r->budget;
+        used = t > used ? t : used;
+    }
+    comm_bcast(r->cm, &used, sizeof used, 0);
+    return used;
+}
+
 int run_write_state(run_ctx *r, int gen, const char *stage, char *err, size_t errlen)
 {
     char path[PATH_LEN], text[PATH_LEN + 128];

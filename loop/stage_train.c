@@ -193,12 +193,7 @@ out:
 static int64_t budget_span_steps(run_ctx *r, int gen, int64_t done, int steps)
 {
     int G = r->c.loop.generations > 0 ? r->c.loop.generations : 1;
-    double used = (double)(gen - 1) / G;
-    if (lead(r) && r->budget > 0) {
-        double t = run_seconds(r) / r->budget;
-        used = t > used ? t : used;
-    }
-    comm_bcast(r->cm, &used, sizeof used, 0);
+    double used = run_budget_used(r, gen);
     double have = done > 0 ? (double)done : (double)steps;
     double total = used > 1e-6 ? have / used : have * G;
     if (total > 1e15)
@@ -245,6 +240,9 @@ int run_stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         rc = -1;
     } else {
         dataset_set_q_ratio(d, r->c.train.q_ratio);
+        /* selfplay.sizes: the smaller boards' files, padded and masked (a conv policy) */
+        if (!nn_policy_is_fc(&p->layout.spec))
+            dataset_allow_sizes(d, &r->c.game);
         for (char *line = strtok(files, "\n"); line; line = strtok(NULL, "\n")) {
             int k, fol, off = 0;
             if (sscanf(line, "%d %d %n", &k, &fol, &off) != 2 || off <= 0)
@@ -324,6 +322,8 @@ int run_stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         cJSON_AddNumberToObject(m, "files", nfiles);
         cJSON_AddNumberToObject(m, "skipped", nskipped);
         cJSON_AddNumberToObject(m, "samples", (double)(dataset_train_count(d) + dataset_val_count(d)));
+        if (r->c.selfplay.nsizes > 0)
+            cJSON_AddNumberToObject(m, "smaller_board_samples", (double)dataset_smaller_count(d));
         cJSON_AddNumberToObject(m, "new_positions", (double)new_positions);
         cJSON_AddNumberToObject(m, "follower_files", nfollower);
         cJSON_AddNumberToObject(m, "follower_positions", (double)follower_positions);

@@ -24,13 +24,14 @@ static game *gen_mnk(int rows, int cols, int k)
 }
 
 /* Writes `games` random games of g to path (every position one sample: pi a random
- * distribution over the legal moves, z mover-first). Returns the number of samples. */
-static int64_t gen_random_games(const game *g, const char *path, int games, uint64_t seed,
-                                int64_t generation)
+ * distribution over the legal moves, z mover-first), the file's game_config game_config
+ * (JSON text). Returns the number of samples. */
+static int64_t gen_random_games_as(const game *g, const char *path, int games, uint64_t seed,
+                                   int64_t generation, const char *game_config)
 {
     char err[512];
     sp_meta meta = {generation, "random"};
-    sp_writer *w = sp_writer_open(path, g, "{\"name\":\"mnk\"}", &meta, err, sizeof err);
+    sp_writer *w = sp_writer_open(path, g, game_config, &meta, err, sizeof err);
     ck_assert_msg(w != NULL, "%s", err);
     rng r;
     rng_seed(&r, seed);
@@ -84,6 +85,13 @@ static int64_t gen_random_games(const game *g, const char *path, int games, uint
     ck_assert_msg(sp_writer_close(w, err, sizeof err) == 0, "%s", err);
     free(planes), free(pi), free(legal), free(zs), free(movers), free(buf_planes), free(buf_pi), free(buf_legal);
     return n;
+}
+
+/* gen_random_games_as with the game_config {"name":"mnk"}. */
+static int64_t gen_random_games(const game *g, const char *path, int games, uint64_t seed,
+                                int64_t generation)
+{
+    return gen_random_games_as(g, path, games, seed, generation, "{\"name\":\"mnk\"}");
 }
 
 #endif

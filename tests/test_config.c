@@ -127,6 +127,27 @@ START_TEST(error_classes)
                  "key net.value_head wdl two-player 2048 score");
     expect_error("wdl_misspelt", "{\"net\": {\"value_head\": \"wld\"}}",
                  "key net.value_head zerosum|independent|score|wdl wld");
+    /* mixed board sizes: m,n,k on a square board, each size in [k, N), increasing */
+    expect_error("sizes_sanling", "{\"game\": {\"name\": \"sanling\"}, \"selfplay\": {\"sizes\": [9]}}",
+                 "key selfplay.sizes m,n,k sanling");
+    expect_error("sizes_not_square",
+                 "{\"game\": {\"name\": \"mnk\", \"rows\": 15, \"cols\": 13}, \"selfplay\": {\"sizes\": [9]}}",
+                 "key selfplay.sizes square 15x13");
+    expect_error("sizes_too_big", "{\"game\": {\"name\": \"mnk\"}, \"selfplay\": {\"sizes\": [9, 15]}}",
+                 "key selfplay.sizes[1] [5, 15) 15");
+    expect_error("sizes_below_k", "{\"game\": {\"name\": \"mnk\"}, \"selfplay\": {\"sizes\": [4]}}",
+                 "key selfplay.sizes[0] [5, 15) 4");
+    expect_error("sizes_order", "{\"game\": {\"name\": \"mnk\"}, \"selfplay\": {\"sizes\": [11, 9]}}",
+                 "key selfplay.sizes[1] increasing 9 11");
+    expect_error("sizes_not_ints", "{\"selfplay\": {\"sizes\": [9.5]}}", "key selfplay.sizes[0] integer");
+    expect_error("sizes_not_array", "{\"selfplay\": {\"sizes\": 9}}", "key selfplay.sizes array integers");
+    expect_error("sizes_dense",
+                 "{\"game\": {\"name\": \"mnk\"}, \"net\": {\"policy_head\": \"dense\"}, "
+                 "\"selfplay\": {\"sizes\": [9]}}", "key selfplay.sizes policy_head conv dense");
+    expect_error("sizes_swap2",
+                 "{\"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, \"k\": 4}, \"selfplay\": "
+                 "{\"sizes\": [4, 5], \"opening\": \"swap2\"}}", "key selfplay.sizes[0] swap2 25 4x4");
+    expect_error("sizes_fraction", "{\"selfplay\": {\"sizes_fraction\": 1}}", "key selfplay.sizes_fraction");
     /* trailing text after the object (cJSON_Parse alone stops at the object's end) */
     expect_error("trailing_junk", "{\"seed\": 5} trailing junk {{{", "unexpected text after line 1");
     expect_error("trailing_object", "{\"seed\": 5}\n{\"seed\": 6}\n", "unexpected text after line 2");
@@ -161,6 +182,24 @@ START_TEST(set_overrides)
     ck_assert_ptr_nonnull(j);
     cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "mcts"), "c_puct");
     ck_assert_double_eq_tol(v->valuedouble, 2.5, 1e-12);
+    cJSON_Delete(j);
+    free(out);
+    /* an array of integers from --set, written back as one */
+    ck_assert_int_eq(run("config check --set game.rows=7 --set game.cols=7 --set "
+                         "'selfplay.sizes=[3,4,6]' --set selfplay.sizes_fraction_end=0.2 "
+                         "--set 'arena.baselines=[\"random\"]'", &out), 0);
+    j = cJSON_Parse(out);
+    ck_assert_ptr_nonnull(j);
+    const cJSON *sp = cJSON_GetObjectItem(j, "selfplay");
+    v = cJSON_GetObjectItem(sp, "sizes");
+    ck_assert(cJSON_IsArray(v) && cJSON_GetArraySize(v) == 3);
+    ck_assert_int_eq(cJSON_GetArrayItem(v, 2)->valueint, 6);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(sp, "sizes_fraction_end")->valuedouble, 0.2, 1e-12);
+    cJSON_Delete(j);
+    free(out);
+    ck_assert_int_eq(run("config check", &out), 0); /* off by default: [] */
+    j = cJSON_Parse(out);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "selfplay"), "sizes")), 0);
     cJSON_Delete(j);
     free(out);
 }

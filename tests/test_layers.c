@@ -797,6 +797,196 @@ START_TEST(fused_equal_composed)
 }
 END_TEST
 
+/* ---- masked layers (mixed board sizes) ---------------------------------------- */
+
+/* A (N*H*W) mask of boards padded at the top left: sample b's side[b] x side[b] board in
+ * an H x W tensor. Returns the number of masked columns. */
+static int make_mask(double *mask, int N, int H, int W, const int *side)
+{
+    int k = 0;
+    for (int b = 0; b < N; b++)
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                k += (mask[(size_t)b * H * W + (size_t)y * W + x] = y < side[b] && x < side[b]);
+    return k;
+}
+
+typedef struct mbn_ctx {
+    int C, M, K, relu;    /* K masked columns */
+    double *in, *gamma, *beta, *g, *out, *mean, *invstd, *mask, *skip, *shift;
+} mbn_ctx;
+
+/* The masked batch norm the trainer runs on one process: sums, then the normalisation. */
+static double mbn_loss(void *p)
+{
+    mbn_ctx *c = p;
+    double s[4], s2[4];
+    bn_partial_sums_masked_f64(s, s2, c->in, c->shift, c->mask, c->C, c->M);
+    bn_act_forward_sums_masked_f64(c->out, c->mean, c->invstd, c->in, c->shift, s, s2, c->K,
+                                   c->gamma, c->beta, NULL, NULL, c->skip, c->relu, c->mask, c->C,
+                                   c->M, 1e-5);
+    return dot(c->out, c->g, (size_t)c->C * c->M);
+}
+
+/* Masked batch norm: (1) the gradient against central finite differences (every input,
+ * the padding's included: the loss does not depend on it, and its gradient is exactly 0);
+ * (2) the padding's outputs exactly 0, and on the board the outputs, running statistics
+ * and gradients equal the plain batch norm's over the board's columns gathered into a
+ * batch of their own (with the skip and ReLU too); (3) the eval form; (4) float against
+ * double. */
+START_TEST(batchnorm_masked)
+{
+    int C = 3, N = 3, H = 4, W = 4, side[3] = {4, 2, 3};
+    int M = N * H * W;
+    size_t n = (size_t)C * M;
+    rng r;
+    rng_seed(&r, 41);
+    double *mask = dnew((size_t)M);
+    int K = make_mask(mask, N, H, W, side);
+    mbn_ctx c = {C, M, K, 0, dnew(n), dnew(C), dnew(C), dnew(n), dnew(n), dnew(C), dnew(C), mask,
+                 NULL, dnew(C)};
+    drand_fill(&r, c.in, n, -2, 2);
+    drand_fill(&r, c.gamma, C, 0.5, 1.5);
+    drand_fill(&r, c.beta, C, -1, 1);
+    drand_fill(&r, c.g, n, -1, 1);
+    drand_fill(&r, c.shift, C, -0.3, 0.3);
+    mbn_loss(&c);
+    double *din = dnew(n), *dgam = dnew(C), *dbet = dnew(C), sdy[3], sdyx[3];
+    for (size_t i = 0; i < n; i++)
+        din[i] = 99; /* overwritten, padding included */
+    bn_backward_partial_sums_masked_f64(sdy, sdyx, dgam, dbet, c.g, NULL, c.in, c.mean, c.invstd, mask,
+                                        C, M);
+    bn_act_backward_sums_masked_f64(din, c.g, NULL, c.in, c.gamma, c.mean, c.invstd, sdy, sdyx, K, mask,
+                                    C, M, 0);
+    check_fd("masked bn dinp", c.in, n, din, mbn_loss, &c, 1);
+    check_fd("masked bn dgamma", c.gamma, C, dgam, mbn_loss, &c, 1);
+    check_fd("masked bn dbeta", c.beta, C, dbet, mbn_loss, &c, 1);
+    for (int relu = 0; relu < 2; relu++) {
+        /* the board's columns gathered: plain batch norm (+ skip, ReLU) on K columns */
+        double *skip = dnew(n), *gin = dnew((size_t)C * K), *gsk = dnew((size_t)C * K);
+        double *gg = dnew((size_t)C * K), *gout = dnew((size_t)C * K), *gdin = dnew((size_t)C * K);
+        double gm[3], gis[3], gdg[3] = {0}, gdb[3] = {0}, rm[3] = {0.1, 0, -0.1}, rv[3] = {1, 2, 0.5};
+        double rm2[3] = {0.1, 0, -0.1}, rv2[3] = {1, 2, 0.5};
+        drand_fill(&r, skip, n, -1, 1);
+        for (int ch = 0; ch < C; ch++)
+            for (int j = 0, k = 0; j < M; j++)
+                if (mask[j] != 0) {
+                    gin[(size_t)ch * K + k] = c.in[(size_t)ch * M + j];
+                    gsk[(size_t)ch * K + k] = skip[(size_t)ch * M + j];
+                    gg[(size_t)ch * K + k++] = c.g[(size_t)ch * M + j];
+                }
+        bn_act_forward_train_f64(gout, gm, gis, gin, c.gamma, c.beta, rm2, rv2, gsk, relu, C, K, 1e-5);
+        bn_act_backward_f64(gdin, gdg, gdb, gg, relu ? gout : NULL, gin, c.gamma, gm, gis, C, K, 0);
+        double s[3], s2[3], dg[3] = {0}, db[3] = {0};
+        double *out = dnew(n), *d = dnew(n), mean[3], is[3];
+        bn_partial_sums_masked_f64(s, s2, c.in, rm, mask, C, M);
+        bn_act_forward_sums_masked_f64(out, mean, is, c.in, rm, s, s2, K, c.gamma, c.beta, rm, rv, skip,
+                                       relu, mask, C, M, 1e-5);
+        bn_backward_partial_sums_masked_f64(sdy, sdyx, dg, db, c.g, relu ? out : NULL, c.in, mean, is,
+                                            mask, C, M);
+        bn_act_backward_sums_masked_f64(d, c.g, relu ? out : NULL, c.in, c.gamma, mean, is, sdy, sdyx,
+                                        K, mask, C, M, 0);
+        for (int ch = 0; ch < C; ch++) {
+            ck_assert(fabs(mean[ch] - gm[ch]) < 1e-12 && fabs(is[ch] - gis[ch]) < 1e-9);
+            ck_assert(fabs(rm[ch] - rm2[ch]) < 1e-12 && fabs(rv[ch] - rv2[ch]) < 1e-12);
+            ck_assert(fabs(dg[ch] - gdg[ch]) < 1e-10 && fabs(db[ch] - gdb[ch]) < 1e-10);
+            for (int j = 0, k = 0; j < M; j++) {
+                size_t at = (size_t)ch * M + j;
+                if (mask[j] == 0) {
+                    ck_assert_msg(out[at] == 0 && d[at] == 0, "padding %d: out %g, grad %g", j, out[at], d[at]);
+                    continue;
+                }
+                ck_assert(fabs(out[at] - gout[(size_t)ch * K + k]) < 1e-10);
+                ck_assert(fabs(d[at] - gdin[(size_t)ch * K + k++]) < 1e-10);
+            }
+        }
+        /* eval: the running statistics, the padding 0 */
+        bn_act_forward_eval_masked_f64(out, c.in, c.gamma, c.beta, rm, rv, skip, relu, mask, C, M, 1e-5);
+        bn_act_forward_eval_f64(d, c.in, c.gamma, c.beta, rm, rv, skip, relu, C, M, 1e-5);
+        for (size_t i = 0; i < n; i++)
+            ck_assert(out[i] == (mask[i % (size_t)M] != 0 ? d[i] : 0));
+        free(skip), free(gin), free(gsk), free(gg), free(gout), free(gdin), free(out), free(d);
+    }
+    /* float against double */
+    float *fin = tof(c.in, n), *fgam = tof(c.gamma, C), *fbet = tof(c.beta, C), *fg = tof(c.g, n);
+    float *fmask = tof(mask, (size_t)M), *fsh = tof(c.shift, C), *fout = fnew(n), *fdin = fnew(n);
+    float fmean[3], fis[3], fdg[3] = {0}, fdb[3] = {0};
+    double fs[3], fs2[3];
+    mbn_loss(&c);
+    bn_partial_sums_masked(fs, fs2, fin, fsh, fmask, C, M);
+    bn_act_forward_sums_masked(fout, fmean, fis, fin, fsh, fs, fs2, K, fgam, fbet, NULL, NULL, NULL, 0,
+                               fmask, C, M, 1e-5f);
+    check_float("masked bn out", fout, c.out, n);
+    bn_backward_partial_sums_masked(fs, fs2, fdg, fdb, fg, NULL, fin, fmean, fis, fmask, C, M);
+    bn_act_backward_sums_masked(fdin, fg, NULL, fin, fgam, fmean, fis, fs, fs2, K, fmask, C, M, 0);
+    check_float("masked bn dinp", fdin, din, n);
+    free(c.in), free(c.gamma), free(c.beta), free(c.g), free(c.out), free(c.mean), free(c.invstd);
+    free(c.shift), free(mask), free(din), free(dgam), free(dbet);
+    free(fin), free(fgam), free(fbet), free(fg), free(fmask), free(fsh), free(fout), free(fdin);
+}
+END_TEST
+
+typedef struct mpool_ctx {
+    int N, C, HW, with_max;
+    double *in, *g, *out, *mask;
+} mpool_ctx;
+
+static double mpool_loss(void *p)
+{
+    mpool_ctx *c = p;
+    gpool_forward_masked_f64(c->out, c->in, c->N, c->C, c->HW, c->with_max, c->mask);
+    return dot(c->out, c->g, (size_t)c->N * c->C * (c->with_max ? 2 : 1));
+}
+
+/* Masked global pooling, mean (_i = 0) and mean and max (_i = 1): each sample's mean and
+ * maximum over its own board (the padding holds values larger than any on the board, so a
+ * maximum taken over the padding would show), the gradient against central finite
+ * differences (0 on the padding), and a full board equal to the plain pooling. */
+START_TEST(gpool_masked_grad)
+{
+    int N = 3, C = 2, H = 3, W = 3, HW = H * W, wm = _i, w = C * (wm ? 2 : 1), side[3] = {3, 1, 2};
+    size_t nin = (size_t)N * C * HW, nout = (size_t)N * w;
+    rng r;
+    rng_seed(&r, 43);
+    mpool_ctx c = {N, C, HW, wm, dnew(nin), dnew(nout), dnew(nout), dnew((size_t)N * HW)};
+    make_mask(c.mask, N, H, W, side);
+    drand_fill(&r, c.in, nin, -1, 1);
+    for (size_t i = 0; i < nin; i++)
+        if (c.mask[i % ((size_t)N * HW)] == 0)
+            c.in[i] = 5 + (double)i; /* padding: larger than every point of a board */
+    drand_fill(&r, c.g, nout, -1, 1);
+    mpool_loss(&c);
+    for (int b = 0; b < N; b++)
+        for (int ch = 0; ch < C; ch++) {
+            double s = 0, mx = -INFINITY;
+            for (int y = 0; y < side[b]; y++)
+                for (int x = 0; x < side[b]; x++) {
+                    double v = c.in[((size_t)ch * N + b) * HW + (size_t)y * W + x];
+                    s += v;
+                    mx = v > mx ? v : mx;
+                }
+            ck_assert(fabs(s / (side[b] * side[b]) - c.out[b * w + ch]) < 1e-15);
+            if (wm)
+                ck_assert(c.out[b * w + C + ch] == mx);
+        }
+    double *din = dnew(nin);
+    gpool_backward_masked_f64(din, c.g, c.in, N, C, HW, wm, c.mask);
+    check_fd("masked gpool", c.in, nin, din, mpool_loss, &c, 1);
+    /* every board full: the plain pooling, bit for bit */
+    double *out2 = dnew(nout), *din2 = dnew(nin);
+    for (size_t i = 0; i < (size_t)N * HW; i++)
+        c.mask[i] = 1;
+    mpool_loss(&c);
+    gpool_forward_f64(out2, c.in, N, C, HW, wm);
+    memset(din, 0, sizeof(double) * nin);
+    gpool_backward_masked_f64(din, c.g, c.in, N, C, HW, wm, c.mask);
+    gpool_backward_f64(din2, c.g, c.in, N, C, HW, wm);
+    ck_assert(memcmp(out2, c.out, sizeof(double) * nout) == 0);
+    ck_assert(memcmp(din, din2, sizeof(double) * nin) == 0);
+    free(c.in), free(c.g), free(c.out), free(c.mask), free(din), free(out2), free(din2);
+}
+END_TEST
+
 static Suite *layers_suite(void)
 {
     Suite *s = suite_create("layers");
@@ -817,6 +1007,8 @@ static Suite *layers_suite(void)
     tcase_add_test(tc, policy_ce_grad);
     tcase_add_test(tc, value_mse_grad);
     tcase_add_test(tc, fused_equal_composed);
+    tcase_add_test(tc, batchnorm_masked);
+    tcase_add_loop_test(tc, gpool_masked_grad, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

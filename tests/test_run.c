@@ -9,6 +9,7 @@
  * and a kill -9 of the holder does not block the resume; a full disk ends a run with
  * exit 1 and no .tmp, and the run then resumes. */
 #include "run_util.h"
+#include "loop/rundata.h"
 #include "loop/rundir.h"
 #include "selfplay/samples.h"
 
@@ -438,6 +439,211 @@ START_TEST(selfplay_parts_survive_a_kill)
     ck_assert_msg(sp_read_games(p, &games, NULL, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(games, 14);
     ck_assert_int_eq(count_events(rd, "data_skipped"), 1);
+}
+END_TEST
+
+/* selfplay.sizes' split of a generation's games (loop/rundata.h): the smaller boards' share
+ * moves linearly from sizes_fraction to sizes_fraction_end over the run's budget, shared
+ * equally between them (the later ones get the remainder); the full board plays at least
+ * one game; none without sizes or with one game. */
+START_TEST(sizes_split)
+{
+    cfg_selfplay sp = {.nsizes = 3, .sizes = {9, 11, 13}, .sizes_fraction = 0.5, .sizes_fraction_end = 0.1};
+    rd_sizes s;
+    const struct {
+        int games;
+        double used;
+        int want[3];
+    } cases[] = {{100, 0, {16, 17, 17}}, {100, 0.5, {10, 10, 10}}, {100, 1, {3, 3, 4}},
+                 {100, 7, {3, 3, 4}},    {100, -1, {16, 17, 17}},  {2, 0, {0, 0, 1}}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rd_sizes_split(&sp, cases[k].games, cases[k].used, &s);
+        ck_assert_int_eq(s.n, 3);
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(s.side[i], sp.sizes[i]);
+            ck_assert_msg(s.games[i] == cases[k].want[i], "%d games at %g: board %d gets %d, not %d",
+                          cases[k].games, cases[k].used, s.side[i], s.games[i], cases[k].want[i]);
+        }
+    }
+    sp.sizes_fraction = sp.sizes_fraction_end = 0.95;
+    rd_sizes_split(&sp, 10, 0.3, &s);
+    ck_assert_int_eq(rd_sizes_small_games(&s), 9); /* the full board keeps one */
+    rd_sizes_split(&sp, 1, 0, &s);
+    ck_assert_int_eq(s.n, 0);
+    sp.nsizes = 0;
+    rd_sizes_split(&sp, 100, 0, &s);
+    ck_assert_int_eq(s.n, 0);
+    /* the split's file round trip; a damaged one is named */
+    char rd[300], p[400], err[512];
+    snprintf(rd, sizeof rd, "%s/split", dir);
+    ck_assert_int_eq(mkdir(rd, 0755), 0);
+    ck_assert_int_eq(mkdir(pathf(p, sizeof p, rd, "data"), 0755), 0);
+    rd_sizes w = {2, {4, 5}, {3, 7}}, r;
+    ck_assert_int_eq(rd_sizes_read(rd, 3, &r, err, sizeof err), 0);
+    ck_assert_msg(rd_sizes_write(rd, 3, &w, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(rd_sizes_read(rd, 3, &r, err, sizeof err), 1);
+    ck_assert(r.n == 2 && r.side[1] == 5 && r.games[0] == 3 && r.games[1] == 7);
+    FILE *f = fopen(pathf(p, sizeof p, rd, "data/gen_0003.sizes.json"), "wb");
+    fputs("{\"sizes\": [4], \"games\": [1, 2]}", f);
+    fclose(f);
+    ck_assert_int_eq(rd_sizes_read(rd, 3, &r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "gen_0003.sizes.json") != NULL, "%s", err);
+}
+END_TEST
+
+/* The games of generation gen's board (side, 0: the full board) in rd's files, and their
+ * samples; every file's board and game_config say that board. */
+static int64_t board_games(const char *rd, int gen, int side, int full, int64_t *samples)
+{
+    rd_files fl;
+    char err[512], want[64];
+    ck_assert_msg(rd_list(rd, gen, &fl, err, sizeof err) == 0, "%s", err);
+    int b = side ? side : full;
+    snprintf(want, sizeof want, "\"rows\":%d,\"cols\":%d", b, b);
+    int64_t games = 0;
+    *samples = 0;
+    for (int i = 0; i < fl.n; i++) {
+        char stem[32];
+        if (side)
+            snprintf(stem, sizeof stem, "gen_%04d.s%02d.", gen, side);
+        else
+            snprintf(stem, sizeof stem, "gen_%04d.", gen);
+        const char *name = strrchr(fl.path[i], '/') + 1;
+        if (strncmp(name, stem, strlen(stem)) != 0 || (!side && name[strlen(stem)] == 's'))
+            continue;
+        sp_file *f = sp_file_read(fl.path[i], NULL, err, sizeof err);
+        ck_assert_msg(f != NULL, "%s", err);
+        ck_assert_msg(f->rows == b && f->cols == b && strstr(f->game_config, want), "%s: %dx%d, %s",
+                      fl.path[i], f->rows, f->cols, f->game_config);
+        *samples += f->n;
+        sp_file_free(f);
+        int64_t g;
+        ck_assert_msg(sp_read_games(fl.path[i], &g, NULL, err, sizeof err) == 0, "%s", err);
+        games += g;
+    }
+    rd_files_free(&fl);
+    return games;
+}
+
+/* each_event callback: the selfplay event of generation 2's 5x5 board into ctx */
+static void selfplay_gen2_5x5(const cJSON *o, void *ctx)
+{
+    if ((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation")) == 2 &&
+        (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "board")) == 5)
+        *(cJSON **)ctx = cJSON_Duplicate(o, 1);
+}
+
+/* each_event callback: generation 2's train_data event into ctx */
+static void train_data_gen2(const cJSON *o, void *ctx)
+{
+    if ((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation")) == 2)
+        *(cJSON **)ctx = cJSON_Duplicate(o, 1);
+}
+
+/* selfplay.sizes on 6x6 Gomoku-like boards (k = 4) with 4x4 and 5x5 games: each board's
+ * games in files of their own (parts, then data/gen_NNNN.sSS.h5; the full board's last),
+ * played with the board in the file's game_config, and the trainer reads them all. A
+ * run killed in the 5x5 board's games of generation 2 resumes with the same command:
+ * the 4x4 board's files and the 5x5 parts are kept untouched, only the 5x5 board's
+ * remaining games and the full board's are played, and the generation holds the split
+ * of data/gen_0002.sizes.json (4 + 4 of 16 games at a share of 0.5) with no game twice. */
+START_TEST(selfplay_sizes_survive_a_kill)
+{
+    char rd[300], out[16384], p[400];
+    snprintf(rd, sizeof rd, "%s/sizes", dir);
+    const char *sizes[] = {"--set", "game.rows=6", "--set", "game.cols=6", "--set", "game.k=4",
+                           "--set", "selfplay.sizes=[4,5]", "--set", "selfplay.sizes_fraction=0.5",
+                           "--set", "selfplay.sizes_fraction_end=0.5", "--set", "arena.baselines=[\"random\"]",
+                           "--set", "selfplay.part_minutes=1e-9", NULL};
+    int rc = gz_run(rd, 2, "2:selfplay-s05-game2", sizes, 0, out, sizeof out);
+    ck_assert_msg(rc == 128 + SIGKILL, "exit %d, not killed:\n%s", rc, out);
+    ck_assert(exists(pathf(p, sizeof p, rd, "data/gen_0002.s04.h5")));
+    ck_assert(exists(pathf(p, sizeof p, rd, "data/gen_0002.s05.p001.h5")));
+    ck_assert(!exists(pathf(p, sizeof p, rd, "data/gen_0002.s05.h5")));
+    ck_assert(!exists(pathf(p, sizeof p, rd, "data/gen_0002.h5")));
+    char *split = slurp_rel(rd, "data/gen_0002.sizes.json");
+    ck_assert_msg(split && strstr(split, "\"sizes\": [4, 5], \"games\": [4, 4]"), "%s", split ? split : "none");
+    free(split);
+    /* the finished files, to be kept untouched */
+    const char *kept[] = {"data/gen_0001.s04.h5", "data/gen_0001.s05.h5", "data/gen_0001.h5",
+                          "data/gen_0002.s04.h5", "data/gen_0002.s04.p000.h5",
+                          "data/gen_0002.s05.p000.h5", "data/gen_0002.s05.p001.h5",
+                          "models/gen_0001.h5"};
+    char *before[8];
+    size_t blen[8];
+    for (int k = 0; k < 8; k++) {
+        before[k] = slurp(pathf(p, sizeof p, rd, kept[k]), &blen[k]);
+        ck_assert_msg(before[k] != NULL, "%s missing", kept[k]);
+    }
+    rc = gz_run(rd, 2, NULL, sizes, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "resume exit %d:\n%s", rc, out);
+    ck_assert_msg(strstr(out, "gen 2 selfplay 5x5: 2 games kept from an interrupted session; "
+                              "playing 2 more") != NULL && !strstr(out, "gen 2 selfplay 4x4"), "%s", out);
+    for (int k = 0; k < 8; k++) {
+        size_t len;
+        char *now = slurp(pathf(p, sizeof p, rd, kept[k]), &len);
+        ck_assert_msg(now && len == blen[k] && memcmp(now, before[k], len) == 0, "%s was rewritten",
+                      kept[k]);
+        free(now), free(before[k]);
+    }
+    ck_assert_int_eq(count_tmp(rd), 0);
+    /* each board's games, in files of its board */
+    int64_t s4, s5, s6, games[2][3];
+    for (int gen = 1; gen <= 2; gen++) {
+        games[gen - 1][0] = board_games(rd, gen, 4, 6, &s4);
+        games[gen - 1][1] = board_games(rd, gen, 5, 6, &s5);
+        games[gen - 1][2] = board_games(rd, gen, 0, 6, &s6);
+        ck_assert(s4 > 0 && s5 > 0 && s6 > 0);
+    }
+    for (int gen = 0; gen < 2; gen++)
+        ck_assert_msg(games[gen][0] == 4 && games[gen][1] == 4 && games[gen][2] == 8,
+                      "gen %d: %lld, %lld, %lld games", gen + 1, (long long)games[gen][0],
+                      (long long)games[gen][1], (long long)games[gen][2]);
+    /* the 5x5 games after the kill are numbered after the kept ones: none twice */
+    char err[512];
+    int seen[64] = {0};
+    for (int k = 0;; k++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "data/gen_0002.s05.p%03d.h5", k);
+        if (!exists(pathf(p, sizeof p, rd, rel)))
+            pathf(p, sizeof p, rd, "data/gen_0002.s05.h5");
+        sp_file *f = sp_file_read(p, NULL, err, sizeof err);
+        ck_assert_msg(f != NULL, "%s", err);
+        int mark[64] = {0};
+        for (int64_t i = 0; i < f->n; i++)
+            mark[f->gameix[i] & 63] = 1;
+        for (int i = 0; i < 64; i++)
+            seen[i] += mark[i];
+        sp_file_free(f);
+        if (strstr(p, "s05.h5"))
+            break;
+    }
+    for (int i = 0; i < 64; i++)
+        ck_assert_msg(seen[i] <= 1, "5x5 game %d in two files", i);
+    cJSON *ev = NULL;
+    each_event(rd, "selfplay", selfplay_gen2_5x5, &ev);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "games")), 2);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "games_kept")), 2);
+    cJSON_Delete(ev);
+    /* training read every board's files: every sample of both generations */
+    ev = NULL;
+    each_event(rd, "train_data", train_data_gen2, &ev);
+    ck_assert_ptr_nonnull(ev);
+    int64_t smaller = 0, all = 0;
+    for (int gen = 1; gen <= 2; gen++) {
+        board_games(rd, gen, 4, 6, &s4);
+        board_games(rd, gen, 5, 6, &s5);
+        board_games(rd, gen, 0, 6, &s6);
+        smaller += s4 + s5;
+        all += s4 + s5 + s6;
+    }
+    ck_assert_int_eq((int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "samples")), all);
+    ck_assert_int_eq((int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "smaller_board_samples")),
+                     smaller);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "skipped")), 0);
+    cJSON_Delete(ev);
+    ck_assert(exists(pathf(p, sizeof p, rd, "models/gen_0002.h5")));
 }
 END_TEST
 
@@ -1017,6 +1223,8 @@ static Suite *run_suite(void)
     tcase_add_test(tc, arena_every);
     tcase_add_test(tc, resume_after_crash);
     tcase_add_test(tc, selfplay_parts_survive_a_kill);
+    tcase_add_test(tc, sizes_split);
+    tcase_add_test(tc, selfplay_sizes_survive_a_kill);
     tcase_add_test(tc, resume_after_kill);
     tcase_add_test(tc, interrupt_then_resume);
     tcase_add_test(tc, other_config_refused);

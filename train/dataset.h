@@ -5,7 +5,8 @@
  * planes, pi and the legal mask.
  *
  * Every file is validated against the expected shape (the model's spec / the game): a
- * file from another game or board is refused by name. The window keeps the samples of
+ * file from another game or board is refused by name (with dataset_allow_sizes, a smaller
+ * square board of the same game is read, padded). The window keeps the samples of
  * the `window` most recent generations present (generation attribute of the files).
  * Validation: whole games are held out (positions of one game are correlated), chosen
  * by a hash of (generation, file's game index) so the split is stable as files come.
@@ -33,9 +34,11 @@
 #ifndef GZ_TRAIN_DATASET_H
 #define GZ_TRAIN_DATASET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/config.h"
 #include "engine/game.h"
 #include "engine/rng.h"
 #include "selfplay/samples.h"
@@ -53,6 +56,18 @@ void dataset_free(dataset *d); /* accepts NULL */
  * ratio in [0, 1]; 0 (the default) is the outcome alone. */
 void dataset_set_q_ratio(dataset *d, double ratio);
 
+/* Mixed board sizes (selfplay.sizes): from now on files of the same game on a smaller
+ * SQUARE board are read too, when g's actions are the points of a square board of the
+ * square lattice (m,n,k with rows = cols; returns whether that is so: otherwise nothing
+ * changes). gc is the game section g was made from: such a file's game_config must be
+ * gc's with rows and cols its side (another game, or a larger board, is still refused
+ * naming the file). Its samples are held padded at the top left into g's rows x cols
+ * (planes 0, pi 0, no legal move, owner unknown off the board: as much memory as a full
+ * board's sample), augmented with their own board's symmetries, and served with their
+ * board (dataset_sample's rows and cols), for a net that masks the padding
+ * (train_net_set_boards: a conv policy head). */
+bool dataset_allow_sizes(dataset *d, const cfg_game *gc);
+
 /* Reads one sample file, or every *.h5 file of a directory (sorted by name; *.tmp and
  * other names skipped). Returns 0, or -1 with a message naming the file. */
 int dataset_add_path(dataset *d, const char *path, char *err, size_t errlen);
@@ -67,31 +82,38 @@ int dataset_files(const dataset *d);
 /* Games read: per file, its highest game index + 1 (self-play numbers a file's games
  * from 0). */
 int64_t dataset_games(const dataset *d);
+/* Samples held (both splits) of boards smaller than g's (dataset_allow_sizes). */
+int64_t dataset_smaller_count(const dataset *d);
 /* The newest generation among the held samples (-1 when empty). */
 int64_t dataset_newest_generation(const dataset *d);
 
 /* Fills a training mini-batch of n samples drawn uniformly (with replacement) from the
- * training split using r, each under a random element of the game's symmetry group when
+ * training split using r, each under a random element of its board's symmetry group when
  * augment != 0: x (n, planes, rows, cols) floats in [0,1], pi (n, A), legal (n, A),
  * z (n, players), when opp is not NULL the opponent-reply targets opp (n, A), when
- * own is not NULL the ownership targets own (n, rows*cols), and when qa is not NULL the
- * action-value targets qa (n, A) (h scale, NaN = none).
+ * own is not NULL the ownership targets own (n, rows*cols), when qa is not NULL the
+ * action-value targets qa (n, A) (h scale, NaN = none), and when rows and cols are not
+ * NULL each sample's board, rows (n) and cols (n) (g's, or a smaller board's side: its
+ * sample padded at the top left, dataset_allow_sizes).
  * Requires dataset_train_count > 0. */
 void dataset_sample(const dataset *d, rng *r, int n, int augment, float *x, float *pi,
-                    uint8_t *legal, float *z, float *opp, int8_t *own, float *qa);
+                    uint8_t *legal, float *z, float *opp, int8_t *own, float *qa, uint8_t *rows,
+                    uint8_t *cols);
 
 /* The same draws as dataset_sample(d, r, n, ...) (r advances by all n), but only
  * samples [lo, hi) of the batch are written, to x, pi, legal, z from their start:
  * data-parallel ranks draw the same batch and each fills its own shard. */
 void dataset_sample_part(const dataset *d, rng *r, int n, int lo, int hi, int augment, float *x,
                          float *pi, uint8_t *legal, float *z, float *opp, int8_t *own,
-                         float *qa);
+                         float *qa, uint8_t *rows, uint8_t *cols);
 
 /* Validation samples start .. start+n-1 (no augmentation), same outputs. */
 void dataset_val_batch(const dataset *d, int64_t start, int n, float *x, float *pi, uint8_t *legal,
-                       float *z, float *opp, int8_t *own, float *qa);
+                       float *z, float *opp, int8_t *own, float *qa, uint8_t *rows, uint8_t *cols);
 
-/* The distinct positions of a split (val 0: training, 1: validation), in file order:
+/* The distinct positions of a split (val 0: training, 1: validation) on the full board
+ * (a smaller board's padded planes are no position inference runs at this size), in
+ * file order:
  * the first sample of each distinct (planes, legal mask); every game starts from the
  * same few positions, and a measure taken on 300 copies of the empty board measures one
  * position. Sets *idx (malloc'd, free it) to their indices in the split and returns
@@ -104,8 +126,10 @@ int64_t dataset_distinct(const dataset *d, int val, int64_t **idx);
 int dataset_take(const dataset *d, int val, const int64_t *idx, int64_t m, int n, float *x,
                  uint8_t *legal);
 
-/* Training sample i under symmetry s (tests). */
+/* Training sample i under symmetry s (tests), and the side of its board (0: the full
+ * board; else a smaller square board padded at the top left). */
 void dataset_get(const dataset *d, int64_t i, sym_id s, float *x, float *pi, uint8_t *legal,
                  float *z, float *opp, int8_t *own, float *qa);
+int dataset_side(const dataset *d, int64_t i);
 
 #endif

@@ -96,6 +96,35 @@ void F(bn_act_backward_sums)(R *dinp, const R *dout, const R *out, const R *in, 
                              const R *mean, const R *invstd, const double *sdy,
                              const double *sdyx, double Mg, int C, int M, int accumulate);
 
+/* Masked batch norm, for boards padded into a larger tensor (mixed board sizes; the
+ * forms above with one more argument): mask (M) is 1 at the columns that are points of
+ * their sample's board and 0 at the padding (only 0 and 1; NULL: no padding, the forms
+ * above). The statistics are those of
+ * the masked columns alone (Mg of them over every process: the caller counts them), and
+ * the output (forward) and input gradient (backward) are exactly 0 at the padding, so
+ * the next 3x3 conv sees zeros there as it does at a native board's edge, and the
+ * padding gets no gradient. A single process computes the whole of it as
+ * bn_partial_sums_masked then bn_act_forward_sums_masked (with any shift: the running
+ * mean keeps the one-pass variance accurate), and backward
+ * bn_backward_partial_sums_masked then bn_act_backward_sums_masked. The eval form
+ * normalises with the running statistics and zeroes the padding. */
+void F(bn_partial_sums_masked)(double *s, double *s2, const R *in, const R *shift, const R *mask,
+                               int C, int M);
+void F(bn_act_forward_sums_masked)(R *out, R *mean, R *invstd, const R *in, const R *shift,
+                                   const double *s, const double *s2, double Mg, const R *gamma,
+                                   const R *beta, R *run_mean, R *run_var, const R *skip,
+                                   int relu, const R *mask, int C, int M, R eps);
+void F(bn_act_forward_eval_masked)(R *out, const R *in, const R *gamma, const R *beta,
+                                   const R *run_mean, const R *run_var, const R *skip, int relu,
+                                   const R *mask, int C, int M, R eps);
+void F(bn_backward_partial_sums_masked)(double *sdy, double *sdyx, R *dgamma, R *dbeta,
+                                        const R *dout, const R *out, const R *in, const R *mean,
+                                        const R *invstd, const R *mask, int C, int M);
+void F(bn_act_backward_sums_masked)(R *dinp, const R *dout, const R *out, const R *in,
+                                    const R *gamma, const R *mean, const R *invstd,
+                                    const double *sdy, const double *sdyx, double Mg,
+                                    const R *mask, int C, int M, int accumulate);
+
 /* out (n) = max(in, 0); out may alias in. */
 void F(relu_forward)(R *out, const R *in, size_t n);
 /* dinp += dout * (out > 0), out the forward's output; dinp may alias dout (then it is
@@ -112,6 +141,13 @@ void F(residual_backward)(R *da, R *db, const R *dout, size_t n);
  * the forward input). */
 void F(gpool_forward)(R *out, const R *in, int N, int C, int HW, int with_max);
 void F(gpool_backward)(R *dinp, const R *dout, const R *in, int N, int C, int HW, int with_max);
+/* The same over each sample's board alone, mask (N*H*W) as for the masked batch norm
+ * (every sample with at least one point): the mean over its masked points, the maximum
+ * over them (the first maximal one gets its gradient); the padding gets no gradient. */
+void F(gpool_forward_masked)(R *out, const R *in, int N, int C, int HW, int with_max,
+                             const R *mask);
+void F(gpool_backward_masked)(R *dinp, const R *dout, const R *in, int N, int C, int HW,
+                              int with_max, const R *mask);
 
 /* out (N, O) = in (N, I) . w^T + b, w (O, I) (PyTorch Linear), b (O) or NULL. */
 void F(dense_forward)(R *out, const R *in, const R *w, const R *b, int N, int NI, int NO);

@@ -726,19 +726,29 @@ void F(conv1x1_backward)(R *dinp, R *dw, R *db, const R *dout, const R *in, cons
         GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, d.IC, M, d.OC, 1, w, d.IC, dout, M, 1, dinp, M);
 }
 
-/* Sum and sum of squares of (x[j] - k) over j < M, in double (SIMD partial sums per
- * block of 1024, then double). */
-HOT static void F(bn_shifted_sums)(const R *x, int M, R k, double *s_out, double *s2_out)
+/* Sum and sum of squares of (x[j] - k) over j < M (mask not NULL: the masked j only), in
+ * double (SIMD partial sums per block of 1024, then double). */
+HOT static void F(bn_shifted_sums)(const R *x, const R *mask, int M, R k, double *s_out,
+                                   double *s2_out)
 {
     double s = 0, s2 = 0;
     for (int j0 = 0; j0 < M; j0 += 1024) {
         int j1 = M - j0 < 1024 ? M : j0 + 1024;
         R a = 0, b = 0;
+        if (mask) {
 #pragma omp simd reduction(+ : a, b)
-        for (int j = j0; j < j1; j++) {
-            R e = x[j] - k;
-            a += e;
-            b += e * e;
+            for (int j = j0; j < j1; j++) {
+                R e = (x[j] - k) * mask[j];
+                a += e;
+                b += e * e;
+            }
+        } else {
+#pragma omp simd reduction(+ : a, b)
+            for (int j = j0; j < j1; j++) {
+                R e = x[j] - k;
+                a += e;
+                b += e * e;
+            }
         }
         s += a;
         s2 += b;
@@ -752,7 +762,8 @@ HOT static void F(bn_shifted_sums)(const R *x, int M, R k, double *s_out, double
  * (when run_mean), and writes y = act(x * sc + sh + skip) over this process's M. */
 HOT static void F(bn_channel_apply)(R *y, R *mean, R *invstd, const R *x, double k, double s,
                                     double s2, double Mg, R gamma, R beta, R *run_mean,
-                                    R *run_var, const R *sk, int relu, int M, R eps)
+                                    R *run_var, const R *sk, int relu, const R *mask, int M,
+                                    R eps)
 {
     double mu = k + s / Mg;
     double v = s2 - s * s / Mg; /* sum of squared deviations */
@@ -784,6 +795,9 @@ HOT static void F(bn_channel_apply)(R *y, R *mean, R *invstd, const R *x, double
     else
         for (int j = 0; j < M; j++)
             y[j] = x[j] * sc + sh;
+    if (mask) /* the padding of a smaller board: 0, as a native board's border */
+        for (int j = 0; j < M; j++)
+            y[j] *= mask[j];
 }
 
 HOT void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
@@ -795,18 +809,29 @@ HOT void F(bn_act_forward_train)(R *out, R *mean, R *invstd, const R *in, const 
         /* one pass: sum and sum of squares around a shift (the first element) in double,
          * which keeps E[x^2] - E[x]^2 accurate */
         double s, s2;
-        F(bn_shifted_sums)(x, M, x[0], &s, &s2);
+        F(bn_shifted_sums)(x, NULL, M, x[0], &s, &s2);
         F(bn_channel_apply)(out + (size_t)c * M, mean + c, invstd + c, x, x[0], s, s2, M,
                             gamma[c], beta[c], run_mean ? run_mean + c : NULL,
                             run_mean ? run_var + c : NULL, skip ? skip + (size_t)c * M : NULL,
-                            relu, M, eps);
+                            relu, NULL, M, eps);
     }
 }
 
 void F(bn_partial_sums)(double *s, double *s2, const R *in, const R *shift, int C, int M)
 {
+    F(bn_partial_sums_masked)(s, s2, in, shift, NULL, C, M);
+}
+
+void F(bn_act_forward_sums_masked)(R *out, R *mean, R *invstd, const R *in, const R *shift,
+                                   const double *s, const double *s2, double Mg, const R *gamma,
+                                   const R *beta, R *run_mean, R *run_var, const R *skip,
+                                   int relu, const R *mask, int C, int M, R eps)
+{
     for (int c = 0; c < C; c++)
-        F(bn_shifted_sums)(in + (size_t)c * M, M, shift[c], s + c, s2 + c);
+        F(bn_channel_apply)(out + (size_t)c * M, mean + c, invstd + c, in + (size_t)c * M,
+                            shift[c], s[c], s2[c], Mg, gamma[c], beta[c],
+                            run_mean ? run_mean + c : NULL, run_mean ? run_var + c : NULL,
+                            skip ? skip + (size_t)c * M : NULL, relu, mask, M, eps);
 }
 
 void F(bn_act_forward_sums)(R *out, R *mean, R *invstd, const R *in, const R *shift,
@@ -814,11 +839,15 @@ void F(bn_act_forward_sums)(R *out, R *mean, R *invstd, const R *in, const R *sh
                             const R *beta, R *run_mean, R *run_var, const R *skip, int relu,
                             int C, int M, R eps)
 {
+    F(bn_act_forward_sums_masked)(out, mean, invstd, in, shift, s, s2, Mg, gamma, beta, run_mean,
+                                  run_var, skip, relu, NULL, C, M, eps);
+}
+
+void F(bn_partial_sums_masked)(double *s, double *s2, const R *in, const R *shift, const R *mask,
+                               int C, int M)
+{
     for (int c = 0; c < C; c++)
-        F(bn_channel_apply)(out + (size_t)c * M, mean + c, invstd + c, in + (size_t)c * M,
-                            shift[c], s[c], s2[c], Mg, gamma[c], beta[c],
-                            run_mean ? run_mean + c : NULL, run_mean ? run_var + c : NULL,
-                            skip ? skip + (size_t)c * M : NULL, relu, M, eps);
+        F(bn_shifted_sums)(in + (size_t)c * M, mask, M, shift[c], s + c, s2 + c);
 }
 
 HOT void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *beta,
@@ -838,6 +867,18 @@ HOT void F(bn_act_forward_eval)(R *out, const R *in, const R *gamma, const R *be
     }
 }
 
+void F(bn_act_forward_eval_masked)(R *out, const R *in, const R *gamma, const R *beta,
+                                   const R *run_mean, const R *run_var, const R *skip, int relu,
+                                   const R *mask, int C, int M, R eps)
+{
+    F(bn_act_forward_eval)(out, in, gamma, beta, run_mean, run_var, skip, relu, C, M, eps);
+    for (int c = 0; c < C; c++) {
+        R *y = out + (size_t)c * M;
+        for (int j = 0; j < M; j++)
+            y[j] *= mask[j];
+    }
+}
+
 void F(batchnorm_forward_train)(R *out, R *mean, R *invstd, const R *in, const R *gamma,
                                 const R *beta, R *run_mean, R *run_var, int C, int M, R eps)
 {
@@ -850,16 +891,25 @@ void F(batchnorm_forward_eval)(R *out, const R *in, const R *gamma, const R *bet
     F(bn_act_forward_eval)(out, in, gamma, beta, run_mean, run_var, NULL, 0, C, M, eps);
 }
 
-/* One channel's sums for the backward: sum dy and sum dy * (x - mu) over M, with
- * dy = dout masked by the ReLU's output o (o NULL: no ReLU). */
+/* One channel's sums for the backward: sum dy and sum dy * (x - mu) over M (mask not
+ * NULL: the masked columns only), with dy = dout masked by the ReLU's output o (o NULL:
+ * no ReLU). */
 HOT static void F(bn_grad_sums)(const R *restrict x, const R *restrict dy, const R *restrict o,
-                                R mu, int M, double *sdy_out, double *sdyx_out)
+                                const R *restrict mask, R mu, int M, double *sdy_out,
+                                double *sdyx_out)
 {
     double sdy = 0, sdyx = 0;
     for (int j0 = 0; j0 < M; j0 += 1024) { /* SIMD partial sums per block, then double */
         int j1 = M - j0 < 1024 ? M : j0 + 1024;
         R a = 0, b = 0;
-        if (o) {
+        if (mask) {
+#pragma omp simd reduction(+ : a, b)
+            for (int j = j0; j < j1; j++) {
+                R g = (o && !(o[j] > 0) ? 0 : dy[j]) * mask[j];
+                a += g;
+                b += g * (x[j] - mu);
+            }
+        } else if (o) {
 #pragma omp simd reduction(+ : a, b)
             for (int j = j0; j < j1; j++) {
                 R g = o[j] > 0 ? dy[j] : 0;
@@ -884,10 +934,18 @@ HOT static void F(bn_grad_sums)(const R *restrict x, const R *restrict dy, const
  * dx = gamma * is * (dy - mean(dy) - xhat * mean(dy * xhat)). */
 HOT static void F(bn_channel_dx)(R *restrict dx, const R *restrict dy, const R *restrict o,
                                  const R *restrict x, R gamma, R mu, R is, double sdy,
-                                 double sdyx, double Mg, int accumulate, int M)
+                                 double sdyx, double Mg, const R *restrict mask, int accumulate,
+                                 int M)
 {
     R k = gamma * is;
     R a = -k * (R)(sdy / Mg) + k * mu * is * (R)(sdyx / Mg), b = -k * is * (R)(sdyx / Mg);
+    if (mask) { /* the padding of a smaller board gets no gradient */
+        for (int j = 0; j < M; j++) {
+            R v = mask[j] * (k * (o && !(o[j] > 0) ? 0 : dy[j]) + a + b * x[j]);
+            dx[j] = accumulate ? dx[j] + v : v;
+        }
+        return;
+    }
     /* dx = k dy + a + b x; dx never aliases dout, out or in */
     if (o && accumulate)
         for (int j = 0; j < M; j++)
@@ -911,7 +969,7 @@ HOT void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R
         const R *x = in + (size_t)c * M, *dy = dout + (size_t)c * M;
         const R *o = out ? out + (size_t)c * M : NULL;
         double sdy, sdyx; /* sum dy, sum dy * (x - mu) */
-        F(bn_grad_sums)(x, dy, o, mean[c], M, &sdy, &sdyx);
+        F(bn_grad_sums)(x, dy, o, NULL, mean[c], M, &sdy, &sdyx);
         sdyx *= invstd[c];
         if (dgamma)
             dgamma[c] += (R)sdyx;
@@ -919,7 +977,7 @@ HOT void F(bn_act_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R
             dbeta[c] += (R)sdy;
         if (dinp)
             F(bn_channel_dx)(dinp + (size_t)c * M, dy, o, x, gamma[c], mean[c], invstd[c], sdy,
-                             sdyx, M, accumulate, M);
+                             sdyx, M, NULL, accumulate, M);
     }
 }
 
@@ -927,25 +985,42 @@ void F(bn_backward_partial_sums)(double *sdy, double *sdyx, R *dgamma, R *dbeta,
                                  const R *out, const R *in, const R *mean, const R *invstd,
                                  int C, int M)
 {
-    for (int c = 0; c < C; c++) {
-        F(bn_grad_sums)(in + (size_t)c * M, dout + (size_t)c * M, out ? out + (size_t)c * M : NULL,
-                        mean[c], M, sdy + c, sdyx + c);
-        sdyx[c] *= invstd[c];
-        if (dgamma)
-            dgamma[c] += (R)sdyx[c];
-        if (dbeta)
-            dbeta[c] += (R)sdy[c];
-    }
+    F(bn_backward_partial_sums_masked)(sdy, sdyx, dgamma, dbeta, dout, out, in, mean, invstd, NULL,
+                                       C, M);
+}
+
+void F(bn_act_backward_sums_masked)(R *dinp, const R *dout, const R *out, const R *in,
+                                    const R *gamma, const R *mean, const R *invstd,
+                                    const double *sdy, const double *sdyx, double Mg,
+                                    const R *mask, int C, int M, int accumulate)
+{
+    for (int c = 0; c < C; c++)
+        F(bn_channel_dx)(dinp + (size_t)c * M, dout + (size_t)c * M,
+                         out ? out + (size_t)c * M : NULL, in + (size_t)c * M, gamma[c], mean[c],
+                         invstd[c], sdy[c], sdyx[c], Mg, mask, accumulate, M);
 }
 
 void F(bn_act_backward_sums)(R *dinp, const R *dout, const R *out, const R *in, const R *gamma,
                              const R *mean, const R *invstd, const double *sdy,
                              const double *sdyx, double Mg, int C, int M, int accumulate)
 {
-    for (int c = 0; c < C; c++)
-        F(bn_channel_dx)(dinp + (size_t)c * M, dout + (size_t)c * M,
-                         out ? out + (size_t)c * M : NULL, in + (size_t)c * M, gamma[c], mean[c],
-                         invstd[c], sdy[c], sdyx[c], Mg, accumulate, M);
+    F(bn_act_backward_sums_masked)(dinp, dout, out, in, gamma, mean, invstd, sdy, sdyx, Mg, NULL, C,
+                                   M, accumulate);
+}
+
+void F(bn_backward_partial_sums_masked)(double *sdy, double *sdyx, R *dgamma, R *dbeta,
+                                        const R *dout, const R *out, const R *in, const R *mean,
+                                        const R *invstd, const R *mask, int C, int M)
+{
+    for (int c = 0; c < C; c++) {
+        F(bn_grad_sums)(in + (size_t)c * M, dout + (size_t)c * M, out ? out + (size_t)c * M : NULL,
+                        mask, mean[c], M, sdy + c, sdyx + c);
+        sdyx[c] *= invstd[c];
+        if (dgamma)
+            dgamma[c] += (R)sdyx[c];
+        if (dbeta)
+            dbeta[c] += (R)sdy[c];
+    }
 }
 
 void F(batchnorm_backward)(R *dinp, R *dgamma, R *dbeta, const R *dout, const R *in,
@@ -1023,6 +1098,63 @@ void F(gpool_backward)(R *dinp, const R *dout, const R *in, int N, int C, int HW
             if (with_max)
                 dx[F(argmax)(in + off, HW)] += dout[(size_t)n * w + C + c];
         }
+}
+
+/* The first masked index of x's maximum over n (mask: at least one 1). */
+static int F(argmax_masked)(const R *x, const R *mask, int n)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (mask[i] != 0 && (best < 0 || x[i] > x[best]))
+            best = i;
+    return best < 0 ? 0 : best;
+}
+
+/* The number of masked points of a sample (mask (HW)). */
+static double F(mask_count)(const R *mask, int HW)
+{
+    double k = 0;
+    for (int i = 0; i < HW; i++)
+        k += mask[i];
+    return k > 0 ? k : 1;
+}
+
+void F(gpool_forward_masked)(R *out, const R *in, int N, int C, int HW, int with_max,
+                             const R *mask)
+{
+    size_t w = (size_t)C * (with_max ? 2 : 1);
+    for (int n = 0; n < N; n++) {
+        const R *mk = mask + (size_t)n * HW;
+        double cnt = F(mask_count)(mk, HW);
+        for (int c = 0; c < C; c++) {
+            const R *x = in + ((size_t)c * N + n) * HW;
+            double s = 0;
+            for (int i = 0; i < HW; i++)
+                s += mk[i] != 0 ? x[i] : 0;
+            out[(size_t)n * w + c] = (R)(s / cnt);
+            if (with_max)
+                out[(size_t)n * w + C + c] = x[F(argmax_masked)(x, mk, HW)];
+        }
+    }
+}
+
+void F(gpool_backward_masked)(R *dinp, const R *dout, const R *in, int N, int C, int HW,
+                              int with_max, const R *mask)
+{
+    size_t w = (size_t)C * (with_max ? 2 : 1);
+    for (int n = 0; n < N; n++) {
+        const R *mk = mask + (size_t)n * HW;
+        R cnt = (R)F(mask_count)(mk, HW);
+        for (int c = 0; c < C; c++) {
+            R g = dout[(size_t)n * w + c] / cnt;
+            size_t off = ((size_t)c * N + n) * HW;
+            R *dx = dinp + off;
+            for (int i = 0; i < HW; i++)
+                dx[i] += mk[i] * g;
+            if (with_max)
+                dx[F(argmax_masked)(in + off, mk, HW)] += dout[(size_t)n * w + C + c];
+        }
+    }
 }
 
 void F(dense_forward)(R *out, const R *in, const R *w, const R *b, int N, int NI, int NO)

@@ -127,6 +127,23 @@ void train_net_set_reducer(train_net *t, const train_reducer *r);
  * GEMM per chunk). Other values mean CONV_AUTO. The results agree up to rounding. */
 void train_net_set_conv(train_net *t, int algo);
 
+/* Mixed board sizes: the boards of the samples of the forwards from now on, rows (n) and
+ * cols (n) per sample (1 <= rows[b] <= the layout's rows, likewise cols), each board
+ * padded at the TOP LEFT into the layout's rows x cols; borrowed until the next call and
+ * read by forward and backward; NULL (the default) = every board full size. A net with a
+ * conv policy head only. When a forward's batch has a smaller board, that sample's input
+ * planes are taken as 0 off its board; after every batch norm (+ skip) + ReLU the
+ * activations off the boards are 0, as at a native board's edge; the batch norms'
+ * statistics (training mode; over the ranks when data-parallel) are those of the boards'
+ * points alone; the value head's pooling (mean, and max with mean_max) is over each
+ * sample's own board; the aux head's softmax and the ownership loss (each sample's mean
+ * over its own points) leave the padding out; the caller gives the padding no legal move
+ * (the policy's masked softmax then ignores it). The backward is that forward's exact
+ * gradient, so a smaller board's sample trains as on a net of its own size with the same
+ * weights. With every board full size the forward and backward are the plain ones, bit
+ * for bit. */
+void train_net_set_boards(train_net *t, const uint8_t *rows, const uint8_t *cols);
+
 /* The opponent-reply targets of the forwards from now on, for a net with the aux head
  * (spec aux_policy; otherwise ignored): opp (n, A) per sample, the next position's search
  * policy from the point of view of the player who replies (summing to its policy weight;
@@ -179,6 +196,7 @@ void train_net_backward_f64(train_net_f64 *t, const double *params, double *grad
                             double value_weight, double weight_decay);
 void train_net_set_reducer_f64(train_net_f64 *t, const train_reducer *r);
 void train_net_set_conv_f64(train_net_f64 *t, int algo);
+void train_net_set_boards_f64(train_net_f64 *t, const uint8_t *rows, const uint8_t *cols);
 void train_net_set_aux_f64(train_net_f64 *t, const double *opp, double weight);
 const double *train_net_aux_probs_f64(const train_net_f64 *t);
 void train_net_set_owner_f64(train_net_f64 *t, const int8_t *own, double weight);

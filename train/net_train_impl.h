@@ -70,6 +70,16 @@ struct TN {
     int sync;
     double nglobal;
     double *red_buf;
+    /* mixed board sizes (train_net_set_boards): each sample's board, padded at the top
+     * left into rows x cols; masked = the last forward had a smaller one, and then mask
+     * and onb say which columns are points of their sample's board, bcnt how many each
+     * sample has, mon how many the batch has (mon_global: over every rank) */
+    const uint8_t *brows, *bcols; /* (n) borrowed, or NULL: every board full size */
+    int masked;
+    R *mask;            /* (maxN * HW) 1 on a board, 0 on its padding */
+    uint8_t *onb;       /* (maxN, A) the same as bytes: the aux head's softmax support */
+    double *bcnt;       /* (maxN) */
+    double mon, mon_global;
 };
 
 static R *F(blk_buf)(const TN *t, int k, int which)
@@ -91,6 +101,7 @@ void F(train_net_free)(TN *t)
         free(*bufs[i]);
     free(t->red_buf);
     free(t->ones);
+    free(t->mask), free(t->onb), free(t->bcnt);
     train_pool_free(t->pool);
     free(t);
 }
@@ -200,6 +211,12 @@ TN *F(train_net_new_threads)(const nn_layout *L, int max_batch, int threads, cha
         memset(t->ones, 1, t->aux ? N * t->A : 1);
     t->red_buf = calloc(2 * (size_t)t->maxc, sizeof(double));
     ok &= t->red_buf != NULL && t->ones != NULL;
+    if (!t->dense_policy) { /* mixed board sizes need one logit per point */
+        t->mask = F(alloc_f)(M, &ok);
+        t->onb = malloc(M);
+        t->bcnt = malloc(sizeof(double) * N);
+        ok &= t->onb && t->bcnt;
+    }
     if (ok) {
         t->pool = train_pool_new(t->nth);
         ok = t->pool != NULL;
@@ -210,6 +227,53 @@ TN *F(train_net_new_threads)(const nn_layout *L, int max_batch, int threads, cha
         return NULL;
     }
     return t;
+}
+
+void F(train_net_set_boards)(TN *t, const uint8_t *rows, const uint8_t *cols)
+{
+    assert(!rows == !cols);
+    t->brows = rows;
+    t->bcols = cols;
+}
+
+/* The masks of a batch of n samples (train_net_set_boards): t->masked = whether any board
+ * is smaller than the layout's, and then mask, onb, bcnt and mon. */
+static void F(build_masks)(TN *t, int n)
+{
+    t->masked = 0;
+    t->mon = (double)n * t->HW;
+    if (!t->brows)
+        return;
+    for (int b = 0; b < n; b++) {
+        assert(t->brows[b] >= 1 && t->brows[b] <= t->rows && t->bcols[b] >= 1 &&
+               t->bcols[b] <= t->cols);
+        t->masked |= t->brows[b] < t->rows || t->bcols[b] < t->cols;
+    }
+    if (!t->masked)
+        return;
+    assert(!t->dense_policy);
+    t->mon = 0;
+    for (int b = 0; b < n; b++) {
+        size_t o = (size_t)b * t->HW;
+        for (int y = 0; y < t->rows; y++)
+            for (int x = 0; x < t->cols; x++) {
+                int on = y < t->brows[b] && x < t->bcols[b];
+                t->mask[o + (size_t)y * t->cols + x] = (R)on;
+                t->onb[o + (size_t)y * t->cols + x] = (uint8_t)on;
+            }
+        t->bcnt[b] = (double)t->brows[b] * t->bcols[b];
+        t->mon += t->bcnt[b];
+    }
+}
+
+/* The column mask of the last forward, or NULL when every board is full size. */
+static const R *F(col_mask)(const TN *t) { return t->masked ? t->mask : NULL; }
+
+/* The aux head's softmax support from sample b on, (n - b, A): every point of each
+ * sample's board (all ones when they are all full size). */
+static const uint8_t *F(aux_support)(const TN *t, int b)
+{
+    return (t->masked ? t->onb : t->ones) + (size_t)b * t->A;
 }
 
 void F(train_net_set_aux)(TN *t, const R *opp, double weight)
@@ -289,6 +353,8 @@ static void F(scaled_probs)(TN *t, int b, const uint8_t *legal, double *entropy)
     R *p = t->probs + (size_t)b * t->A;
     for (int a = 0; a < t->A; a++)
         t->scaled[a] = lg[a] * t->logit_scale;
+    if (!legal && t->masked) /* no legal moves given: every point of the sample's board */
+        legal = t->onb;
     F(masked_softmax)(t->A, t->scaled, legal ? legal + (size_t)b * t->A : NULL, p);
     if (entropy)
         for (int a = 0; a < t->A; a++)
@@ -319,10 +385,15 @@ static double F(owner_forward)(TN *t, R *params, int n)
         for (int k = 0; k < K; k++)
             t->own_probs[(size_t)k * M + m] = (R)(t->own_probs[(size_t)k * M + m] / sum);
         int lab = t->own_lab ? t->own_lab[m] : -1;
-        if (lab >= 0 && lab < K) /* log p = logit - mx - log sum, exact for tiny p */
-            loss -= t->own_logits[(size_t)lab * M + m] - mx - log(sum);
+        if (t->masked && t->mask[m] == 0)
+            lab = -1; /* the padding of a smaller board: no target */
+        if (lab < 0 || lab >= K)
+            continue;
+        double l = t->own_logits[(size_t)lab * M + m] - mx - log(sum); /* log p, exact for tiny p */
+        /* each sample's mean over its own board's points */
+        loss -= t->masked ? l / t->bcnt[m / (size_t)HW] : l;
     }
-    return loss / ((double)HW * n);
+    return t->masked ? loss / n : loss / ((double)HW * n);
 }
 
 /* The ownership head's backward: its logits' gradient, then the conv's, accumulated
@@ -334,6 +405,10 @@ static void F(owner_backward)(TN *t, const R *params, R *grads, int n)
     R scale = (R)(t->own_weight / ((double)HW * t->nglobal));
     for (size_t m = 0; m < M; m++) {
         int lab = t->own_lab[m];
+        if (t->masked) { /* a smaller board: its own points' mean, no target on its padding */
+            lab = t->mask[m] != 0 ? lab : -1;
+            scale = (R)(t->own_weight / (t->bcnt[m / (size_t)HW] * t->nglobal));
+        }
         for (int k = 0; k < K; k++)
             t->down[(size_t)k * M + m] =
                 lab >= 0 && lab < K ? scale * (t->own_probs[(size_t)k * M + m] - (R)(k == lab)) : 0;
@@ -412,24 +487,31 @@ static void F(bn_fwd)(TN *t, R *params, nn_bn_ix b, int slot, R *out, const R *i
     R *gam = F(W)(t, params, b.gamma) + c0, *bet = F(W)(t, params, b.beta) + c0;
     R *rm = F(W)(t, params, b.mean) + c0, *rv = F(W)(t, params, b.var) + c0;
     const R *sk = skip ? skip + o : NULL;
-    if (mode == TRAIN_MODE_TRAIN && t->sync) {
+    const R *mk = F(col_mask)(t);
+    if (mode == TRAIN_MODE_TRAIN && (t->sync || mk)) {
         /* the whole batch's statistics: this rank's sums around the running mean (the
          * same shift on every rank), summed over the ranks, then the normalisation;
-         * every thread reaches the sum even with no channels of its own */
+         * every thread reaches the sum even with no channels of its own. With smaller
+         * boards: over the points of the boards alone (mon_global of them), and the
+         * padding's outputs 0 */
         double *s = t->red_buf, *s2 = t->red_buf + C;
         if (c1 > c0)
-            F(bn_partial_sums)(s + c0, s2 + c0, in + o, rm, c1 - c0, M);
-        F(sync_sums)(t, tid, pooled, 2 * (size_t)C);
+            F(bn_partial_sums_masked)(s + c0, s2 + c0, in + o, rm, mk, c1 - c0, M);
+        if (t->sync)
+            F(sync_sums)(t, tid, pooled, 2 * (size_t)C);
         if (c1 > c0)
-            F(bn_act_forward_sums)(out + o, t->bn_mean + (size_t)slot * t->maxc + c0,
-                                   t->bn_invstd + (size_t)slot * t->maxc + c0, in + o, rm, s + c0,
-                                   s2 + c0, t->nglobal * t->HW, gam, bet, rm, rv, sk, relu,
-                                   c1 - c0, M, NN_BN_EPS);
+            F(bn_act_forward_sums_masked)(out + o, t->bn_mean + (size_t)slot * t->maxc + c0,
+                                          t->bn_invstd + (size_t)slot * t->maxc + c0, in + o, rm,
+                                          s + c0, s2 + c0, t->mon_global, gam, bet, rm, rv, sk,
+                                          relu, mk, c1 - c0, M, NN_BN_EPS);
         return;
     }
     if (c1 <= c0)
         return;
-    if (mode == TRAIN_MODE_TRAIN)
+    if (mk)
+        F(bn_act_forward_eval_masked)(out + o, in + o, gam, bet, rm, rv, sk, relu, mk, c1 - c0, M,
+                                      NN_BN_EPS);
+    else if (mode == TRAIN_MODE_TRAIN)
         F(bn_act_forward_train)(out + o, t->bn_mean + (size_t)slot * t->maxc + c0,
                                 t->bn_invstd + (size_t)slot * t->maxc + c0, in + o, gam, bet, rm,
                                 rv, sk, relu, c1 - c0, M, NN_BN_EPS);
@@ -444,22 +526,27 @@ static void F(bn_bwd)(TN *t, const R *params, R *grads, nn_bn_ix b, int slot,
                    int tid, int pooled, int C)
 {
     size_t o = (size_t)c0 * M;
-    if (t->sync) {
+    const R *mk = F(col_mask)(t);
+    if (t->sync || mk) {
         /* dgamma, dbeta from this rank's part (the gradients are summed later); the
-         * input gradient from the sums over the whole batch */
+         * input gradient from the sums over the whole batch (smaller boards: over their
+         * points alone, and none to the padding) */
         double *sdy = t->red_buf, *sdyx = t->red_buf + C;
         const R *mean = t->bn_mean + (size_t)slot * t->maxc + c0;
         const R *invstd = t->bn_invstd + (size_t)slot * t->maxc + c0;
         if (c1 > c0)
-            F(bn_backward_partial_sums)(sdy + c0, sdyx + c0, grads + t->L.t[b.gamma].offset + c0,
-                                        grads + t->L.t[b.beta].offset + c0, dout + o,
-                                        relu_out ? relu_out + o : NULL, in + o, mean, invstd,
-                                        c1 - c0, M);
-        F(sync_sums)(t, tid, pooled, 2 * (size_t)C);
+            F(bn_backward_partial_sums_masked)(sdy + c0, sdyx + c0,
+                                               grads + t->L.t[b.gamma].offset + c0,
+                                               grads + t->L.t[b.beta].offset + c0, dout + o,
+                                               relu_out ? relu_out + o : NULL, in + o, mean, invstd,
+                                               mk, c1 - c0, M);
+        if (t->sync)
+            F(sync_sums)(t, tid, pooled, 2 * (size_t)C);
         if (c1 > c0)
-            F(bn_act_backward_sums)(dinp + o, dout + o, relu_out ? relu_out + o : NULL, in + o,
-                                    params + t->L.t[b.gamma].offset + c0, mean, invstd, sdy + c0,
-                                    sdyx + c0, t->nglobal * t->HW, c1 - c0, M, 0);
+            F(bn_act_backward_sums_masked)(dinp + o, dout + o, relu_out ? relu_out + o : NULL,
+                                           in + o, params + t->L.t[b.gamma].offset + c0, mean,
+                                           invstd, sdy + c0, sdyx + c0, t->mon_global, mk, c1 - c0,
+                                           M, 0);
         return;
     }
     if (c1 <= c0)
@@ -490,10 +577,14 @@ static void F(trunk_forward_job)(void *arg, int tid, int nth)
     train_pool_share(n, tid, nth, &b0, &b1);
     train_pool_share(C, tid, nth, &c0, &c1);
     /* NCHW -> channel-major */
+    const R *mk = F(col_mask)(t);
     for (int b = b0; b < b1; b++)
-        for (int p = 0; p < t->planes; p++)
-            memcpy(t->x0 + (size_t)p * M + (size_t)b * HW,
-                   t->j_input + ((size_t)b * t->planes + p) * HW, sizeof(R) * (size_t)HW);
+        for (int p = 0; p < t->planes; p++) {
+            R *dst = t->x0 + (size_t)p * M + (size_t)b * HW;
+            memcpy(dst, t->j_input + ((size_t)b * t->planes + p) * HW, sizeof(R) * (size_t)HW);
+            for (int i = 0; mk && i < HW; i++) /* a smaller board's padding: 0 */
+                dst[i] *= mk[(size_t)b * HW + i];
+        }
     train_pool_barrier(t->pool);
     conv_dims ds = {n, t->planes, C, t->rows, t->cols, t->hex, t->conv_algo};
     conv_dims db = {n, C, C, t->rows, t->cols, t->hex, t->conv_algo};
@@ -643,9 +734,13 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     t->j_input = input;
     t->j_mode = mode;
     t->sync = t->red.ranks > 1 && mode == TRAIN_MODE_TRAIN;
-    t->nglobal = n;
+    F(build_masks)(t, n);
+    /* the samples, and the board points the batch norms count, over every rank */
+    double cnt[2] = {n, t->mon};
     if (t->sync)
-        t->red.sum_f64(t->red.ctx, &t->nglobal, 1);
+        t->red.sum_f64(t->red.ctx, cnt, 2);
+    t->nglobal = cnt[0];
+    t->mon_global = cnt[1];
     train_pool_run(t->pool, F(trunk_forward_job), t);
     const R *x = F(trunk_out)(t);
     int slot_p = 1 + 2 * t->blocks, slot_v = slot_p + 1;
@@ -667,7 +762,10 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
     /* value head */
     F(conv1x1_forward)(t->v_c, x, F(W)(t, params, L->val_conv), NULL, dh);
     F(bn_fwd)(t, params, L->val_bn, slot_v, t->v_a, t->v_c, NULL, 1, 0, Hc, M, mode, 0, 0, Hc);
-    F(gpool_forward)(t->pooled, t->v_a, n, Hc, HW, t->gmax);
+    if (t->masked)
+        F(gpool_forward_masked)(t->pooled, t->v_a, n, Hc, HW, t->gmax, t->mask);
+    else
+        F(gpool_forward)(t->pooled, t->v_a, n, Hc, HW, t->gmax);
     F(dense_forward)(t->h1, t->pooled, F(W)(t, params, L->val_fc1_w), F(W)(t, params, L->val_fc1_b), n, t->Wp,
                      t->V);
     F(relu_forward)(t->h1, t->h1, (size_t)n * t->V);
@@ -684,7 +782,7 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
         for (int b = 0; b < n; b++) {
             F(scaled_probs)(t, b, legal, NULL);
             if (t->aux)
-                F(masked_softmax)(t->A, t->aux_logits + (size_t)b * t->A, NULL,
+                F(masked_softmax)(t->A, t->aux_logits + (size_t)b * t->A, F(aux_support)(t, b),
                                   t->aux_probs + (size_t)b * t->A);
         }
         return;
@@ -704,10 +802,11 @@ void F(train_net_forward)(TN *t, R *params, int n, const R *input, const R *pi,
         /* the opponent's reply: a softmax over every point (the reply's legal moves are
          * the next position's, which the planes show) */
         if (t->opp)
-            l.aux = F(policy_ce_forward)(t->aux_probs, t->aux_logits, t->opp, t->ones, n, t->A, NULL);
+            l.aux = F(policy_ce_forward)(t->aux_probs, t->aux_logits, t->opp, F(aux_support)(t, 0),
+                                         n, t->A, NULL);
         else
             for (int b = 0; b < n; b++)
-                F(masked_softmax)(t->A, t->aux_logits + (size_t)b * t->A, NULL,
+                F(masked_softmax)(t->A, t->aux_logits + (size_t)b * t->A, F(aux_support)(t, b),
                                   t->aux_probs + (size_t)b * t->A);
         t->aux_on = t->opp && t->aux_weight > 0;
     }
@@ -821,7 +920,7 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
             /* the aux head's gradient joins the policy head's in gh1; its logits' gradient
              * reuses dlogits, whose contents conv1x1_backward has consumed */
             F(zero)(t->dlogits, (size_t)n * t->A);
-            F(policy_ce_backward)(t->dlogits, t->aux_probs, t->opp, t->ones, n, t->A,
+            F(policy_ce_backward)(t->dlogits, t->aux_probs, t->opp, F(aux_support)(t, 0), n, t->A,
                                   (R)(t->aux_weight / t->nglobal));
             F(conv1x1_backward)(t->gh1, G(L->pol_aux_w), G(L->pol_aux_b), t->dlogits, t->p_a,
                                 F(W)(t, P, L->pol_aux_w), d1);
@@ -860,7 +959,10 @@ void F(train_net_backward)(TN *t, const R *params, R *grads, double value_weight
     F(dense_backward)(t->dpooled, G(L->val_fc1_w), G(L->val_fc1_b), t->dh1, t->pooled,
                    F(W)(t, P, L->val_fc1_w), n, t->Wp, t->V);
     F(zero)(t->gh1, hm);
-    F(gpool_backward)(t->gh1, t->dpooled, t->v_a, n, Hc, HW, t->gmax);
+    if (t->masked)
+        F(gpool_backward_masked)(t->gh1, t->dpooled, t->v_a, n, Hc, HW, t->gmax, t->mask);
+    else
+        F(gpool_backward)(t->gh1, t->dpooled, t->v_a, n, Hc, HW, t->gmax);
     if (t->own_on)
         F(owner_backward)(t, P, grads, n);
     F(bn_bwd)(t, P, grads, L->val_bn, slot_v, t->gh2, t->gh1, t->v_a, t->v_c, 0, Hc, M, 0, 0, Hc);

@@ -23,6 +23,7 @@ struct trainer {
     int8_t *own; /* (B, rows*cols) the ownership targets (a net with the owner head), else NULL */
     float *qa;   /* (B, A) the action-value targets (an action_value head), else NULL */
     uint8_t *legal;
+    uint8_t *rows, *cols; /* (B) each sample's board (mixed board sizes: dataset.h) */
     /* data-parallel (trainer_set_reducer): ranks > 1, and this rank's shard [lo, hi) */
     train_reducer red;
     int lo, hi;
@@ -36,7 +37,7 @@ void trainer_free(trainer *t)
     optim_deinit(&t->opt);
     nn_params_free(t->p);
     free(t->grads), free(t->x), free(t->pi), free(t->z), free(t->legal), free(t->opp);
-    free(t->own), free(t->qa);
+    free(t->own), free(t->qa), free(t->rows), free(t->cols);
     free(t);
 }
 
@@ -69,6 +70,8 @@ trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uin
     t->pi = malloc(sizeof(float) * (size_t)t->B * s->actions);
     t->z = malloc(sizeof(float) * (size_t)t->B * s->players);
     t->legal = malloc((size_t)t->B * s->actions);
+    t->rows = malloc((size_t)t->B);
+    t->cols = malloc((size_t)t->B);
     if (s->aux_policy)
         t->opp = calloc((size_t)t->B * s->actions, sizeof(float));
     if (s->aux_owner)
@@ -76,7 +79,8 @@ trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uin
     bool av = s->policy == NN_POLICY_ACTION_VALUE;
     if (av)
         t->qa = malloc(sizeof(float) * (size_t)t->B * s->actions);
-    if (!t->grads || !t->x || !t->pi || !t->z || !t->legal || (s->aux_policy && !t->opp) ||
+    if (!t->grads || !t->x || !t->pi || !t->z || !t->legal || !t->rows || !t->cols ||
+        (s->aux_policy && !t->opp) ||
         (s->aux_owner && !t->own) || (av && !t->qa)) {
         snprintf(err, errlen, "out of memory for batch %d", t->B);
         trainer_free(t);
@@ -120,12 +124,15 @@ static double total_loss(const trainer *t, const train_losses *l, int opp, int o
 }
 
 /* A step on a batch; opp the opponent-reply targets (a net with the aux head) or NULL, own
- * the ownership targets (a net with the owner head) or NULL. */
+ * the ownership targets (a net with the owner head) or NULL, rows and cols the samples'
+ * boards or NULL (every one full size). */
 static int step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
                       const float *z, const float *opp, const int8_t *own, const float *qa,
-                      train_losses *losses, double *lr, char *err, size_t errlen)
+                      const uint8_t *rows, const uint8_t *cols, train_losses *losses, double *lr,
+                      char *err, size_t errlen)
 {
     train_losses l;
+    train_net_set_boards(t->net, rows, cols);
     train_net_set_aux(t->net, opp, opp ? t->tc.aux_policy_weight : 0);
     train_net_set_owner(t->net, own, own ? t->tc.owner_weight : 0);
     train_net_set_action_values(t->net, qa, qa ? t->tc.action_value_weight : 0);
@@ -175,16 +182,16 @@ static int step_batch(trainer *t, int n, const float *x, const float *pi, const 
 int trainer_step_batch(trainer *t, int n, const float *x, const float *pi, const uint8_t *legal,
                        const float *z, train_losses *losses, double *lr, char *err, size_t errlen)
 {
-    return step_batch(t, n, x, pi, legal, z, NULL, NULL, NULL, losses, lr, err, errlen);
+    return step_batch(t, n, x, pi, legal, z, NULL, NULL, NULL, NULL, NULL, losses, lr, err, errlen);
 }
 
 int trainer_step(trainer *t, const dataset *d, train_losses *losses, double *lr, char *err,
                  size_t errlen)
 {
     dataset_sample_part(d, &t->r, t->B, t->lo, t->hi, 1, t->x, t->pi, t->legal, t->z, t->opp,
-                        t->own, t->qa);
-    return step_batch(t, t->hi - t->lo, t->x, t->pi, t->legal, t->z, t->opp, t->own, t->qa, losses,
-                      lr, err, errlen);
+                        t->own, t->qa, t->rows, t->cols);
+    return step_batch(t, t->hi - t->lo, t->x, t->pi, t->legal, t->z, t->opp, t->own, t->qa, t->rows,
+                      t->cols, losses, lr, err, errlen);
 }
 
 int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, train_losses *losses)
@@ -200,7 +207,9 @@ int64_t trainer_validate(trainer *t, const dataset *d, int64_t max_samples, trai
     train_net_set_action_values(t->net, t->qa, t->qa ? t->tc.action_value_weight : 0);
     for (int64_t at = 0; at < n; at += t->B) {
         int m = (int)(n - at < t->B ? n - at : t->B);
-        dataset_val_batch(d, at, m, t->x, t->pi, t->legal, t->z, t->opp, t->own, t->qa);
+        dataset_val_batch(d, at, m, t->x, t->pi, t->legal, t->z, t->opp, t->own, t->qa, t->rows,
+                          t->cols);
+        train_net_set_boards(t->net, t->rows, t->cols);
         train_losses l;
         train_net_forward(t->net, t->p->data, m, t->x, t->pi, t->legal, t->z, TRAIN_MODE_EVAL,
                           t->tc.value_weight, t->tc.weight_decay, &l);

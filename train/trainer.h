@@ -30,7 +30,9 @@ trainer *trainer_new(nn_params *p, const cfg_train *tc, int64_t total_steps, uin
                      char *err, size_t errlen);
 void trainer_free(trainer *t); /* accepts NULL */
 
-/* One step on a batch of tc->batch_size samples from d (augmented; with the aux head of
+/* One step on a batch of tc->batch_size samples from d (augmented; a smaller board's
+ * sample (dataset_allow_sizes) padded and masked, net_train.h's train_net_set_boards;
+ * with the aux head of
  * spec aux_policy, its opponent-reply targets from d too, weight
  * tc->aux_policy_weight; with the ownership head of spec aux_owner, its targets from d,
  * weight tc->owner_weight; with an action_value policy head, its qa targets from d,
