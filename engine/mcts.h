@@ -122,8 +122,9 @@ typedef struct mcts_params {
                              * view) becomes v - contempt (1 - |v|), 1 - |v| standing for
                              * the draw probability (mcts_contempt_value). 0 = off */
     /* Gumbel AlphaZero instead of PUCT (mcts_gumbel.c; zero = off; not for scored games): */
-    bool gumbel;            /* the root considers gumbel_m moves (Gumbel-top-k with noise,
-                             * the top priors without) and shares the simulations among
+    bool gumbel;            /* the root considers gumbel_m moves (Gumbel-top-k with noise in
+                             * the first temperature_moves plies, the top priors otherwise)
+                             * and shares the simulations among
                              * them by sequential halving; below the root the improved
                              * policy's deterministic rule; pi is the completed-Q improved
                              * policy; the move is the halving's winner (no temperature,

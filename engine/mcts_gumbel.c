@@ -3,7 +3,8 @@
  *
  * With params.gumbel the search replaces PUCT in two places:
  * - The root. Once the root is expanded, every legal move a gets a score g(a) + log P(a),
- *   g(a) a Gumbel(0, 1) sample (self-play: params.noise) or 0 (play); the m = min(gumbel_m,
+ *   g(a) a Gumbel(0, 1) sample (self-play, params.noise, in the first temperature_moves
+ *   plies of the game) or 0 (later, and in play); the m = min(gumbel_m,
  *   legal moves) best are the considered moves. The simulations are shared among them by
  *   sequential halving: mcts_gumbel_schedule writes, for each simulation k, how many
  *   visits the move it goes to must already have (mctx's "considered visits"); simulation
@@ -199,10 +200,15 @@ void mcts_gumbel_root_init(mcts *t)
     assert(R->status == NODE_EXPANDED && R->first_edge >= 0 && R->mover >= 0);
     const medge *e = t->edges + R->first_edge;
     int ne = R->nedges;
-    /* scores g + log P; the m best are considered, the rest get -inf */
+    /* scores g + log P; the m best are considered, the rest get -inf. The Gumbel draw is
+     * self-play's exploration: during the first temperature_moves plies of the game, as
+     * PUCT's temperature; later g = 0, the halving picks the best move by its values and
+     * a late blunder no longer decides the game's outcome (the target is unchanged) */
+    int ply = t->g->ops->ply ? t->g->ops->ply(t->g, t->root_state) : 0;
+    bool draw = t->p.noise && ply < t->p.temperature_moves;
     for (int i = 0; i < ne; i++) {
         double g = 0.0;
-        if (t->p.noise) {
+        if (draw) {
             double u = rng_uniform(&t->r);
             g = -log(-log(u > 1e-300 ? u : 1e-300));
         }

@@ -1618,6 +1618,7 @@ static mcts_params gumbel_params(int sims, int m, int batch, bool noise)
     p.gumbel_m = m;
     p.batch = batch;
     p.noise = noise;
+    p.temperature_moves = 1000; /* the Gumbel draw in every ply (gumbel_late_plies_draw_none) */
     p.reuse_tree = false;
     return p;
 }
@@ -1735,6 +1736,42 @@ START_TEST(gumbel_root_considers_m)
         mcts_free(t);
     }
     ck_assert_int_ge(sets_differ, 3);
+    game_free(g);
+}
+END_TEST
+
+/* Past temperature_moves plies self-play's root draws no Gumbel noise: the considered
+ * moves are the m highest priors whatever the seed. */
+START_TEST(gumbel_late_plies_draw_none)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    char err[256];
+    int first[81];
+    for (int seed = 0; seed < 4; seed++) {
+        mcts_params p = gumbel_params(32, 4, 4, true);
+        p.temperature_moves = 0;
+        mcts *t = mcts_new(g, &p, 50 + (uint64_t)seed, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        mcts_result res;
+        ck_assert_msg(mcts_search(t, &e, NULL, &res, err, sizeof err) == 0, "%s", err);
+        mcts_child_info ci[81];
+        int nc = mcts_children(t, MCTS_ROOT, ci, 81), set[81];
+        for (int i = 0; i < nc; i++) {
+            int higher = 0;
+            for (int j = 0; j < nc; j++)
+                higher += ci[j].prior > ci[i].prior;
+            set[i] = ci[i].visits > 0;
+            ck_assert_int_eq(set[i], higher < 4);
+        }
+        if (seed == 0)
+            memcpy(first, set, sizeof set);
+        else
+            ck_assert(memcmp(first, set, sizeof set) == 0);
+        mcts_free(t);
+    }
     game_free(g);
 }
 END_TEST
@@ -2277,6 +2314,7 @@ int main(void)
     tcase_add_test(tc, gumbel_schedule_by_hand);
     tcase_add_test(tc, gumbel_bandit_halving);
     tcase_add_test(tc, gumbel_root_considers_m);
+    tcase_add_test(tc, gumbel_late_plies_draw_none);
     tcase_add_test(tc, gumbel_interior_by_hand);
     tcase_add_test(tc, gumbel_interior_in_search);
     tcase_add_test(tc, small_arenas_through_games);
