@@ -339,12 +339,12 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
             fprintf(stderr, "\nrun: interrupted in generation %d; finished files are kept: run the "
                     "same command to continue\n", gen);
             rc = 1;
-            goto stop;
+            goto done;
         }
         if (st < 0) {
             if (lead(&r))
                 say(msg, msglen, "run: generation %d: %s", gen, err);
-            goto stop;
+            goto done;
         }
         if (st == 2) {
             if (lead(&r)) {
@@ -356,7 +356,7 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
                        r.budget, run_seconds(&r), gen, dir, r.best, dir);
             }
             rc = 0;
-            goto stop;
+            goto done;
         }
     }
     if (lead(&r)) {
@@ -378,7 +378,6 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
                "%s/ratings.csv\n", G, dir, el, sp, dir, r.best, dir);
     }
     rc = 0;
-stop:
 done:
     if (handlers) {
         signal(SIGINT, old_int);
