@@ -810,6 +810,12 @@ static int descend(mcts *t, mcts_batch *b)
                 : !t->p.gumbel ? select_edge(t, X)
                 : x == 0 ? mcts_gumbel_select_root(t, X)
                 : mcts_gumbel_select_interior(t, X);
+        if (i < 0 && !nature && t->p.gumbel) {
+            /* the Gumbel rules found no move (seen once in a 15x15 self-play run with the
+             * VCF checks, cause not yet found): PUCT's choice rather than a crash */
+            t->st.gumbel_fallbacks++;
+            i = select_edge(t, X);
+        }
         assert(i >= 0);
         medge *e = &t->edges[X->first_edge + i];
         float sc0[GAME_MAX_PLAYERS];

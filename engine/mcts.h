@@ -212,6 +212,7 @@ typedef struct mcts_stats {
     double seconds;         /* wall time from mcts_begin to mcts_finish */
     bool proven;            /* the root's outcome is proven (solver) */
     bool arena_full;        /* the arena filled up: the search stopped expanding */
+    int gumbel_fallbacks;   /* descents where the Gumbel rules named no move and PUCT chose */
     int pi_visits;          /* playouts behind pi (fresh_pi: this search's only; after
                              * policy pruning); 0 when pi is not built from visits */
 } mcts_stats;
