@@ -811,8 +811,9 @@ static int descend(mcts *t, mcts_batch *b)
                 : x == 0 ? mcts_gumbel_select_root(t, X)
                 : mcts_gumbel_select_interior(t, X);
         if (i < 0 && !nature && t->p.gumbel) {
-            /* the Gumbel rules found no move (seen once in a 15x15 self-play run with the
-             * VCF checks, cause not yet found): PUCT's choice rather than a crash */
+            /* the Gumbel rules found no move: not expected (the one cause seen, a NaN
+             * from an unused v_mix, is fixed; test gumbel_interior_all_children), but
+             * PUCT's choice is better than a crash, and the count shows it */
             t->st.gumbel_fallbacks++;
             i = select_edge(t, X);
         }

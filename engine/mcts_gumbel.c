@@ -165,7 +165,9 @@ static void cq_view_make(mcts *t, const mnode *X, const int32_t *base, cq_view *
     }
     double span = hi - lo;
     v->scale = (GUMBEL_C_VISIT + maxn) * GUMBEL_C_SCALE;
-    v->sig_mix = span > 1e-9 ? v->scale * (vmix - lo) / span : 0.0;
+    /* v_mix counts only where a child has no value of its own (any_mix); otherwise it
+     * can lie far outside [lo, hi], and exp(sigma(v_mix)) would overflow */
+    v->sig_mix = any_mix && span > 1e-9 ? v->scale * (vmix - lo) / span : 0.0;
     for (int j = 0; j < v->nc; j++) {
         float q = t->gsq[j];
         if (q == -INFINITY)
@@ -299,7 +301,7 @@ int mcts_gumbel_select_interior(mcts *t, const mnode *X)
     cq_view v;
     cq_view_make(t, X, NULL, &v);
     /* pi'(a) = P(a) exp(sigma_a - scale) / z (sigma <= scale, so no overflow) */
-    double z = v.p_fresh * exp(v.sig_mix - v.scale);
+    double z = v.p_fresh > 0 ? v.p_fresh * exp(v.sig_mix - v.scale) : 0.0;
     for (int j = 0; j < v.nc; j++)
         if (t->gsq[j] != -INFINITY)
             z += edge_prior(&e[t->gidx[j]]) * exp((double)t->gsq[j] - v.scale);

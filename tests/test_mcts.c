@@ -1795,6 +1795,72 @@ START_TEST(gumbel_interior_by_hand)
 }
 END_TEST
 
+/* The fake game's values for gumbel_interior_all_children: the mover's value at ply 1 is
+ * far from those of its two children (ply 2), which lie 1e-4 apart. */
+static int far_evaluate(evaluator *e, int n, const game_state *const *states, const uint64_t *keys,
+                        const uint8_t *legal, float *priors, float *values, char *err, size_t errlen)
+{
+    (void)e;
+    (void)keys;
+    (void)legal;
+    (void)err;
+    (void)errlen;
+    for (int i = 0; i < n; i++) {
+        const fake_state *s = (const fake_state *)states[i];
+        priors[2 * i] = 0.4f;
+        priors[2 * i + 1] = 0.6f;
+        float v0 = s->ply == 1 ? -0.9f : s->ply == 2 ? 0.001f + 0.0001f * (float)s->moves[1] : 0.0f;
+        values[2 * i] = v0;
+        values[2 * i + 1] = -v0;
+    }
+    return 0;
+}
+
+/* An interior node whose every child has been visited, with its own value far outside
+ * the children's (so v_mix, which no child uses, rescales to far above sigma's range):
+ * the interior rule still names a move (it once returned none, exp(huge) * 0 being NaN,
+ * seen in a 15x15 self-play run where the threat checks left nodes with 2 moves), and it
+ * is the pure rule's choice. */
+START_TEST(gumbel_interior_all_children)
+{
+    fake_np = 2;
+    game g = fake_game();
+    for (int i = 0; i < 8; i++) {
+        fake_z[i][0] = 0.0f;
+        fake_z[i][1] = 0.0f;
+    }
+    evaluator ev = {.name = "far", .g = &g, .evaluate = far_evaluate, .destroy = fake_destroy};
+    char err[256];
+    mcts_params p = gumbel_params(8, 2, 1, false);
+    p.solver = false;
+    mcts *t = mcts_new(&g, &p, 5, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_result res;
+    ck_assert_msg(mcts_search(t, &ev, NULL, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(res.stats.gumbel_fallbacks, 0);
+    mcts_child_info ci[2], gi[2];
+    ck_assert_int_eq(mcts_children(t, MCTS_ROOT, ci, 2), 2);
+    int deep = 0;
+    for (int a = 0; a < 2; a++) {
+        ck_assert_int_eq(ci[a].visits, 4); /* the halving: 4 + 4 of 8 */
+        ck_assert_int_eq(mcts_children(t, ci[a].node, gi, 2), 2);
+        /* X's visits: its own, one per child, then the fourth where both were visited;
+         * which child it took is the pure rule's choice with the state after three */
+        int more = gi[0].visits == 2 ? 0 : gi[1].visits == 2 ? 1 : -1;
+        ck_assert_int_ge(more, 0);
+        ck_assert_int_eq(gi[0].visits + gi[1].visits, 3);
+        /* the mover (player 1) sees child a at -(0.001 + 0.0001 a), and X itself at 0.9 */
+        float prior[2] = {gi[0].prior, gi[1].prior}, n1[2] = {1, 1}, pi[2];
+        float q[2] = {-(0.001f + 0.0001f * (float)gi[0].action), -(0.001f + 0.0001f * (float)gi[1].action)};
+        ck_assert_int_eq(mcts_gumbel_interior_pick(2, prior, q, n1, 0.9f, pi), more);
+        deep++;
+    }
+    ck_assert_int_eq(deep, 2);
+    mcts_free(t);
+    fake_np = 3;
+}
+END_TEST
+
 /* In the tree, every descent below the root takes the child mcts_gumbel_interior_pick
  * names from the node's statistics: with gumbel_m = 1 every simulation goes through the
  * root's best-prior child X, stepped one leaf at a time; before each step the pick is
@@ -2317,6 +2383,7 @@ int main(void)
     tcase_add_test(tc, gumbel_late_plies_draw_none);
     tcase_add_test(tc, gumbel_interior_by_hand);
     tcase_add_test(tc, gumbel_interior_in_search);
+    tcase_add_test(tc, gumbel_interior_all_children);
     tcase_add_test(tc, small_arenas_through_games);
     tcase_add_test(tc, vcf_root_plays_the_proven_win);
     tcase_add_test(tc, vcf_leaf_proves_nodes);
