@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "brain.h"
 #include "engine/config.h"
 #include "engine/player.h"
+#include "nn/brain.h"
 
 typedef struct cli_engine_args {
     const char *cfg_path;              /* -c FILE, or NULL: the built-in default */

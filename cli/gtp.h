@@ -41,7 +41,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "brain.h"
+#include "nn/brain.h"
 
 typedef struct gtp gtp;
 

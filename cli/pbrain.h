@@ -48,7 +48,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "brain.h"
+#include "nn/brain.h"
 
 typedef struct pbrain pbrain;
 

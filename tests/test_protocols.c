@@ -1,8 +1,9 @@
 /* Protocols: scripted Gomocup (pbrain) and GTP sessions through the line modules
- * (cli/pbrain.c, cli/gtp.c over cli/brain.c), checked line by line; the time rule; a
- * short session of each through the binary (GZ_BIN); a whole 15x15 Gomoku game between
- * two `gridzero pbrain` processes driven over pipes, its result checked on the board;
- * and a short random-input smoke run (the long one is test_protocols_fuzz, slow).
+ * (cli/pbrain.c, cli/gtp.c over nn/brain.c, whose own tests are in test_brain.c),
+ * checked line by line; a short session of each through the binary (GZ_BIN); a whole
+ * 15x15 Gomoku game between two `gridzero pbrain` processes driven over pipes, its
+ * result checked on the board; and a short random-input smoke run (the long one is
+ * test_protocols_fuzz, slow).
  * Moves that a search could vary are checked for format and legality only; exact
  * moves come from alphabeta (deterministic) or fixed-seed searches without a clock. */
 #include <check.h>
@@ -13,12 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/brain.h"
 #include "cli/gtp.h"
 #include "cli/pbrain.h"
 #include "engine/config.h"
 #include "engine/game.h"
 #include "engine/rng.h"
+#include "nn/brain.h"
 #include "nn/checkpoint.h"
 #include "nn/params.h"
 
@@ -407,20 +408,6 @@ START_TEST(pbrain_search_clock)
         free(b);
         pbrain_free(s);
     }
-}
-END_TEST
-
-START_TEST(budget_rule)
-{
-    ck_assert(brain_budget(-1, -1, 10) < 0);
-    ck_assert_double_eq_tol(brain_budget(1.0, -1, 10), 0.85, 1e-9);
-    ck_assert_double_eq_tol(brain_budget(5.0, 20.0, 10), 1.75, 1e-9);
-    ck_assert_double_eq_tol(brain_budget(-1, 20.0, 10), 1.75, 1e-9);
-    ck_assert_double_eq_tol(brain_budget(1.0, 100.0, 10), 0.85, 1e-9);
-    ck_assert_double_eq_tol(brain_budget(0.01, -1, 10), 0.0, 1e-12);
-    ck_assert_double_eq_tol(brain_budget(0, 0, 0), 0.0, 1e-12);
-    for (double t = 0; t < 100; t += 0.37)
-        ck_assert(brain_budget(t, -1, 1) < t || t == 0);
 }
 END_TEST
 
@@ -1051,7 +1038,6 @@ int main(void)
     Suite *s = suite_create("protocols");
     TCase *tc = tcase_create("protocols");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, budget_rule);
     tcase_add_test(tc, pbrain_session);
     tcase_add_test(tc, pbrain_search_clock);
     tcase_add_test(tc, pbrain_swap2);

@@ -26,8 +26,8 @@
  * board size; the model file is read again for the new game (the network is fully
  * convolutional). One thread at a time. Knows nothing about protocols.
  */
-#ifndef GZ_CLI_BRAIN_H
-#define GZ_CLI_BRAIN_H
+#ifndef GZ_NN_BRAIN_H
+#define GZ_NN_BRAIN_H
 
 #include <stdbool.h>
 #include <stddef.h>
