@@ -378,7 +378,7 @@ static void cmd_genmove(gtp *s, const char *id, int argc, char **argv, FILE *out
         }
     }
     brain_move m;
-    int a = brain_choose(s->b, gtp_state(s, s->nmoves), gtp_budget(s, p), &m, err, sizeof err);
+    int a = brain_choose(s->b, gtp_state(s, s->nmoves), gtp_budget(s, p), NULL, &m, err, sizeof err);
     if (a < 0) {
         replyf(out, id, false, "engine failure: %s", err);
         return;

@@ -238,7 +238,7 @@ static void pb_move_within(pbrain *pb, double budget, FILE *out)
     }
     brain_move m;
     char err[512];
-    int a = brain_choose(pb->b, cur, budget, &m, err, sizeof err);
+    int a = brain_choose(pb->b, cur, budget, NULL, &m, err, sizeof err);
     if (a < 0) {
         say(out, "ERROR engine: %s", err);
         return;
@@ -490,7 +490,7 @@ static bool pb_white_value(pbrain *pb, const game_state *s, double budget, float
 {
     brain_move m;
     char err[256];
-    if (game_terminal(pb->g, s) || brain_choose(pb->b, s, budget, &m, err, sizeof err) < 0 ||
+    if (game_terminal(pb->g, s) || brain_choose(pb->b, s, budget, NULL, &m, err, sizeof err) < 0 ||
         !(m.searched || m.proven))
         return false;
     *v = game_current_player(pb->g, s) == 1 ? m.value : -m.value;

@@ -166,6 +166,11 @@ int player_parse_count(const char *arg, int *out);
  * or -1 when arg is not of that form. */
 int player_parse_seconds(const char *arg, double *out);
 
+/* The seed of the tree of an "mcts[:N]" player made with cfg (its rollout evaluator's is
+ * rng_derive(seed, 1)): another front end's pure MCTS (nn/brain.h) searches as that
+ * player does. */
+uint64_t player_mcts_seed(const gz_config *cfg);
+
 /* An mcts player (player_mcts_new*) that also stops each search after `seconds` of wall
  * clock (0 = no limit; the simulation count stays the cap). */
 void player_mcts_set_seconds(player *p, double seconds);

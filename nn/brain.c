@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine/mcts.h"
 #include "engine/player.h"
@@ -38,12 +37,7 @@ struct brain {
     rng r;
 };
 
-double brain_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double brain_now(void) { return player_clock(); }
 
 double brain_budget(double turn, double left, int moves_left)
 {
@@ -77,49 +71,6 @@ static void brain_clear(brain *b)
     b->g = NULL;
 }
 
-/* Runs the network once at every batch size the search can send (1..batch), so that
- * oneDNN creates its primitives now and not inside a move's time budget. The keys are
- * made up (distinct, so no cache hit hides a size); the cache keeps those entries but
- * no real position will ever ask for them. */
-static int brain_warm_up(brain *b, int batch, char *err, size_t errlen)
-{
-    const game *g = b->g;
-    size_t na = (size_t)g->actions, np = (size_t)g->players, nb = (size_t)batch;
-    game_state *s = game_state_new(g, NULL);
-    const game_state **states = malloc(sizeof *states * nb);
-    uint64_t *keys = malloc(sizeof *keys * nb);
-    uint8_t *legal = malloc(na * nb);
-    float *priors = malloc(sizeof(float) * na * nb), *values = malloc(sizeof(float) * np * nb);
-    int rc = -1;
-    if (!s || !states || !keys || !legal || !priors || !values) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    uint64_t h = game_hash(g, s);
-    for (size_t i = 0; i < nb; i++) {
-        states[i] = s;
-        game_legal(g, s, legal + i * na);
-    }
-    char why[512];
-    for (int n = 1; n <= batch; n++) {
-        for (int i = 0; i < n; i++)
-            keys[i] = rng_derive(h, (uint64_t)(n * (batch + 1) + i) + 0x7761726dULL);
-        if (evaluator_run(b->e, n, states, keys, legal, priors, values, why, sizeof why) < 0) {
-            snprintf(err, errlen, "player \"%s\": %s", b->spec, why);
-            goto out;
-        }
-    }
-    rc = 0;
-out:
-    free(s);
-    free(states);
-    free(keys);
-    free(legal);
-    free(priors);
-    free(values);
-    return rc;
-}
-
 /* The root VCF check's workspace for g (none when g has no threat solver, e.g.
  * tic-tac-toe or sanling: then the check is skipped). */
 static void brain_threat_setup(brain *b, const game *g)
@@ -142,7 +93,8 @@ int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
         brain_threat_setup(b, g);
         return 0;
     }
-    uint64_t seed = rng_derive(b->cfg.seed, 0x627261696eULL);
+    /* the seeds of the player of the same spec (so a capped search plays its moves) */
+    uint64_t seed = b->model[0] ? net_player_seed(&b->cfg, b->spec) : player_mcts_seed(&b->cfg);
     if (b->model[0]) {
         b->e = net_eval_load(g, &b->cfg, b->model, why, sizeof why);
         if (!b->e) {
@@ -160,18 +112,22 @@ int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
     mp.temperature_moves = 0;
     mp.simulations = b->cap > 0 ? b->cap : BRAIN_SIMS_UNLIMITED;
     /* Arena: what the memory cap allows (a node is 48 bytes plus its edges, about one
-     * per legal move), and never more than the simulation cap needs. */
+     * per legal move), and never more than the simulation cap needs: with a cap that
+     * fits, mcts_new's automatic size for it (the player's). */
     int per_node_edges = g->actions < 256 ? g->actions : 256;
     double node_bytes = 48.0 + 8.0 * per_node_edges;
     double nodes = b->memory_mb * 1024.0 * 1024.0 / node_bytes;
-    if (b->cap > 0 && nodes > 2.0 * (b->cap + mp.batch) + 64)
-        nodes = 2.0 * (b->cap + mp.batch) + 64;
-    if (nodes < 1024)
-        nodes = 1024;
-    if (nodes > (double)(INT32_MAX / 2))
-        nodes = (double)(INT32_MAX / 2);
-    mp.max_nodes = (int32_t)nodes;
-    mp.max_edges = (int64_t)mp.max_nodes * per_node_edges;
+    if (b->cap > 0 && nodes >= 2.0 * (b->cap + mp.batch) + 64) {
+        mp.max_nodes = 0;
+        mp.max_edges = 0;
+    } else {
+        if (nodes < 1024)
+            nodes = 1024;
+        if (nodes > (double)(INT32_MAX / 2))
+            nodes = (double)(INT32_MAX / 2);
+        mp.max_nodes = (int32_t)nodes;
+        mp.max_edges = (int64_t)mp.max_nodes * per_node_edges;
+    }
     b->batch = mcts_batch_new(g, mp.batch);
     b->kids = malloc(sizeof *b->kids * (size_t)g->actions);
     if (!b->e || !b->batch || !b->kids) {
@@ -187,7 +143,9 @@ int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
     }
     b->g = g;
     brain_threat_setup(b, g);
-    if (b->model[0] && brain_warm_up(b, mp.batch, err, errlen) < 0) {
+    /* oneDNN's plans of every batch size the search sends, now: not inside a move */
+    if (b->model[0] && net_eval_warm_up(b->e, mp.batch, why, sizeof why) < 0) {
+        snprintf(err, errlen, "player \"%s\": %s", b->spec, why);
         brain_clear(b);
         return -1;
     }
@@ -249,6 +207,27 @@ void brain_free(brain *b)
 
 bool brain_searches(const brain *b) { return b->search; }
 const char *brain_name(const brain *b) { return b->spec; }
+void brain_reseed(brain *b, uint64_t seed) { rng_seed(&b->r, seed); }
+
+void brain_move_info(const brain_move *m, player_info *info)
+{
+    player_info_clear(info);
+    info->action = m->action;
+    info->simulations = m->sims;
+    info->depth = m->depth;
+    info->has_value = m->has_value;
+    memcpy(info->value, m->values, sizeof info->value);
+    /* a tree's (or a proof's) entries are visits: the unvisited ones are not news; a
+     * plain player's are its own counts (alpha-beta's scores may be 0 or less) */
+    bool visits = m->searched || m->proven;
+    for (int i = 0; i < m->ntop && info->ntop < PLAYER_INFO_TOP; i++) {
+        if (visits && m->top[i].visits == 0)
+            break;
+        info->top[info->ntop].action = m->top[i].action;
+        info->top[info->ntop].visits = m->top[i].visits;
+        info->ntop++;
+    }
+}
 
 void brain_reset(brain *b)
 {
@@ -275,8 +254,33 @@ static int cmp_kids(const void *x, const void *y)
     return a->action - c->action;
 }
 
-int brain_choose(brain *b, const game_state *s, double budget, brain_move *out, char *err,
-                 size_t errlen)
+/* A plain player's choice, its player_info copied into out. */
+static int brain_choose_plain(brain *b, const game_state *s, player_ctl *ctl, brain_move *out,
+                              char *err, size_t errlen)
+{
+    player_info info;
+    player_info_clear(&info);
+    b->p->ctl = ctl;
+    int a = player_choose(b->p, s, &b->r, &info, err, errlen);
+    b->p->ctl = NULL;
+    out->action = a;
+    out->sims = info.simulations;
+    out->depth = info.depth;
+    if (info.has_value) {
+        out->has_value = true;
+        memcpy(out->values, info.value, sizeof out->values);
+        out->value = info.value[game_current_player(b->g, s)];
+    }
+    for (int i = 0; i < info.ntop && out->ntop < BRAIN_TOP; i++) {
+        out->top[out->ntop].action = info.top[i].action;
+        out->top[out->ntop].visits = info.top[i].visits;
+        out->ntop++;
+    }
+    return a;
+}
+
+int brain_choose(brain *b, const game_state *s, double budget, player_ctl *ctl, brain_move *out,
+                 char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->action = -1;
@@ -289,6 +293,12 @@ int brain_choose(brain *b, const game_state *s, double budget, brain_move *out, 
         return -1;
     }
     double t0 = brain_now();
+    if (ctl && ctl->deadline > 0) {
+        double left = ctl->deadline > t0 ? ctl->deadline - t0 : 0;
+        if (budget < 0 || left < budget)
+            budget = left;
+    }
+    int mover = game_current_player(b->g, s);
     if (b->threat) {
         /* whatever the player: a proven VCF of the side to move is played at once */
         long nodes = budget < 0 ? BRAIN_VCF_NODES : (long)(budget * 500000.0);
@@ -298,7 +308,11 @@ int brain_choose(brain *b, const game_state *s, double budget, brain_move *out, 
         if (b->g->ops->threat_win(b->g, s, b->threat, nodes, 0, pv, BRAIN_VCF_PV) > 0) {
             out->action = pv[0];
             out->proven = true;
+            out->has_value = true;
             out->value = 1.0f;
+            /* the games with threat hooks have two players: the other one loses */
+            for (int i = 0; i < b->g->players; i++)
+                out->values[i] = i == mover ? 1.0f : -1.0f;
             out->ntop = 1;
             out->top[0].action = pv[0];
             out->top[0].value = 1.0f;
@@ -307,35 +321,39 @@ int brain_choose(brain *b, const game_state *s, double budget, brain_move *out, 
         }
     }
     if (!b->search) {
-        int a = player_choose(b->p, s, &b->r, NULL, err, errlen);
-        out->action = a;
+        int a = brain_choose_plain(b, s, ctl, out, err, errlen);
         out->seconds = brain_now() - t0;
         return a;
     }
     if (memcmp(mcts_root_state(b->t), s, b->g->state_size) != 0)
-        mcts_set_root(b->t, s);
+        mcts_set_root_near(b->t, s);
     int cap = b->cap > 0 ? b->cap : budget < 0 ? b->cfg.mcts.simulations : BRAIN_SIMS_UNLIMITED;
     mcts_set_simulations(b->t, cap);
     /* A step (one evaluator call) cannot be interrupted: do not start one that would
      * likely end after the deadline (the last step's duration as the estimate). The
      * first step is always made, so there is a move. */
     double deadline = t0 + budget, step = 0, now = t0;
+    int before = mcts_root_visits(b->t);
     mcts_begin(b->t);
     do {
-        double before = now;
+        double last = now;
         if (mcts_step_many(&b->t, 1, b->batch, b->e, err, errlen) < 0)
             return -1;
         now = brain_now();
-        step = now - before;
-    } while (!mcts_done(b->t) && (budget < 0 || now + step < deadline));
+        step = now - last;
+        if (ctl)
+            atomic_store_explicit(&ctl->progress, (long)(mcts_root_visits(b->t) - before),
+                                  memory_order_relaxed);
+    } while (!mcts_done(b->t) && !player_ctl_expired(ctl) && (budget < 0 || now + step < deadline));
     mcts_result res;
     mcts_finish(b->t, NULL, &res);
-    int mover = game_current_player(b->g, s);
     out->action = res.action;
     out->searched = true;
     out->sims = res.stats.simulations;
     out->proven = res.proven;
+    out->has_value = true;
     out->value = res.value[mover];
+    memcpy(out->values, res.value, sizeof(float) * (size_t)b->g->players);
     int n = mcts_children(b->t, MCTS_ROOT, b->kids, b->g->actions);
     qsort(b->kids, (size_t)n, sizeof *b->kids, cmp_kids);
     for (int i = 0; i < n && out->ntop < BRAIN_TOP; i++) {

@@ -273,6 +273,25 @@ static int net_eval_evaluate(evaluator *e, int n, const game_state *const *state
     return rc;
 }
 
+int net_eval_warm_up(evaluator *e, int batch, char *err, size_t errlen)
+{
+    assert(e->evaluate == net_eval_evaluate);
+    net_eval *ne = e->ctx;
+    if (batch > ne->max_batch)
+        batch = ne->max_batch;
+    /* zero planes and every action legal: the values do not matter, the plans do */
+    memset(ne->legal_sym, 1, (size_t)batch * (size_t)ne->actions);
+    for (int n = 1; n <= batch; n++) {
+        float *in = nn_infer_input(ne->inf, n, err, errlen);
+        if (!in)
+            return -1;
+        memset(in, 0, sizeof(float) * (size_t)n * (size_t)ne->planes * (size_t)ne->hw);
+        if (nn_infer_run(ne->inf, n, in, ne->legal_sym, ne->pol, ne->val, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 bool net_eval_times_get(const evaluator *e, net_eval_times *t)
 {
     memset(t, 0, sizeof *t);

@@ -60,6 +60,13 @@ int net_eval_opts_from_config(net_eval_opts *o, const gz_config *c, char *err, s
 evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *o, char *err,
                         size_t errlen);
 
+/* Builds and runs e's network once at every batch size 1..batch (at most its max_batch)
+ * now, so that oneDNN's per-size set-up does not land inside a timed search. Touches
+ * neither the cache nor the random symmetries' stream: e then evaluates exactly as a
+ * fresh evaluator (a brain plays the moves of the player of its spec). e must be a
+ * network evaluator. Returns 0 or -1 with a message. */
+int net_eval_warm_up(evaluator *e, int batch, char *err, size_t errlen);
+
 /* Wall-clock time a network evaluator has spent (CLOCK_MONOTONIC, since creation). */
 typedef struct net_eval_times {
     double evaluate_s; /* in evaluate(): cache probes, encoding, symmetries, the forward

@@ -39,6 +39,14 @@ int net_player_parse(const char *arg, char *path, size_t len, int *sims, char *e
     return 0;
 }
 
+uint64_t net_player_seed(const gz_config *cfg, const char *spec)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a of the spec: one seed per player */
+    for (const char *q = spec; *q; q++)
+        h = (h ^ (unsigned char)*q) * 1099511628211ULL;
+    return rng_derive(cfg->seed, h);
+}
+
 static int net_player_try(void *ctx, const char *spec, const game *g, const gz_config *cfg,
                           player **out, char *err, size_t errlen)
 {
@@ -90,11 +98,7 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
         snprintf(err, errlen, "%s", why);
         return -1;
     }
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a of the spec: one seed per player */
-    for (const char *q = spec; *q; q++)
-        h = (h ^ (unsigned char)*q) * 1099511628211ULL;
-    uint64_t seed = rng_derive(cfg->seed, h);
-    *out = player_mcts_new(g, cfg, e, sims, seed, spec, "model", why, sizeof why);
+    *out = player_mcts_new(g, cfg, e, sims, net_player_seed(cfg, spec), spec, "model", why, sizeof why);
     if (!*out) {
         snprintf(err, errlen, "%s", why);
         return -1;

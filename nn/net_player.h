@@ -33,4 +33,9 @@ int net_player_check_baselines(const gz_config *c, const game *g, const char *cf
  * the path. Returns 0, or -1 with a message (empty path, sims 0 or too long a path). */
 int net_player_parse(const char *arg, char *path, size_t len, int *sims, char *err, size_t errlen);
 
+/* The seed of the search tree of the model player spec ("model:...", whole) made with
+ * cfg: one seed per spec, so two model players of one game search apart; another front
+ * end's search with the model (nn/brain.h) uses it to search as that player does. */
+uint64_t net_player_seed(const gz_config *cfg, const char *spec);
+
 #endif

@@ -171,6 +171,8 @@ player *player_mcts_new(const game *g, const gz_config *cfg, evaluator *e, int s
     return player_mcts_new_params(g, &mp, e, seed, name, kind, err, errlen);
 }
 
+uint64_t player_mcts_seed(const gz_config *cfg) { return rng_derive(cfg->seed, 0x6d637473ULL); }
+
 /* "mcts:N" — pure MCTS with the rollout evaluator (mcts.rollouts playouts a leaf). */
 static int mcts_kind_create(player *p, const char *arg, const game *g, const gz_config *cfg,
                             char *err, size_t errlen)
@@ -180,7 +182,7 @@ static int mcts_kind_create(player *p, const char *arg, const game *g, const gz_
         snprintf(err, errlen, "expected mcts:N with N simulations per move (a whole number >= 1)");
         return -1;
     }
-    uint64_t seed = rng_derive(cfg->seed, 0x6d637473ULL);
+    uint64_t seed = player_mcts_seed(cfg);
     evaluator *e = eval_rollout_new(g, cfg->mcts.rollouts, rng_derive(seed, 1));
     if (!e) {
         snprintf(err, errlen, "out of memory");
