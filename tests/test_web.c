@@ -3,7 +3,7 @@
  * game (new, move, an illegal move, genmove, analyze with a model, undo, load), a
  * Sanling board, the limits (body size, sessions, concurrent searches, cancellation),
  * the refusals (malformed JSON, unknown fields, paths, methods, content types, Host
- * names, player specs that name files), the run dashboard on a fabricated run
+ * names, player specs that name files), a seat's instant VCF win, the run dashboard on a fabricated run
  * directory, and a few hundred malformed requests after which the server still
  * answers. Fixed seeds; about ten seconds. */
 #include <arpa/inet.h>
@@ -655,6 +655,51 @@ START_TEST(limits_and_cancel)
 }
 END_TEST
 
+/* The browser's players are brains (nn/brain.h): a seat, even a random one, and a hint
+ * play a forced win by fours at once. Black (to move) has h8 i8 j8 (g8 is White's) and
+ * k6 k7: k8 is a four and an open three (test_brain's position). */
+START_TEST(seat_plays_vcf_at_once)
+{
+    web_opts o;
+    web_opts_default(&o);
+    start(&o);
+    http_resp r = post(port, "/api/new", "{\"game\": {\"name\": \"mnk\", \"rows\": 15, \"cols\": 15, \"k\": 5}, "
+                                         "\"players\": [\"random\", \"human\"], "
+                                         "\"moves\": \"h8 g8 i8 a1 j8 a15 k6 o1 k7 o15\"}");
+    ck_assert_msg(r.status == 200, "%s", r.body);
+    char sid[64];
+    snprintf(sid, sizeof sid, "%s", str_of(r.json, "session"));
+    resp_free(&r);
+    /* a hint from a search of 10,000 playouts: the proof answers at once */
+    r = start_and_wait(port, sid, "/api/genmove", ", \"player\": \"mcts:10000\"");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
+    ck_assert_str_eq(str_of(s, "status"), "done");
+    ck_assert_str_eq(str_of(s, "move"), "k8");
+    ck_assert_msg(num_of(s, "seconds") < 2 && num_of(s, "progress") == 0, "%s", r.body);
+    resp_free(&r);
+    /* the random seat plays it, with the proven value: Black wins */
+    r = start_and_wait(port, sid, "/api/genmove", "");
+    s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
+    ck_assert_str_eq(str_of(s, "status"), "done");
+    ck_assert_str_eq(str_of(s, "player"), "random");
+    ck_assert_str_eq(str_of(s, "move"), "k8");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "played")));
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "value");
+    ck_assert_msg(cJSON_GetArraySize(v) == 2 && cJSON_GetArrayItem(v, 0)->valuedouble == 1 &&
+                      cJSON_GetArrayItem(v, 1)->valuedouble == -1, "%s", r.body);
+    ck_assert_int_eq((int)num_of(r.json, "ply"), 11);
+    resp_free(&r);
+    /* White blocks the five's end at l8; the seat goes on with the win */
+    r = postf(port, "/api/move", "{\"session\": \"%s\", \"move\": \"l8\"}", sid);
+    ck_assert_msg(r.status == 200, "%s", r.body);
+    resp_free(&r);
+    r = start_and_wait(port, sid, "/api/genmove", "");
+    s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
+    ck_assert_msg(!strcmp(str_of(s, "move"), "k9") || !strcmp(str_of(s, "move"), "k5"), "%s", r.body);
+    resp_free(&r);
+}
+END_TEST
+
 /* A run directory as `gridzero run` leaves it after two generations, with a third
  * generation's arena file still being written (.tmp). */
 static void fabricate_run(void)
@@ -864,6 +909,7 @@ int main(void)
     tcase_add_test(tc, refuses_chance_config);
     tcase_add_test(tc, sanling_board);
     tcase_add_test(tc, limits_and_cancel);
+    tcase_add_test(tc, seat_plays_vcf_at_once);
     tcase_add_test(tc, run_dashboard);
     suite_add_tcase(s, tc);
     TCase *fz = tcase_create("fuzz");

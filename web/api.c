@@ -13,7 +13,6 @@
 
 #include "loop/rundir.h"
 #include "nn/net_eval.h"
-#include "nn/net_player.h"
 #include "web_impl.h"
 
 /* ---- field validation ---- */
@@ -150,7 +149,7 @@ static bool all_digits(const char *s, size_t n)
     return true;
 }
 
-/* Turns a requested spec into one player_new may make here: "human" as is; "model",
+/* Turns a requested spec into one web_brain_new may make here: "human" as is; "model",
  * "model:SIMS", "model:gen_N[:SIMS]", "model:best[:SIMS]" into "model:PATH[:SIMS]";
  * engine kinds as they are, with their playouts checked against the limit. *playouts
  * gets the search's playouts a move (0 when it is not a playout count). */
@@ -237,19 +236,6 @@ static int resolve_spec(const web_server *s, const gz_config *cfg, const char *i
     }
     snprintf(out, len, "%s", in);
     return 0;
-}
-
-/* Makes the player for a resolved spec (model loading under the HDF5 lock). */
-static player *make_player(web_server *s, const web_session *ss, const char *spec, char *err,
-                           size_t errlen)
-{
-    bool model = !strncmp(spec, "model:", 6);
-    if (model)
-        pthread_mutex_lock(&s->h5_lock);
-    player *p = player_new(spec, ss->g, &ss->cfg, model ? net_player_ext() : NULL, err, errlen);
-    if (model)
-        pthread_mutex_unlock(&s->h5_lock);
-    return p;
 }
 
 /* The player that hints when no player is named: the model, else pure MCTS. */
@@ -466,14 +452,14 @@ static web_reply api_new(api_ctx *x)
         for (int p = 0; p < np; p++)
             want[p] = p == seat - 1 ? "human" : opponent ? opponent : hint_spec(s);
     }
+    int playouts[GAME_MAX_PLAYERS];
     for (int p = 0; p < np; p++) {
-        int playouts;
         char msg[WEB_ERR_LEN];
-        if (resolve_spec(s, &cfg, want[p], spec[p], PLAYER_NAME_LEN, &playouts, msg, sizeof msg) < 0)
+        if (resolve_spec(s, &cfg, want[p], spec[p], PLAYER_NAME_LEN, &playouts[p], msg, sizeof msg) < 0)
             return web_error(400, "field \"%s\": %s", players ? "players" : "opponent", msg);
     }
     int status;
-    web_session *ss = web_session_new(s, &cfg, spec, &status, x->err, sizeof x->err);
+    web_session *ss = web_session_new(s, &cfg, spec, playouts, &status, x->err, sizeof x->err);
     if (!ss)
         return web_error(status, "%s", x->err);
     /* show what was asked for, not the model's path */
@@ -628,7 +614,7 @@ static web_reply api_genmove(api_ctx *x)
         return web_error(400, "the game is over: no move to search for");
     int who = game_current_player(ss->g, pos);
     web_job *j = &ss->job;
-    player_free(j->own);
+    brain_free(j->own);
     j->own = NULL;
     int playouts = 0;
     char note[WEB_ERR_LEN] = "";
@@ -640,13 +626,13 @@ static web_reply api_genmove(api_ctx *x)
         if (resolve_spec(s, &ss->cfg, ask, spec, sizeof spec, &playouts, msg, sizeof msg) == 0) {
             if (!strcmp(spec, "human"))
                 return web_error(400, "field \"player\": \"human\" cannot search");
-            j->own = make_player(s, ss, spec, msg, sizeof msg);
+            j->own = web_brain_new(s, ss->g, &ss->cfg, spec, playouts, msg, sizeof msg);
         }
         if (!j->own && !want && strcmp(ask, "mcts")) {
             snprintf(note, sizeof note, "%s: pure MCTS instead", msg);
             ask = "mcts";
             if (resolve_spec(s, &ss->cfg, ask, spec, sizeof spec, &playouts, msg, sizeof msg) == 0)
-                j->own = make_player(s, ss, spec, msg, sizeof msg);
+                j->own = web_brain_new(s, ss->g, &ss->cfg, spec, playouts, msg, sizeof msg);
         }
         if (!j->own)
             return web_error(400, "field \"player\": %s", msg);
@@ -670,7 +656,7 @@ static web_reply api_genmove(api_ctx *x)
     j->ctl.deadline = player_clock() + seconds;
     int rc = web_session_start_job(ss, x->err, sizeof x->err);
     if (rc) {
-        player_free(j->own);
+        brain_free(j->own);
         j->own = NULL;
         j->kind = JOB_NONE;
         return web_error(rc, "%s", x->err);
@@ -747,7 +733,7 @@ static web_reply api_analyze(api_ctx *x)
         snprintf(ss->an_eval_path, sizeof ss->an_eval_path, "%s", path);
     }
     web_job *j = &ss->job;
-    player_free(j->own);
+    brain_free(j->own);
     j->own = NULL;
     j->kind = JOB_ANALYZE;
     j->ply = ply;

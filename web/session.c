@@ -1,7 +1,9 @@
 /* session.c — sessions of gridzero serve: one game each (its own game instance, players
  * and history), the table that bounds how many exist, and the one background search a
- * session may run (a move from a player, or an analysis with the model). Locking rules
- * are in web_impl.h. */
+ * session may run (a move from a player, or an analysis with the model). The players
+ * (seats and hints) are brains (nn/brain.h), the engine of the protocols: a VCF is
+ * played at once and a search keeps the protocols' clock rule. Locking rules are in
+ * web_impl.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +12,6 @@
 
 #include "engine/games/sanling.h"
 #include "engine/mcts.h"
-#include "nn/net_player.h"
 #include "web_impl.h"
 
 /* ---- the table ---- */
@@ -40,8 +41,8 @@ static void session_free(web_session *ss)
         pthread_join(ss->job.th, NULL);
     }
     for (int p = 0; p < GAME_MAX_PLAYERS; p++)
-        player_free(ss->seat[p]);
-    player_free(ss->job.own);
+        brain_free(ss->seat[p]);
+    brain_free(ss->job.own);
     evaluator_free(ss->an_eval);
     free(ss->moves);
     free(ss->states);
@@ -66,8 +67,21 @@ int web_game_supported(const game *g, char *err, size_t errlen)
     return 0;
 }
 
+brain *web_brain_new(web_server *s, const game *g, const gz_config *cfg, const char *spec, int sims,
+                     char *err, size_t errlen)
+{
+    bool model = !strncmp(spec, "model:", 6);
+    brain_opts bo = {.spec = spec, .sims = sims};
+    if (model)
+        pthread_mutex_lock(&s->h5_lock);
+    brain *b = brain_new(g, cfg, &bo, err, errlen);
+    if (model)
+        pthread_mutex_unlock(&s->h5_lock);
+    return b;
+}
+
 web_session *web_session_new(web_server *s, const gz_config *cfg, char spec[][PLAYER_NAME_LEN],
-                             int *status, char *err, size_t errlen)
+                             const int *sims, int *status, char *err, size_t errlen)
 {
     web_session *ss = calloc(1, sizeof *ss);
     *status = 500;
@@ -111,19 +125,13 @@ web_session *web_session_new(web_server *s, const gz_config *cfg, char spec[][PL
             continue;
         gz_config pc = *cfg;
         pc.seed = rng_derive(ss->seed, (uint64_t)p + 1);
-        bool model = !strncmp(spec[p], "model:", 6);
-        if (model)
-            pthread_mutex_lock(&s->h5_lock);
         char msg[WEB_ERR_LEN];
-        ss->seat[p] = player_new(spec[p], g, &pc, model ? net_player_ext() : NULL, msg, sizeof msg);
-        if (model)
-            pthread_mutex_unlock(&s->h5_lock);
+        ss->seat[p] = web_brain_new(s, g, &pc, spec[p], sims[p], msg, sizeof msg);
         if (!ss->seat[p]) {
             snprintf(err, errlen, "field \"players\": seat %d: %s", p + 1, msg);
             *status = 400;
             goto fail;
         }
-        player_reset(ss->seat[p]);
     }
     make_id(s, serial, ss->id);
 
@@ -230,7 +238,7 @@ void web_session_play(web_session *ss, int action)
     ss->value_src[k + 1] = 0;
     for (int p = 0; p < g->players; p++)
         if (ss->seat[p])
-            player_notify_move(ss->seat[p], cur, action);
+            brain_notify(ss->seat[p], cur, action);
 }
 
 void web_session_truncate(web_session *ss, int k)
@@ -241,7 +249,7 @@ void web_session_truncate(web_session *ss, int k)
     /* the players' memories (reused trees) belong to the abandoned line */
     for (int p = 0; p < ss->g->players; p++)
         if (ss->seat[p])
-            player_reset(ss->seat[p]);
+            brain_reset(ss->seat[p]);
 }
 
 /* ---- searches ---- */
@@ -281,20 +289,21 @@ static void *genmove_main(void *arg)
     /* the moves do not change while this thread runs: every request that changes them
      * joins it first */
     const game_state *pos = web_session_state(ss, j->ply);
-    player *p = j->own ? j->own : ss->seat[game_current_player(g, pos)];
-    player_info info;
-    player_info_clear(&info);
+    brain *b = j->own ? j->own : ss->seat[game_current_player(g, pos)];
     char err[WEB_ERR_LEN] = "";
-    rng r;
-    rng_seed(&r, rng_derive(ss->seed, 0x67656e6dULL * 1000003ULL + (uint64_t)j->ply));
-    p->ctl = &j->ctl;
-    int a = player_choose(p, pos, &r, &info, err, sizeof err);
-    p->ctl = NULL;
+    /* a plain player's random source depends on the ply only: the same move after an
+     * undo (searches keep their trees' seeds) */
+    brain_reseed(b, rng_derive(ss->seed, 0x67656e6dULL * 1000003ULL + (uint64_t)j->ply));
+    /* no clock but the job's: ctl.deadline (the request's seconds) bounds the budget */
+    brain_move m;
+    int a = brain_choose(b, pos, -1, &j->ctl, &m, err, sizeof err);
+    player_info info;
+    brain_move_info(&m, &info);
     uint8_t *mask = malloc((size_t)g->actions);
     if (a >= 0 && mask) {
         game_legal(g, pos, mask);
         if (a >= g->actions || !mask[a]) {
-            snprintf(err, sizeof err, "player \"%s\" chose an illegal move (action %d)", p->name, a);
+            snprintf(err, sizeof err, "player \"%s\" chose an illegal move (action %d)", brain_name(b), a);
             a = -1;
         }
     } else if (a >= 0) {
@@ -326,7 +335,7 @@ static void *genmove_main(void *arg)
             j->status = JOB_DONE;
         }
     }
-    player_free(j->own);
+    brain_free(j->own);
     j->own = NULL;
     pthread_mutex_unlock(&ss->mu);
     return NULL;

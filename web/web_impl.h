@@ -28,6 +28,7 @@
 #include "engine/game.h"
 #include "engine/player.h"
 #include "engine/rng.h"
+#include "nn/brain.h"
 #include "web.h"
 
 #define WEB_PATH_LEN 1024
@@ -64,7 +65,7 @@ typedef struct web_job {
     char err[WEB_ERR_LEN];  /* JOB_FAILED */
     char note[WEB_ERR_LEN]; /* why another player or evaluator than asked searches, or "" */
     /* genmove */
-    player *own;            /* a hint player made for this search (owned), or NULL */
+    brain *own;             /* a hint player made for this search (owned), or NULL */
     bool play;              /* play the move when found */
     bool played;
     int action;
@@ -92,7 +93,7 @@ struct web_session {
     char spec[GAME_MAX_PLAYERS][PLAYER_NAME_LEN]; /* "human" or the spec asked for */
     uint64_t seed;
     /* used by the request holding req_lock, or by the running job's thread */
-    player *seat[GAME_MAX_PLAYERS]; /* owned; NULL: a person plays the seat */
+    brain *seat[GAME_MAX_PLAYERS]; /* owned; NULL: a person plays the seat */
     evaluator *an_eval;      /* owned, made by the first analysis; NULL before */
     char an_eval_name[16];   /* "model" or "rollout" */
     char an_eval_path[WEB_PATH_LEN]; /* the model file it was loaded from */
@@ -145,12 +146,21 @@ web_reply web_api(web_server *s, const char *method, const char *path, const cha
  * `gridzero play`. */
 int web_game_supported(const game *g, char *err, size_t errlen);
 
+/* A player of session ss's game (nn/brain.h: the protocols' engine, so the browser's
+ * players also play a VCF at once and keep the search's clock rule) from a resolved
+ * spec, with cfg's settings and sims simulations a move (0: the spec's own; a search's
+ * count is always given, since its clock is the request's seconds). Model loading
+ * under the server's HDF5 lock. Returns it (free with brain_free) or NULL with a
+ * message. */
+brain *web_brain_new(web_server *s, const game *g, const gz_config *cfg, const char *spec, int sims,
+                     char *err, size_t errlen);
 /* Makes a session for game config cfg with players spec[g->players] ("human" or a
- * resolved spec: model paths already made server-side). Adds it to the table (dropping
- * the least recently used idle session when full). Returns it with one reference held
+ * resolved spec: model paths already made server-side) searching sims[p] simulations a
+ * move (resolve_spec's playouts). Adds it to the table (dropping the least recently
+ * used idle session when full). Returns it with one reference held
  * (web_session_release), or NULL with an HTTP status and message. */
 web_session *web_session_new(web_server *s, const gz_config *cfg, char spec[][PLAYER_NAME_LEN],
-                             int *status, char *err, size_t errlen);
+                             const int *sims, int *status, char *err, size_t errlen);
 /* Finds a session by id and takes a reference; NULL when there is none. */
 web_session *web_session_get(web_server *s, const char *id);
 void web_session_release(web_session *ss);
