@@ -12,46 +12,47 @@
 
 #include "engine/config.h"
 #include "engine/game.h"
+#include "model_util.h"
 #include "nn/brain.h"
-#include "nn/checkpoint.h"
 #include "nn/net_player.h"
-#include "nn/params.h"
 
 /* Wall-clock slack for time checks on a loaded machine (other jobs share the cores). */
 #define SLACK 0.25
 
-static gz_config gomoku_cfg(void)
-{
-    gz_config c;
-    char err[512];
-    const char *json = "{\"seed\": 7, \"game\": {\"name\": \"mnk\", \"rows\": 15, \"cols\": 15, \"k\": 5},"
-                       " \"mcts\": {\"simulations\": 50, \"batch\": 4}}";
-    ck_assert_msg(cfg_parse(&c, json, "test", err, sizeof err) == 0, "%s", err);
-    return c;
-}
-
-/* The position after moves (space-separated, in the game's notation), into s. */
-static void play_moves(const game *g, game_state *s, const char *moves)
-{
-    char buf[512], err[256];
-    snprintf(buf, sizeof buf, "%s", moves);
-    for (char *t = strtok(buf, " "); t; t = strtok(NULL, " ")) {
-        int a;
-        ck_assert_msg(g->ops->parse_move(g, t, &a, err, sizeof err) == 0, "%s: %s", t, err);
-        ck_assert_int_eq(game_play(g, s, a), 0);
-    }
-}
+static const char *const GOMOKU15 = "{\"seed\": 7, \"game\": {\"name\": \"mnk\", \"rows\": 15, \"cols\": 15, "
+                                    "\"k\": 5}, \"mcts\": {\"simulations\": 50, \"batch\": 4}}";
+static const char *const GOMOKU9 = "{\"seed\": 11, \"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, "
+                                   "\"k\": 5}, \"mcts\": {\"simulations\": 40, \"batch\": 4}}";
 
 /* Black (to move) has h8 i8 j8 (g8 is White's) and k6 k7: k8 is a four and an open
  * three at once, a win by fours (the position of test_protocols' weak-player VCF). */
 static const char *const VCF_MOVES = "h8 g8 i8 a1 j8 a15 k6 o1 k7 o15";
 
-static int action_of(const game *g, const char *mv)
+/* The config json into *c, its game (free with game_free) and, in *s, the position
+ * after moves (space-separated, in the game's notation; free with free). */
+static game *game_at(const char *json, gz_config *c, game_state **s, const char *moves)
 {
-    int a;
-    char err[256];
-    ck_assert_msg(g->ops->parse_move(g, mv, &a, err, sizeof err) == 0, "%s", err);
-    return a;
+    char err[512], buf[512];
+    ck_assert_msg(cfg_parse(c, json, "test", err, sizeof err) == 0, "%s", err);
+    game *g = game_new(&c->game, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    *s = game_state_new(g, NULL);
+    snprintf(buf, sizeof buf, "%s", moves);
+    for (char *t = strtok(buf, " "); t; t = strtok(NULL, " ")) {
+        int a;
+        ck_assert_msg(g->ops->parse_move(g, t, &a, err, sizeof err) == 0, "%s: %s", t, err);
+        ck_assert_int_eq(game_play(g, *s, a), 0);
+    }
+    return g;
+}
+
+static brain *brain_of(const game *g, const gz_config *c, const char *spec, int sims)
+{
+    char err[512];
+    brain_opts bo = {.spec = spec, .sims = sims};
+    brain *b = brain_new(g, c, &bo, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s: %s", spec, err);
+    return b;
 }
 
 START_TEST(budget_rule)
@@ -68,26 +69,25 @@ START_TEST(budget_rule)
 }
 END_TEST
 
-/* Whatever the player (random, a search), the forced win is played at once, proven. */
+/* Whatever the player (random, a search), the forced win is played at once, proven,
+ * and reads as Black's win in a player_info. */
 START_TEST(vcf_first)
 {
-    gz_config c = gomoku_cfg();
-    char err[512];
-    game *g = game_new(&c.game, err, sizeof err);
-    ck_assert_msg(g != NULL, "%s", err);
-    game_state *s = game_state_new(g, NULL);
-    play_moves(g, s, VCF_MOVES);
+    gz_config c;
+    game_state *s;
+    game *g = game_at(GOMOKU15, &c, &s, VCF_MOVES);
     const char *specs[] = {"random", "mcts:30"};
     for (int k = 0; k < 2; k++) {
-        brain_opts bo = {.spec = specs[k]};
-        brain *b = brain_new(g, &c, &bo, err, sizeof err);
-        ck_assert_msg(b != NULL, "%s", err);
+        brain *b = brain_of(g, &c, specs[k], 0);
         brain_move m;
-        ck_assert_int_eq(brain_choose(b, s, -1, NULL, &m, err, sizeof err), action_of(g, "k8"));
+        char err[512], mv[8];
+        int a = brain_choose(b, s, -1, NULL, &m, err, sizeof err);
+        ck_assert_msg(a >= 0, "%s", err);
+        ck_assert_str_eq(g->ops->format_move(g, a, mv, sizeof mv), "k8");
         ck_assert(m.proven && !m.searched && m.has_value && m.value == 1.0f);
         player_info info;
         brain_move_info(&m, &info);
-        ck_assert_int_eq(info.action, action_of(g, "k8"));
+        ck_assert_int_eq(info.action, a);
         ck_assert(info.has_value && info.value[0] == 1.0f && info.value[1] == -1.0f);
         brain_free(b);
     }
@@ -99,17 +99,13 @@ END_TEST
 /* A simulation cap without a clock: the same seed gives the same search. */
 START_TEST(capped_search_reproducible)
 {
-    gz_config c = gomoku_cfg();
-    char err[512];
-    game *g = game_new(&c.game, err, sizeof err);
-    ck_assert_msg(g != NULL, "%s", err);
-    game_state *s = game_state_new(g, NULL);
-    play_moves(g, s, "h8 i9");
+    gz_config c;
+    game_state *s;
+    game *g = game_at(GOMOKU15, &c, &s, "h8 i9");
     brain_move m[2];
     for (int run = 0; run < 2; run++) {
-        brain_opts bo = {.spec = "mcts", .sims = 120};
-        brain *b = brain_new(g, &c, &bo, err, sizeof err);
-        ck_assert_msg(b != NULL, "%s", err);
+        brain *b = brain_of(g, &c, "mcts", 120);
+        char err[512];
         ck_assert(brain_searches(b));
         ck_assert_int_ge(brain_choose(b, s, -1, NULL, &m[run], err, sizeof err), 0);
         ck_assert(m[run].searched);
@@ -123,44 +119,25 @@ START_TEST(capped_search_reproducible)
 }
 END_TEST
 
-/* A tiny random-weight model of c's game at path (a mkstemp template). */
-static void write_model(char *path, const gz_config *c, const game *g)
-{
-    char err[512];
-    gz_config cc = *c;
-    cc.net.blocks = 1;
-    cc.net.channels = 8;
-    nn_spec sp;
-    ck_assert_msg(nn_spec_from_config(&sp, &cc.net, g, err, sizeof err) == 0, "%s", err);
-    nn_params *np = nn_params_new(&sp, err, sizeof err);
-    ck_assert_msg(np != NULL, "%s", err);
-    nn_params_init_he(np, 5);
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert_msg(nn_ckpt_save(path, np, NULL, NULL, 0, err, sizeof err) == 0, "%s", err);
-    nn_params_free(np);
-}
-
 /* Without a clock a brain plays what the player of its spec (player_new, as the arena
  * makes it) plays, move after move with the tree kept: the same seeds and settings;
  * a plain player gets the brain's random source, reseeded here as the player's. */
 START_TEST(plays_as_the_player)
 {
     gz_config c;
-    char err[512];
-    ck_assert(cfg_parse(&c, "{\"seed\": 11, \"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, "
-                        "\"k\": 5}, \"mcts\": {\"simulations\": 40, \"batch\": 4}}", "test", err, sizeof err) == 0);
-    game *g = game_new(&c.game, err, sizeof err);
-    ck_assert_msg(g != NULL, "%s", err);
+    game_state *s0;
+    game *g = game_at(GOMOKU9, &c, &s0, "");
+    free(s0);
     char path[] = "/tmp/gz_brain_model_XXXXXX", model[64];
-    write_model(path, &c, g);
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    model_write_random(path, &c, 5);
     snprintf(model, sizeof model, "model:%s:24", path);
     const char *specs[] = {"mcts:40", "mcts", model, "random", "alphabeta:2"};
     for (int k = 0; k < 5; k++) {
-        brain_opts bo = {.spec = specs[k]};
-        brain *b = brain_new(g, &c, &bo, err, sizeof err);
-        ck_assert_msg(b != NULL, "%s: %s", specs[k], err);
+        char err[512];
+        brain *b = brain_of(g, &c, specs[k], 0);
         player *p = player_new(specs[k], g, &c, net_player_ext(), err, sizeof err);
         ck_assert_msg(p != NULL, "%s: %s", specs[k], err);
         player_reset(p);
@@ -209,80 +186,71 @@ static void *stop_later(void *arg)
     return NULL;
 }
 
+/* brain_choose under ctl (its deadline `deadline` seconds from now when > 0); checks
+ * the move is legal; *dt gets the seconds it took. */
+static void choose_under(brain *b, const game *g, const game_state *s, double budget, player_ctl *ctl,
+                         double deadline, brain_move *m, double *dt)
+{
+    char err[512];
+    uint8_t mask[GAME_MAX_ACTIONS];
+    game_legal(g, s, mask);
+    double t0 = brain_now();
+    if (deadline > 0)
+        ctl->deadline = t0 + deadline;
+    int a = brain_choose(b, s, budget, ctl, m, err, sizeof err);
+    *dt = brain_now() - t0;
+    ck_assert_msg(a >= 0 && mask[a], "%s", err);
+}
+
 /* A player_ctl: the stop flag ends a search (still a legal move), the deadline bounds
  * the budget, progress counts the simulations; a plain player gets the ctl too. */
 START_TEST(ctl_stop_deadline_progress)
 {
-    gz_config c = gomoku_cfg();
-    char err[512];
-    game *g = game_new(&c.game, err, sizeof err);
-    ck_assert_msg(g != NULL, "%s", err);
-    game_state *s = game_state_new(g, NULL);
-    play_moves(g, s, "h8");
-    uint8_t mask[GAME_MAX_ACTIONS];
-    game_legal(g, s, mask);
-    brain_opts bo = {.spec = "mcts:10000000"};
-    brain *b = brain_new(g, &c, &bo, err, sizeof err);
-    ck_assert_msg(b != NULL, "%s", err);
+    gz_config c;
+    game_state *s;
+    game *g = game_at(GOMOKU15, &c, &s, "h8");
+    brain *b = brain_of(g, &c, "mcts:10000000", 0);
     brain_move m;
+    double dt;
 
     /* stopped before it starts: one step (mcts.batch 4 leaves) */
-    player_ctl ctl = {0};
-    atomic_store(&ctl.stop, 1);
-    int a = brain_choose(b, s, -1, &ctl, &m, err, sizeof err);
-    ck_assert_msg(a >= 0 && mask[a], "%s", err);
+    player_ctl stopped = {0};
+    atomic_store(&stopped.stop, 1);
+    choose_under(b, g, s, -1, &stopped, 0, &m, &dt);
     ck_assert(m.searched && m.sims >= 1 && m.sims <= 4);
-    ck_assert_int_eq(atomic_load(&ctl.progress), m.sims);
+    ck_assert_int_eq(atomic_load(&stopped.progress), m.sims);
 
     /* stopped by another thread: within a step of the request */
     brain_reset(b);
-    player_ctl ctl2 = {0};
+    player_ctl watched = {0};
     pthread_t th;
-    double t0 = brain_now();
-    ck_assert_int_eq(pthread_create(&th, NULL, stop_later, &ctl2), 0);
-    a = brain_choose(b, s, -1, &ctl2, &m, err, sizeof err);
-    double dt = brain_now() - t0;
+    ck_assert_int_eq(pthread_create(&th, NULL, stop_later, &watched), 0);
+    choose_under(b, g, s, -1, &watched, 0, &m, &dt);
     pthread_join(th, NULL);
-    ck_assert_msg(a >= 0 && mask[a], "%s", err);
     ck_assert_msg(dt > 0.15 && dt < 0.2 + SLACK, "stopped after %.3f s", dt);
-    ck_assert(atomic_load(&ctl2.progress) > 0);
+    ck_assert(atomic_load(&watched.progress) > 0);
     brain_free(b);
 
     /* a deadline and no cap: the clock alone stops it, and before the deadline */
-    brain_opts open = {.spec = "mcts"};
-    b = brain_new(g, &c, &open, err, sizeof err);
-    ck_assert_msg(b != NULL, "%s", err);
-    player_ctl ctl3 = {0};
-    t0 = brain_now();
-    ctl3.deadline = t0 + 0.3;
-    a = brain_choose(b, s, -1, &ctl3, &m, err, sizeof err);
-    dt = brain_now() - t0;
-    ck_assert_msg(a >= 0 && mask[a], "%s", err);
+    b = brain_of(g, &c, "mcts", 0);
+    player_ctl clocked = {0};
+    choose_under(b, g, s, -1, &clocked, 0.3, &m, &dt);
     ck_assert_msg(dt > 0.1 && dt < 0.3 + SLACK, "took %.3f s of 0.3 s", dt);
     ck_assert_msg(m.sims > 50, "%d simulations: the cap of mcts.simulations stopped it", m.sims);
-    ck_assert(atomic_load(&ctl3.progress) >= m.sims);
-    /* a clocked budget shorter than the deadline wins */
-    player_ctl ctl4 = {0};
-    t0 = brain_now();
-    ctl4.deadline = t0 + 30;
-    a = brain_choose(b, s, 0.2, &ctl4, &m, err, sizeof err);
-    dt = brain_now() - t0;
-    ck_assert_msg(a >= 0 && dt < 0.2 + SLACK, "took %.3f s of 0.2 s", dt);
+    ck_assert(atomic_load(&clocked.progress) >= m.sims);
+    /* a budget shorter than the deadline wins */
+    player_ctl later = {0};
+    choose_under(b, g, s, 0.2, &later, 30, &m, &dt);
+    ck_assert_msg(dt < 0.2 + SLACK, "took %.3f s of 0.2 s", dt);
     brain_free(b);
 
     /* a plain player: alpha-beta to depth 20 stops at the deadline, says how deep */
-    brain_opts ab = {.spec = "alphabeta:20"};
-    b = brain_new(g, &c, &ab, err, sizeof err);
-    ck_assert_msg(b != NULL, "%s", err);
-    player_ctl ctl5 = {0};
-    t0 = brain_now();
-    ctl5.deadline = t0 + 0.3;
-    a = brain_choose(b, s, -1, &ctl5, &m, err, sizeof err);
-    dt = brain_now() - t0;
-    ck_assert_msg(a >= 0 && mask[a], "%s", err);
+    b = brain_of(g, &c, "alphabeta:20", 0);
+    player_ctl deep = {0};
+    choose_under(b, g, s, -1, &deep, 0.3, &m, &dt);
     ck_assert_msg(dt < 0.3 + SLACK, "took %.3f s of 0.3 s", dt);
     ck_assert(!m.searched && m.depth >= 1 && m.depth < 20 && m.ntop >= 1);
-    ck_assert(atomic_load(&ctl5.progress) > 0);
+    ck_assert(atomic_load(&deep.progress) > 0);
     player_info info;
     brain_move_info(&m, &info);
     ck_assert_int_eq(info.depth, m.depth);

@@ -26,9 +26,7 @@
 #include "engine/config.h"
 #include "engine/game.h"
 #include "engine/rng.h"
-#include "nn/checkpoint.h"
-#include "nn/params.h"
-#include "nn/spec.h"
+#include "model_util.h"
 #include "web/web.h"
 
 /* ---- a small HTTP client ---- */
@@ -215,25 +213,6 @@ static void teardown(void)
     ck_assert_int_eq(system(cmd), 0);
 }
 
-/* A tiny random-weight tic-tac-toe model at path. */
-static void write_model(const char *path, const gz_config *c)
-{
-    char err[512];
-    game *g = game_new(&c->game, err, sizeof err);
-    ck_assert_msg(g != NULL, "%s", err);
-    gz_config cc = *c;
-    cc.net.blocks = 1;
-    cc.net.channels = 8;
-    nn_spec s;
-    ck_assert_msg(nn_spec_from_config(&s, &cc.net, g, err, sizeof err) == 0, "%s", err);
-    nn_params *p = nn_params_new(&s, err, sizeof err);
-    ck_assert_msg(p != NULL, "%s", err);
-    nn_params_init_he(p, 11);
-    ck_assert_msg(nn_ckpt_save(path, p, NULL, NULL, 0, err, sizeof err) == 0, "%s", err);
-    nn_params_free(p);
-    game_free(g);
-}
-
 static void write_file(const char *rel, const char *text)
 {
     char path[256];
@@ -252,7 +231,7 @@ START_TEST(transcript_tictactoe)
     web_opts_default(&o);
     char model[128];
     snprintf(model, sizeof model, "%s/model.h5", tmpdir);
-    write_model(model, &o.cfg);
+    model_write_random(model, &o.cfg, 11); /* tic-tac-toe */
     o.model = model;
     start(&o);
 
