@@ -169,7 +169,7 @@ char *arena_record_json(const game *g, const arena_record *rec, player *const *p
     for (int i = 0; i < rec->nmoves; i++)
         cJSON_AddItemToArray(mv, cJSON_CreateString(g->ops->format_move(g, rec->moves[i], buf, sizeof buf)));
     cJSON_AddNumberToObject(o, "opening", rec->opening);
-    /* Seeds go up to 2^53 in the config, so a double holds them exactly. */
+    /* Seeds go up to 2^53 - 1 in the config, so a double holds them exactly. */
     char seed[24]; /* a 64-bit seed does not fit a JSON double exactly: raw digits */
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)rec->seed);
     cJSON_AddRawToObject(o, "seed", seed);

@@ -30,7 +30,7 @@ typedef struct cfg_field {
 #define OFF(f) offsetof(gz_config, f)
 
 static const cfg_field fields[] = {
-    {"seed", T_U64, OFF(seed), 0, 9007199254740992.0, 1, NULL, NULL, NULL,
+    {"seed", T_U64, OFF(seed), 0, 9007199254740991.0, 1, NULL, NULL, NULL,
      "seed of every random source (deterministic given a seed)"},
 
     {"game.name", T_STR, OFF(game.name), 0, 0, 0, "mnk", "mnk|sanling|2048", NULL, "which game"},
@@ -899,7 +899,12 @@ char *cfg_to_json(const gz_config *c)
         const void *p = field_cptr(c, f);
         switch (f->type) {
         case T_INT: cJSON_AddNumberToObject(parent, key, *(const int *)p); break;
-        case T_U64: cJSON_AddNumberToObject(parent, key, (double)*(const uint64_t *)p); break;
+        case T_U64: { /* as digits: cJSON's own printing rounds integers above ~1e15 */
+            char num[32];
+            snprintf(num, sizeof num, "%llu", (unsigned long long)*(const uint64_t *)p);
+            cJSON_AddRawToObject(parent, key, num);
+            break;
+        }
         case T_FLOAT: cJSON_AddNumberToObject(parent, key, *(const double *)p); break;
         case T_BOOL: cJSON_AddBoolToObject(parent, key, *(const bool *)p); break;
         case T_STR: cJSON_AddStringToObject(parent, key, (const char *)p); break;

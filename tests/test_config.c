@@ -177,6 +177,16 @@ START_TEST(set_overrides)
     ck_assert_int_eq(run("config check --set seed=5x", &out), 2);
     ck_assert_msg(strstr(out, "seed") != NULL, "%s", out);
     free(out);
+    /* seeds: every integer up to 2^53 - 1 is exact in a double; 2^53 + 1 would round to
+     * 2^53 and be another seed than the one asked for */
+    ck_assert_int_eq(run("config check --set seed=9007199254740993", &out), 2);
+    ck_assert_msg(strstr(out, "seed") != NULL, "%s", out);
+    free(out);
+    ck_assert_int_eq(run("config check --set seed=9007199254740992", &out), 2);
+    free(out);
+    ck_assert_int_eq(run("config check --set seed=9007199254740991", &out), 0);
+    ck_assert_msg(strstr(out, "9007199254740991") != NULL, "%s", out);
+    free(out);
     ck_assert_int_eq(run("config check --set mcts.c_puct=2.5", &out), 0);
     cJSON *j = cJSON_Parse(out);
     ck_assert_ptr_nonnull(j);

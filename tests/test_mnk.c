@@ -236,7 +236,11 @@ START_TEST(notation_round_trip)
     ck_assert_int_eq(a, 7 * 15 + 7);
     ck_assert_int_eq(g->ops->parse_move(g, "a15", &a, err, sizeof err), 0);
     ck_assert_int_eq(a, 0);
-    const char *bad[] = {"", "z1", "a0", "a16", "p3", "15,0", "0,-1", "h", "8", "h8x", "h 8"};
+    /* numbers past 2^32 must not wrap around into a move on the board (a4294967297 was
+     * a1, 4294967297,0 was b1's neighbour) */
+    const char *bad[] = {"", "z1", "a0", "a16", "p3", "15,0", "0,-1", "h", "8", "h8x", "h 8",
+                         "a4294967297", "a4294967311", "4294967297,0", "0,4294967297",
+                         "a99999999999999999999999", "18446744073709551617,1", "a-1", "a+1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(g->ops->parse_move(g, bad[i], &a, err, sizeof err) == -1, "accepted \"%s\"", bad[i]);
     game_free(g);

@@ -21,11 +21,13 @@
  */
 #include <assert.h>
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../config.h"
 #include "../game.h"
+#include "../parse.h"
 #include "../symmetry.h"
 #include "renju.h"
 #include "threat.h"
@@ -268,34 +270,49 @@ static int mnk_parse_move(const game *g, const char *str, int *action, char *err
 {
     while (isspace((unsigned char)*str))
         str++;
-    int x, y, used = 0;
+    const char *p = str;
+    long long x, y;
     if (isdigit((unsigned char)str[0])) {
-        /* Gomocup: x,y with x the column and y the row from the top, 0-based. */
-        if (sscanf(str, "%d , %d%n", &x, &y, &used) != 2 || str[used + strspn(str + used, " \t\r\n")]) {
+        /* Gomocup: x,y with x the column and y the row from the top, 0-based. Each number
+         * is range-checked as read (a too-large one must not wrap into a move). */
+        int rx = parse_ll_prefix(p, &p, 0, INT_MAX, &x);
+        p += strspn(p, " \t");
+        if (*p != ',') {
             snprintf(err, errlen, "move \"%s\": expected a letter and a number (h8) or x,y", str);
             return -1;
         }
-        if (x < 0 || x >= g->cols || y < 0 || y >= g->rows) {
+        p++;
+        p += strspn(p, " \t");
+        int ry = isdigit((unsigned char)*p) ? parse_ll_prefix(p, &p, 0, INT_MAX, &y) : -2;
+        if (ry == -2 || p[strspn(p, " \t\r\n")]) {
+            snprintf(err, errlen, "move \"%s\": expected a letter and a number (h8) or x,y", str);
+            return -1;
+        }
+        if (rx < 0 || ry < 0 || x >= g->cols || y >= g->rows) {
             snprintf(err, errlen, "move \"%s\": x,y outside the %dx%d board (0-based)", str, g->cols,
                      g->rows);
             return -1;
         }
-        *action = y * g->cols + x;
+        *action = (int)y * g->cols + (int)x;
         return 0;
     }
     int letter = tolower((unsigned char)str[0]);
-    if (letter < 'a' || letter > 'z' || sscanf(str + 1, "%d%n", &y, &used) != 1 ||
-        str[1 + used + strspn(str + 1 + used, " \t\r\n")] || !isdigit((unsigned char)str[1])) {
+    if (letter < 'a' || letter > 'z' || !isdigit((unsigned char)str[1])) {
+        snprintf(err, errlen, "move \"%s\": expected a letter and a number (h8) or x,y", str);
+        return -1;
+    }
+    int ry = parse_ll_prefix(str + 1, &p, 1, INT_MAX, &y);
+    if (p[strspn(p, " \t\r\n")]) {
         snprintf(err, errlen, "move \"%s\": expected a letter and a number (h8) or x,y", str);
         return -1;
     }
     x = letter - 'a';
-    if (x >= g->cols || y < 1 || y > g->rows) {
+    if (ry < 0 || x >= g->cols || y > g->rows) {
         snprintf(err, errlen, "move \"%s\": outside the board (columns a-%c, rows 1-%d)", str,
                  'a' + g->cols - 1, g->rows);
         return -1;
     }
-    *action = (g->rows - y) * g->cols + x;
+    *action = (g->rows - (int)y) * g->cols + (int)x;
     return 0;
 }
 
