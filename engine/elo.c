@@ -97,6 +97,25 @@ int elo_add_game(elo_table *t, int n, const char *const *names, const float *z, 
         snprintf(err, errlen, "a game needs 2 or 3 players, not %d", n);
         return -1;
     }
+    /* outcomes are in [-1, 1] (arena's result); two players' are win/draw/loss, summing to
+     * 0; at least two different players (in three-player games a name may take two seats) */
+    for (int i = 0; i < n; i++)
+        if (!(z[i] >= -1.0f && z[i] <= 1.0f)) {
+            snprintf(err, errlen, "result %g of player %d: outcomes lie in [-1, 1]", (double)z[i], i + 1);
+            return -1;
+        }
+    if (n == 2 && fabsf(z[0] + z[1]) > 1e-6f) {
+        snprintf(err, errlen, "result [%g, %g]: a two-player game's outcomes sum to 0 (win, draw or loss)",
+                 (double)z[0], (double)z[1]);
+        return -1;
+    }
+    bool distinct = false;
+    for (int i = 1; i < n; i++)
+        distinct |= strcmp(names[i], names[0]) != 0;
+    if (!distinct) {
+        snprintf(err, errlen, "player \"%s\" against itself: nothing to rate", names[0]);
+        return -1;
+    }
     int idx[3];
     for (int i = 0; i < n; i++) {
         idx[i] = find_or_add(t, names[i]);

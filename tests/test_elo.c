@@ -224,6 +224,27 @@ START_TEST(results_file)
     ck_assert(elo_load_file(t, path, err, sizeof err) < 0);
     ck_assert_msg(strstr(err, path) && strstr(err, ":5:"), "%s", err);
     elo_table_free(t);
+
+    /* impossible results are refused, naming the line: outcomes outside [-1, 1], two
+     * winners of a two-player game, a player against itself */
+    const char *impossible[] = {
+        "{\"players\":[\"a\",\"b\"],\"result\":[1e308,-1e308]}",
+        "{\"players\":[\"a\",\"b\"],\"result\":[-1,-1]}",
+        "{\"players\":[\"a\",\"b\"],\"result\":[1,1]}",
+        "{\"players\":[\"a\",\"b\"],\"result\":[2,-2]}",
+        "{\"players\":[\"a\",\"a\"],\"result\":[1,-1]}",
+        "{\"players\":[\"a\",\"b\",\"c\"],\"result\":[1,0,-7]}",
+        "{\"players\":[\"a\",\"a\",\"a\"],\"result\":[1,0,-1]}",
+    };
+    for (size_t i = 0; i < sizeof impossible / sizeof *impossible; i++) {
+        f = fopen(path, "w");
+        fprintf(f, "{\"players\":[\"a\",\"b\"],\"result\":[1,-1]}\n%s\n", impossible[i]);
+        fclose(f);
+        t = elo_table_new();
+        ck_assert_msg(elo_load_file(t, path, err, sizeof err) < 0, "accepted %s", impossible[i]);
+        ck_assert_msg(strstr(err, ":2:"), "%s", err);
+        elo_table_free(t);
+    }
     unlink(path);
 
     t = elo_table_new();
