@@ -794,6 +794,116 @@ START_TEST(run_dashboard)
 END_TEST
 
 /* Random and broken requests; the server answers each (or hangs up) and still works. */
+/* Seconds of one request (the median of five). */
+static double request_seconds(const char *path, const char *body, int want_status)
+{
+    double t[5];
+    for (int k = 0; k < 5; k++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        http_resp r = post(port, path, body);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        ck_assert_msg(r.status == want_status, "status %d: %.200s", r.status, r.body);
+        resp_free(&r);
+        t[k] = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+    }
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++)
+            if (t[j] < t[i]) {
+                double x = t[i];
+                t[i] = t[j];
+                t[j] = x;
+            }
+    return t[2];
+}
+
+/* What an adversarial round found (issue 45): numbers that wrap into moves, move lists
+ * that cost quadratic time, NULs inside strings, duplicate keys, a Content-Type matched
+ * by its prefix. Each is refused with a message naming it, and changes nothing. */
+START_TEST(hostile_bodies)
+{
+    web_opts o;
+    web_opts_default(&o);
+    o.max_body = 65536;
+    start(&o);
+    http_resp r;
+    const char *game9 = "\"game\": {\"name\": \"mnk\", \"rows\": 9, \"cols\": 9, \"k\": 5}";
+    /* 2^32 + 1 is not 1: no stone lands on a1 or b3 */
+    r = postf(port, "/api/new", "{%s, \"moves\": [\"a4294967297\"]}", game9);
+    expect_error(&r, 400, "a4294967297");
+    r = postf(port, "/api/new", "{%s, \"moves\": \"h8\"}", game9);
+    ck_assert_int_eq(r.status, 200);
+    char sid[64];
+    snprintf(sid, sizeof sid, "%s", str_of(r.json, "session"));
+    resp_free(&r);
+    r = postf(port, "/api/move", "{\"session\": \"%s\", \"move\": \"4294967297,0\"}", sid);
+    expect_error(&r, 400, "4294967297,0");
+    /* an embedded NUL (\u0000) does not cut a string short */
+    r = postf(port, "/api/new", "{%s, \"moves\": \"a1\\u0000 zz99\"}", game9);
+    expect_error(&r, 400, "\\u0000");
+    r = post(port, "/api/new", "{\"players\": [\"random\\u0000junk\", \"human\"]}");
+    expect_error(&r, 400, "\\u0000");
+    r = postf(port, "/api/move", "{\"session\": \"%s\", \"move\": \"a\\u00001\"}", sid);
+    expect_error(&r, 400, "\\u0000");
+    /* but an escaped backslash before u0000 is six plain characters, and fine */
+    r = postf(port, "/api/move", "{\"session\": \"%s\", \"move\": \"\\\\u0000\"}", sid);
+    expect_error(&r, 400, "cannot read");
+    /* duplicate keys: the second would never be checked */
+    r = postf(port, "/api/move", "{\"session\": \"%s\", \"move\": \"a1\", \"move\": \"zz99\"}", sid);
+    expect_error(&r, 400, "\"move\" appears twice");
+    r = postf(port, "/api/new", "{\"game\": {\"name\": \"mnk\", \"name\": \"2048\"}}");
+    expect_error(&r, 400, "\"name\" appears twice");
+    /* the media type matched exactly, parameters allowed */
+    r = request(port, "POST", "/api/new", "application/jsonx", "{}", NULL);
+    expect_error(&r, 415, "Content-Type");
+    r = request(port, "POST", "/api/new", "application/json-patch+json", "{}", NULL);
+    expect_error(&r, 415, "Content-Type");
+    r = request(port, "POST", "/api/new", "Application/JSON; charset=utf-8", "{}", NULL);
+    ck_assert_int_eq(r.status, 200);
+    resp_free(&r);
+    r = request(port, "POST", "/api/new", "application/json ;charset=utf-8", "{}", NULL);
+    ck_assert_int_eq(r.status, 200);
+    resp_free(&r);
+    /* a 64 KiB list of empty moves: refused at once (more moves than a game can have),
+     * in time linear in the body, not quadratic (it cost 4.5 s a request) */
+    char *big = malloc(65536);
+    size_t n = (size_t)snprintf(big, 65536, "{%s, \"moves\": [", game9);
+    while (n + 8 < 65535) {
+        memcpy(big + n, "\"\",", 3);
+        n += 3;
+    }
+    memcpy(big + n - 1, "]}", 3);
+    r = post(port, "/api/new", big);
+    expect_error(&r, 400, "at most 81 moves");
+    /* linear: the list costs about what parsing the body into nodes costs, measured with
+     * the same 64 KiB list given as "players" (refused by its length at once). Both run
+     * the same allocations; the quadratic walk made the moves 100 times dearer. */
+    char *same = malloc(65536);
+    n = (size_t)snprintf(same, 65536, "{%s, \"players\": [", game9);
+    while (n + 8 < 65535) {
+        memcpy(same + n, "\"\",", 3);
+        n += 3;
+    }
+    memcpy(same + n - 1, "]}", 3);
+    double t_moves = request_seconds("/api/new", big, 400);
+    double t_nodes = request_seconds("/api/new", same, 400);
+    printf("hostile_bodies: a 64 KiB move list took %.4f s, the same list as players %.4f s (%.2fx)\n",
+           t_moves, t_nodes, t_moves / t_nodes);
+    ck_assert_msg(t_moves < 4 * t_nodes + 0.002, "64 KiB of moves: %.4f s, as players: %.4f s", t_moves,
+                  t_nodes);
+    free(same);
+    free(big);
+    /* and /api/load the same way */
+    r = postf(port, "/api/load", "{\"session\": \"%s\", \"moves\": [\"a4294967297\"]}", sid);
+    expect_error(&r, 400, "a4294967297");
+    r = postf(port, "/api/state", "{\"session\": \"%s\"}", sid);
+    ck_assert_int_eq(r.status, 200);
+    const cJSON *mv = cJSON_GetObjectItemCaseSensitive(r.json, "moves");
+    ck_assert_int_eq(cJSON_GetArraySize(mv), 1); /* h8 only: nothing changed */
+    resp_free(&r);
+}
+END_TEST
+
 START_TEST(malformed_requests)
 {
     web_opts o;
@@ -890,6 +1000,7 @@ int main(void)
     tcase_add_test(tc, limits_and_cancel);
     tcase_add_test(tc, seat_plays_vcf_at_once);
     tcase_add_test(tc, run_dashboard);
+    tcase_add_test(tc, hostile_bodies);
     suite_add_tcase(s, tc);
     TCase *fz = tcase_create("fuzz");
     tcase_add_checked_fixture(fz, setup, teardown);

@@ -300,14 +300,21 @@ static int parse_moves(const game *g, const cJSON *f, int *actions, int *n, char
     int count = 0;
     const char **items = NULL;
     if (cJSON_IsArray(f)) {
+        /* walked once (cJSON_GetArrayItem(f, i) walks from the start: quadratic), and no
+         * longer than a game can be */
         count = cJSON_GetArraySize(f);
+        if (count > g->max_game_length) {
+            snprintf(err, errlen, "field \"moves\": %d moves; a game has at most %d moves", count,
+                     g->max_game_length);
+            goto out;
+        }
         items = calloc((size_t)count + 1, sizeof *items);
         if (!items) {
             snprintf(err, errlen, "out of memory");
             goto out;
         }
-        for (int i = 0; i < count; i++) {
-            const cJSON *m = cJSON_GetArrayItem(f, i);
+        int i = 0;
+        for (const cJSON *m = f->child; m; m = m->next, i++) {
             if (!cJSON_IsString(m)) {
                 snprintf(err, errlen, "field \"moves\": item %d is not a string", i + 1);
                 free(items);
@@ -325,8 +332,15 @@ static int parse_moves(const game *g, const cJSON *f, int *actions, int *n, char
             goto out;
         }
         char *save = NULL;
-        for (char *w = strtok_r(words, " \t\r\n;", &save); w; w = strtok_r(NULL, " \t\r\n;", &save))
+        for (char *w = strtok_r(words, " \t\r\n;", &save); w; w = strtok_r(NULL, " \t\r\n;", &save)) {
+            if (count == g->max_game_length) {
+                snprintf(err, errlen, "field \"moves\": more than %d moves; a game has at most %d moves",
+                         count, g->max_game_length);
+                free(items);
+                goto out;
+            }
             items[count++] = w;
+        }
     } else {
         snprintf(err, errlen, "field \"moves\": expected a list of moves [\"h8\", \"h9\"] or a string "
                  "\"h8 h9\"");
@@ -787,6 +801,54 @@ static const api_route routes[] = {
     {"close", api_close, true},
 };
 
+/* Whether the JSON text has a \u0000 escape inside a string: cJSON would decode it into a
+ * NUL that silently cuts the string short ("random\u0000junk" read as "random"). */
+static bool has_nul_escape(const char *p)
+{
+    bool in = false;
+    for (; *p; p++) {
+        if (!in) {
+            in = *p == '"';
+        } else if (*p == '"') {
+            in = false;
+        } else if (*p == '\\') {
+            if (!*++p)
+                return false;
+            if (*p == 'u' && !strncmp(p + 1, "0000", 4))
+                return true;
+        }
+    }
+    return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key that appears twice in one object of v (at any depth), or NULL: the first one
+ * would win and the second never be checked. Sorting the names keeps it n log n. */
+static const char *duplicate_key(const cJSON *v, const char **scratch)
+{
+    if (!cJSON_IsObject(v) && !cJSON_IsArray(v))
+        return NULL;
+    if (cJSON_IsObject(v)) {
+        int n = 0;
+        for (const cJSON *c = v->child; c; c = c->next)
+            scratch[n++] = c->string;
+        qsort(scratch, (size_t)n, sizeof *scratch, by_name);
+        for (int i = 1; i < n; i++)
+            if (!strcmp(scratch[i - 1], scratch[i]))
+                return scratch[i];
+    }
+    for (const cJSON *c = v->child; c; c = c->next) {
+        const char *d = duplicate_key(c, scratch);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
 web_reply web_api(web_server *s, const char *method, const char *path, const char *body)
 {
     const api_route *r = NULL;
@@ -815,6 +877,26 @@ web_reply web_api(web_server *s, const char *method, const char *path, const cha
         cJSON_Delete(x.body);
         return web_error(400, "request body: expected a JSON object {...}");
     }
+    if (body && has_nul_escape(body)) {
+        cJSON_Delete(x.body);
+        return web_error(400, "request body: a string holds \\u0000 (a NUL character), which no "
+                         "field takes");
+    }
+    /* every member of every object is at most one entry of the scratch list: the body's
+     * length bounds their number */
+    const char **names = body ? malloc(sizeof *names * (strlen(body) / 4 + 1)) : NULL;
+    if (body && !names) {
+        cJSON_Delete(x.body);
+        return web_error(503, "out of memory");
+    }
+    const char *dup = names ? duplicate_key(x.body, names) : NULL;
+    if (dup) {
+        web_reply e = web_error(400, "request body: key \"%.60s\" appears twice in one object", dup);
+        free(names);
+        cJSON_Delete(x.body);
+        return e;
+    }
+    free(names);
     web_reply rep;
     if (r->session) {
         const char *id;

@@ -128,6 +128,21 @@ static enum MHD_Result send_json(web_server *s, struct MHD_Connection *c, const 
 
 /* DNS rebinding: a page of another site whose name resolves to 127.0.0.1 would be "same
  * origin" with us; on loopback only Host names that mean this machine are answered. */
+/* Whether a Content-Type header names the media type application/json exactly (any
+ * case), alone or with parameters ("application/json; charset=utf-8"); not a longer
+ * type that starts the same ("application/jsonx"). */
+static bool is_json_type(const char *ct)
+{
+    if (!ct)
+        return false;
+    ct += strspn(ct, " \t");
+    if (strncasecmp(ct, "application/json", 16))
+        return false;
+    ct += 16;
+    ct += strspn(ct, " \t");
+    return *ct == '\0' || *ct == ';';
+}
+
 static bool host_ok(const web_server *s, struct MHD_Connection *c)
 {
     if (!s->loopback)
@@ -198,7 +213,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         } else if (post && cl && strtoull(cl, NULL, 10) > s->o.max_body) {
             early = web_error(413, "request body of %s bytes: the limit is %zu bytes", cl, s->o.max_body);
         } else if (post && !strncmp(url, "/api/", 5) &&
-                   (!ct || strncasecmp(ct, "application/json", 16) != 0)) {
+                   !is_json_type(ct)) {
             /* also what keeps other sites' pages out: a cross-site JSON POST needs a CORS
              * preflight, which this server never grants */
             early = web_error(415, "POST bodies must be JSON: send the header "
