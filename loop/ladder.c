@@ -146,9 +146,15 @@ int run_write_ladder(run_ctx *r, int upto, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (elo_load_file(t, path, err, errlen) < 0) {
-        elo_table_free(t);
-        return -1;
+    /* from the per-generation files, so that an error names the file at fault, not
+     * arena.jsonl, which is made from them */
+    for (int k = 1; k <= upto; k++) {
+        char p[PATH_LEN];
+        join(p, r, "arena/gen_%04d.jsonl", k);
+        if (rundir_exists(p) && elo_load_file(t, p, err, errlen) < 0) {
+            elo_table_free(t);
+            return -1;
+        }
     }
     int np = elo_players(t);
     if (np < 2) {

@@ -1033,6 +1033,27 @@ START_TEST(deep_run_dir)
 }
 END_TEST
 
+/* A garbage line in a generation's arena file: the run stops (exit 1) naming that file
+ * and line, not arena.jsonl, which is made from the per-generation files. */
+START_TEST(arena_error_names_the_file)
+{
+    char rd[300], out[16384], p[400];
+    snprintf(rd, sizeof rd, "%s/bad_arena", dir);
+    const char *fewer[] = {"--set", "arena.games=2", "--set", "selfplay.games=4", NULL};
+    int rc = gz_run(rd, 2, NULL, fewer, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    int lines = count_lines_rel(rd, "arena/gen_0001.jsonl");
+    FILE *f = fopen(pathf(p, sizeof p, rd, "arena/gen_0001.jsonl"), "ab");
+    fputs("{\"players\": \"garbage\"}\n", f);
+    fclose(f);
+    rc = gz_run(rd, 3, NULL, fewer, 0, out, sizeof out);
+    char want[64];
+    snprintf(want, sizeof want, "arena/gen_0001.jsonl:%d", lines + 1);
+    ck_assert_msg(rc == 1 && strstr(out, want) && !strstr(out, "arena.jsonl:"), "exit %d:\n%s", rc, out);
+    ck_assert_int_eq(count_tmp(rd), 0);
+}
+END_TEST
+
 /* The pid holding RUN_DIR/lock (an fcntl write lock), 0 when nobody holds it. */
 static long lock_holder(const char *rd)
 {
@@ -1236,6 +1257,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, extend_finished_run);
     tcase_add_test(tc, corrupt_sample_file);
     tcase_add_test(tc, deep_run_dir);
+    tcase_add_test(tc, arena_error_names_the_file);
     tcase_add_test(tc, lock_two_runs);
     tcase_add_test(tc, lock_refusal_writes_nothing);
     tcase_add_test(tc, run_disk_full);

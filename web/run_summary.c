@@ -10,6 +10,7 @@
  * training-loss curve; and the games of the newest arena file (for replays). Elo is
  * computed here from the finished arena files (engine/elo.h), so the dashboard is
  * never behind ratings.csv. Cached for half a second: many tabs cost one reading. */
+#include <ctype.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "engine/elo.h"
+#include "engine/parse.h"
 #include "loop/rundata.h"
 #include "loop/rundir.h"
 #include "web_impl.h"
@@ -43,13 +45,12 @@ static int highest_generation(const char *dir, const char *sub, const char *ext)
     int best = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        int gen, used = 0;
-        char tail[16] = "";
-        if (sscanf(de->d_name, "gen_%d%n", &gen, &used) == 1 && gen > best && gen <= RUN_MAX_GENERATIONS) {
-            snprintf(tail, sizeof tail, "%s", de->d_name + used);
-            if (!strcmp(tail, ext)) /* "gen_0003.h5", never "gen_0003.h5.tmp" */
-                best = gen;
-        }
+        long long gen;
+        const char *tail;
+        if (!strncmp(de->d_name, "gen_", 4) && isdigit((unsigned char)de->d_name[4]) &&
+            parse_ll_prefix(de->d_name + 4, &tail, 0, RUN_MAX_GENERATIONS, &gen) == 0 && gen > best &&
+            !strcmp(tail, ext)) /* "gen_0003.h5", never "gen_0003.h5.tmp" */
+            best = (int)gen;
     }
     closedir(d);
     return best;
@@ -91,7 +92,27 @@ static cJSON *build(web_server *s)
     cJSON_AddNumberToObject(o, "seconds", cJSON_IsNumber(sec_item) ? sec_item->valuedouble : 0);
     cJSON_Delete(clock);
 
-    int G = highest_generation(dir, "arena", ".jsonl");
+    /* the arena files that can be read: an invalid one (named in the warnings) counts for
+     * nothing, not for a generation, its games or a promotion; the valid ones' games go
+     * into the Elo table */
+    int ga = highest_generation(dir, "arena", ".jsonl");
+    bool *arena_ok = calloc((size_t)ga + 1, sizeof *arena_ok);
+    elo_table *t = elo_table_new();
+    int G = 0;
+    for (int k = 1; t && arena_ok && k <= ga; k++) {
+        if (!exists(dir, "arena/gen_%04d.jsonl", k))
+            continue;
+        char ap[WEB_PATH_LEN + 32];
+        snprintf(ap, sizeof ap, "%s/arena/gen_%04d.jsonl", dir, k);
+        elo_table *chk = elo_table_new(); /* first alone: a bad line must not leave half a file */
+        if (chk && elo_load_file(chk, ap, err, sizeof err) < 0) {
+            cJSON_AddItemToArray(warnings, cJSON_CreateString(err));
+        } else if (chk && elo_load_file(t, ap, err, sizeof err) >= 0) {
+            arena_ok[k] = true;
+            G = k;
+        }
+        elo_table_free(chk);
+    }
     int gm = highest_generation(dir, "models", ".h5"), gd = highest_generation(dir, "data", ".h5");
     G = gm > G ? gm : G;
     G = gd > G ? gd : G;
@@ -179,18 +200,9 @@ static cJSON *build(web_server *s)
         cJSON_Delete(events[i]);
     free(events);
 
-    /* Elo from the finished arena files */
-    elo_table *t = elo_table_new();
+    /* Elo from the valid arena files */
     int np = 0;
     elo_rating *rt = NULL;
-    for (int k = 1; t && k <= G; k++) {
-        if (!exists(dir, "arena/gen_%04d.jsonl", k))
-            continue;
-        char ap[WEB_PATH_LEN + 32];
-        snprintf(ap, sizeof ap, "%s/arena/gen_%04d.jsonl", dir, k);
-        if (elo_load_file(t, ap, err, sizeof err) < 0)
-            cJSON_AddItemToArray(warnings, cJSON_CreateString(err));
-    }
     if (t && (np = elo_players(t)) >= 2 && (rt = calloc((size_t)np, sizeof *rt))) {
         elo_opts eo = elo_default_opts();
         if (elo_compute(t, &eo, rt, err, sizeof err) < 0) {
@@ -221,7 +233,7 @@ static cJSON *build(web_server *s)
         cJSON_AddNumberToObject(row, "generation", k);
         cJSON_AddBoolToObject(row, "data", k > 0 && rd_selfplay_done(dir, k));
         cJSON_AddBoolToObject(row, "model", exists(dir, "models/gen_%04d.h5", k));
-        bool arena = k > 0 && exists(dir, "arena/gen_%04d.jsonl", k);
+        bool arena = k > 0 && k <= ga && arena_ok && arena_ok[k];
         cJSON_AddBoolToObject(row, "arena_done", arena);
         if (arena) {
             double score;
@@ -259,6 +271,7 @@ static cJSON *build(web_server *s)
     cJSON_AddNumberToObject(o, "best", best);
     free(rt);
     elo_table_free(t);
+    free(arena_ok);
     free(rows);
     cJSON_AddItemToObject(o, "losses", losses);
 
