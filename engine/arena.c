@@ -4,10 +4,12 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -186,6 +188,40 @@ double arena_score(const arena_tally *t, int nplayers)
     return t->games ? t->outcome_sum / t->games : 0.0;
 }
 
+/* Appends line and a newline to fd as one record: all of it or, when a write fails (a
+ * full disk may take part of it first), none of it (the file is cut back to where it
+ * was), so the results file only ever holds whole games. 0, or -1 with errno set. */
+static int append_line(int fd, const char *line)
+{
+    size_t n = strlen(line);
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(buf, line, n);
+    buf[n++] = '\n';
+    off_t before = lseek(fd, 0, SEEK_END);
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, buf + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : ENOSPC;
+            if (before >= 0 && ftruncate(fd, before) != 0) {
+                /* the cut failed too: the reason of the first failure still stands */
+            }
+            free(buf);
+            errno = e;
+            return -1;
+        }
+        done += (size_t)k;
+    }
+    free(buf);
+    return 0;
+}
+
 int arena_run(const game *g, player *const *players, int nplayers, const arena_opts *o,
               arena_tally *tallies, char *err, size_t errlen)
 {
@@ -199,18 +235,18 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         return -1;
     }
     memset(tallies, 0, sizeof *tallies * (size_t)nplayers);
-    FILE *out = NULL;
+    int out = -1;
     if (o->results_path) {
-        out = fopen(o->results_path, "a");
-        if (!out) {
+        out = open(o->results_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (out < 0) {
             snprintf(err, errlen, "results file %s: %s", o->results_path, strerror(errno));
             return -1;
         }
     }
     int *moves = malloc(sizeof(int) * (size_t)g->max_game_length);
     if (!moves) {
-        if (out)
-            fclose(out);
+        if (out >= 0)
+            close(out);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -281,11 +317,14 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         if (o->sprt && nplayers == 2 && i % 2 == 1 &&
             elo_sprt_decide(o->sprt, tallies[0].wins, tallies[0].draws, tallies[0].losses, NULL) != 0)
             stop_after = 1;
-        if (out) {
+        if (out >= 0) {
             char *line = arena_record_json(g, &rec, players);
-            if (!line || fprintf(out, "%s\n", line) < 0 || fflush(out) != 0) {
-                snprintf(err, errlen, "results file %s: %s", o->results_path,
-                         line ? strerror(errno) : "out of memory");
+            if (!line) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            } else if (append_line(out, line) < 0) {
+                snprintf(err, errlen, "results file %s: %s (the games before this one are kept)",
+                         o->results_path, strerror(errno));
                 rc = -1;
             }
             free(line);
@@ -299,7 +338,7 @@ int arena_run(const game *g, player *const *players, int nplayers, const arena_o
         }
     }
     free(moves);
-    if (out && fclose(out) != 0 && rc == 0) {
+    if (out >= 0 && close(out) != 0 && rc == 0) {
         snprintf(err, errlen, "results file %s: %s", o->results_path, strerror(errno));
         rc = -1;
     }

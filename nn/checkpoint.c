@@ -69,7 +69,7 @@ static int finish_write(hid_t f, int rc, bool discarded, hid_t mg, hid_t lcpl, c
                         const char *path, char *err, size_t errlen)
 {
     if (rc == 0 && H5Fflush(f, H5F_SCOPE_LOCAL) < 0)
-        rc = gz_fail(err, errlen, "%s: cannot write %s (disk full?)", path, tmp);
+        rc = gz_fail(err, errlen, "%s: cannot write %s: %s", path, tmp, nn_h5_reason());
     if (rc != 0 && !discarded)
         nn_h5_discard(f);
     if (mg >= 0)
@@ -77,7 +77,7 @@ static int finish_write(hid_t f, int rc, bool discarded, hid_t mg, hid_t lcpl, c
     if (lcpl >= 0)
         H5Pclose(lcpl);
     if (H5Fclose(f) < 0 && rc == 0)
-        rc = gz_fail(err, errlen, "%s: error closing %s (disk full?)", path, tmp);
+        rc = gz_fail(err, errlen, "%s: error closing %s: %s", path, tmp, nn_h5_reason());
     if (rc == 0 && rename(tmp, path) != 0)
         rc = gz_fail(err, errlen, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
     if (rc != 0)
@@ -158,14 +158,14 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     hid_t mg = H5Gcreate2(f, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (!spec || lcpl < 0 || mg < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0) {
-        gz_fail(err, errlen, "%s: cannot write /meta", path);
+        gz_fail(err, errlen, "%s: cannot write /meta: %s", path, nn_h5_reason());
         goto out;
     }
     if (nn_h5_attr_put_str(mg, "format", NN_CKPT_FORMAT) || nn_h5_attr_put_i64(mg, "version", NN_CKPT_VERSION) ||
         nn_h5_attr_put_str(mg, "spec", spec) || nn_h5_attr_put_i64(mg, "generation", meta->generation) ||
         nn_h5_attr_put_i64(mg, "step", meta->step) || nn_h5_attr_put_str(mg, "parent", meta->parent) ||
         nn_h5_attr_put_i64(mg, "checksum", (int64_t)nn_params_checksum(p))) {
-        gz_fail(err, errlen, "%s: cannot write the /meta attributes", path);
+        gz_fail(err, errlen, "%s: cannot write the /meta attributes: %s", path, nn_h5_reason());
         goto out;
     }
     for (int i = 0; i < L->ntensors; i++) {
@@ -176,12 +176,12 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         for (int k = 0; k < t->ndim; k++)
             dims[k] = (hsize_t)t->shape[k];
         if (write_dataset(f, lcpl, dp, t->ndim, dims, nn_tensor_cptr(L, p->data, i), &discarded) < 0) {
-            gz_fail(err, errlen, "%s: cannot write dataset %s", path, dp);
+            gz_fail(err, errlen, "%s: cannot write dataset %s: %s", path, dp, nn_h5_reason());
             goto out;
         }
     }
     if (nn_params_calibrated(p) && write_calib(f, lcpl, p->calib, &discarded) < 0) {
-        gz_fail(err, errlen, "%s: cannot write the int8 calibration /quant", path);
+        gz_fail(err, errlen, "%s: cannot write the int8 calibration /quant: %s", path, nn_h5_reason());
         goto out;
     }
     for (int i = 0; i < nextra; i++) {
@@ -189,7 +189,7 @@ int nn_ckpt_save(const char *path, const nn_params *p, const nn_ckpt_meta *meta,
         snprintf(dp, sizeof dp, "/optim/%s", extra[i].name);
         hsize_t dims[1] = {(hsize_t)extra[i].count};
         if (write_dataset(f, lcpl, dp, 1, dims, extra[i].data, &discarded) < 0) {
-            gz_fail(err, errlen, "%s: cannot write dataset %s", path, dp);
+            gz_fail(err, errlen, "%s: cannot write dataset %s: %s", path, dp, nn_h5_reason());
             goto out;
         }
     }

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE /* memfd_create */
 #include "h5util.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +16,36 @@ void nn_h5_quiet(void)
      * to flush. Only takes effect before HDF5's first use in the process. */
     H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static _Thread_local char reason[256];
+
+/* The innermost error that quotes the system's message (walking up from the most
+ * specific): its text into reason. */
+static herr_t find_reason(unsigned n, const H5E_error2_t *e, void *found)
+{
+    (void)n;
+    const char *q = e->desc ? strstr(e->desc, "error message = '") : NULL;
+    if (!q || *(int *)found)
+        return 0;
+    q += strlen("error message = '");
+    size_t len = strcspn(q, "'");
+    if (len >= sizeof reason)
+        len = sizeof reason - 1;
+    memcpy(reason, q, len);
+    reason[len] = 0;
+    *(int *)found = 1;
+    return 0;
+}
+
+const char *nn_h5_reason(void)
+{
+    int e = errno, found = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, find_reason, &found);
+    if (!found)
+        snprintf(reason, sizeof reason, "%s", e ? strerror(e) : "HDF5 error");
+    errno = e;
+    return reason;
 }
 
 int nn_h5_discard(hid_t f)

@@ -22,6 +22,11 @@ void nn_h5_quiet(void);
  * driver. Returns 0, or -1 when the descriptor could not be replaced (the closes may
  * then fail as before). */
 int nn_h5_discard(hid_t f);
+/* Why the HDF5 call that just failed failed, for a message: the system's error text
+ * when HDF5's error stack holds one (a write's "errno = 28, error message = 'No space
+ * left on device'"), else errno's text when errno is set, else "HDF5 error". The text
+ * lives in a thread-local buffer until the next call. */
+const char *nn_h5_reason(void);
 /* Writes a scalar fixed-length string attribute. Returns 0 or -1. */
 int nn_h5_attr_put_str(hid_t loc, const char *name, const char *val);
 /* Writes a scalar 64-bit integer attribute. Returns 0 or -1. */

@@ -223,7 +223,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
     snprintf(w->tmp, tl, "%s.tmp", path);
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) {
-        gz_fail(err, errlen, "%s: cannot create (%s)", w->tmp, errno ? strerror(errno) : "HDF5 error");
+        gz_fail(err, errlen, "%s: cannot create: %s", w->tmp, nn_h5_reason());
         unlink(w->tmp); /* created, but its first write failed */
         writer_free(w);
         return NULL;
@@ -275,7 +275,7 @@ sp_writer *sp_writer_open(const char *path, const game *g, const char *game_conf
             H5Pclose(pl);
     }
     if (bad) {
-        gz_fail(err, errlen, "%s: cannot write the file's attributes and datasets (HDF5 error)", w->tmp);
+        gz_fail(err, errlen, "%s: cannot write the file's attributes and datasets: %s", w->tmp, nn_h5_reason());
         sp_writer_abort(w);
         return NULL;
     }
@@ -314,8 +314,8 @@ static int writer_flush(sp_writer *w, char *err, size_t errlen)
         if (ms >= 0)
             H5Sclose(ms);
         if (!ok)
-            return gz_fail(err, errlen, "%s: cannot write dataset %s (disk full? HDF5 error)", w->tmp,
-                        ds_names[i]);
+            return gz_fail(err, errlen, "%s: cannot write dataset %s: %s", w->tmp,
+                        ds_names[i], nn_h5_reason());
     }
     w->written += w->nbuf;
     w->nbuf = 0;
@@ -477,12 +477,12 @@ int sp_writer_close(sp_writer *w, char *err, size_t errlen)
     }
     if ((w->games >= 0 && nn_h5_attr_put_i64(w->file, "games", w->games) < 0) ||
         nn_h5_attr_put_i64(w->file, "complete", 1) < 0 || H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0) {
-        gz_fail(err, errlen, "%s: cannot finish the file (HDF5 error)", w->tmp);
+        gz_fail(err, errlen, "%s: cannot finish the file: %s", w->tmp, nn_h5_reason());
         sp_writer_abort(w);
         return -1;
     }
     if (writer_close_h5(w) < 0) {
-        gz_fail(err, errlen, "%s: cannot finish the file (closing it failed: disk full?)", w->tmp);
+        gz_fail(err, errlen, "%s: cannot finish the file (closing it failed): %s", w->tmp, nn_h5_reason());
         unlink(w->tmp);
         writer_free(w);
         return -1;
@@ -1096,7 +1096,7 @@ int sp_writer_put_resign_checks(sp_writer *w, const sp_resign_check *c, int n, c
         H5Sclose(sp);
     free(buf);
     if (!ok)
-        return gz_fail(err, errlen, "%s: cannot write dataset resign_checks (disk full? HDF5 error)", w->tmp);
+        return gz_fail(err, errlen, "%s: cannot write dataset resign_checks: %s", w->tmp, nn_h5_reason());
     return 0;
 }
 

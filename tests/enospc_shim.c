@@ -5,7 +5,8 @@
  * With GZ_ENOSPC_LOG=FILE it appends the size of every such write to FILE, one a line,
  * so a test can aim a failure at each write in turn. write, pwrite and pwrite64 are
  * wrapped: HDF5's default driver writes with pwrite; glibc's stdio calls its internal
- * write and is not affected. Writes are all-or-nothing. */
+ * write and is not affected. Writes are all-or-nothing, unless GZ_ENOSPC_PARTIAL is set
+ * (then the write that meets the limit is short). */
 #define _GNU_SOURCE
 #undef _FILE_OFFSET_BITS /* pwrite and pwrite64 are wrapped as the two symbols they are */
 #include <dlfcn.h>
@@ -52,21 +53,29 @@ static void shim_log(size_t n)
     close(fd);
 }
 
-/* 0: let the write of n bytes to fd through; -1: refuse it with ENOSPC. */
-static int shim_check(int fd, size_t n)
+/* How much of a write of n bytes to fd goes through: n, or -1 (refused with ENOSPC); with
+ * GZ_ENOSPC_PARTIAL set, the write that crosses the budget writes what fits (a short
+ * write, as a real disk does) and only the next one is refused. */
+static ssize_t shim_check(int fd, size_t n)
 {
     if (n == 0 || !shim_matches(fd))
-        return 0;
+        return (ssize_t)n;
     const char *after = getenv("GZ_ENOSPC_AFTER");
     long long budget = after ? atoll(after) : -1;
     long long done = __atomic_fetch_add(&shim_written, (long long)n, __ATOMIC_SEQ_CST);
     if (budget >= 0 && done + (long long)n > budget) {
+        long long fits = budget - done;
+        if (getenv("GZ_ENOSPC_PARTIAL") && fits > 0) {
+            __atomic_fetch_sub(&shim_written, (long long)n - fits, __ATOMIC_SEQ_CST);
+            shim_log((size_t)fits);
+            return (ssize_t)fits;
+        }
         __atomic_fetch_sub(&shim_written, (long long)n, __ATOMIC_SEQ_CST);
         errno = ENOSPC;
         return -1;
     }
     shim_log(n);
-    return 0;
+    return (ssize_t)n;
 }
 
 ssize_t write(int fd, const void *buf, size_t n)
@@ -74,7 +83,8 @@ ssize_t write(int fd, const void *buf, size_t n)
     static write_fn real;
     if (!real)
         *(void **)&real = dlsym(RTLD_NEXT, "write");
-    return shim_check(fd, n) < 0 ? -1 : real(fd, buf, n);
+    ssize_t k = shim_check(fd, n);
+    return k < 0 ? -1 : real(fd, buf, (size_t)k);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
@@ -82,7 +92,8 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
     static pwrite_fn real;
     if (!real)
         *(void **)&real = dlsym(RTLD_NEXT, "pwrite");
-    return shim_check(fd, n) < 0 ? -1 : real(fd, buf, n, off);
+    ssize_t k = shim_check(fd, n);
+    return k < 0 ? -1 : real(fd, buf, (size_t)k, off);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
@@ -90,5 +101,6 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
     static ssize_t (*real)(int, const void *, size_t, off64_t);
     if (!real)
         *(void **)&real = dlsym(RTLD_NEXT, "pwrite64");
-    return shim_check(fd, n) < 0 ? -1 : real(fd, buf, n, off);
+    ssize_t k = shim_check(fd, n);
+    return k < 0 ? -1 : real(fd, buf, (size_t)k, off);
 }

@@ -3,8 +3,8 @@
  * into its temporary files (names containing ".tmp") fail with ENOSPC after a given
  * number of bytes; and a sweep that first logs every such write of a command, then runs
  * the command again once per write with that write failing, checking each time: exit
- * 1 (never a signal: the crash in HDF5's exit handler), a message, and no .tmp file
- * left in the output directory. Header-only, static. */
+ * 1 (never a signal: the crash in HDF5's exit handler), a message that gives the
+ * reason (ENOSPC's text), and no .tmp file left in the output directory. Header-only, static. */
 #ifndef GZ_TESTS_ENOSPC_UTIL_H
 #define GZ_TESTS_ENOSPC_UTIL_H
 
@@ -111,7 +111,8 @@ typedef void (*enospc_prepare_fn)(const char *outdir);
 
 /* The sweep: args once with every .tmp write logged (it must succeed), then once per
  * logged write k (every `stride`-th one; 1: all) with write k failing. Each failing run
- * must exit 1 with "gridzero:" in its output and leave no .tmp under outdir. `check`
+ * must exit 1 with "gridzero:" and "No space left on device" in its output and leave no
+ * .tmp under outdir. `check`
  * (may be NULL) then looks at the directory (resume it, say). Prints the number of
  * failure points and the distinct messages (digits dropped) to stderr, under `what`.
  * Returns the number of failure points tried. */
@@ -148,6 +149,10 @@ static int enospc_sweep(const char *what, const char *const *args, const char *o
                           k, n, before, rc, text);
             const char *m = strstr(text, "gridzero:");
             ck_assert_msg(m != NULL, "%s: write %d failing: no message:\n%s", what, k, text);
+            /* the reason, as the system gave it, not just "cannot write" */
+            ck_assert_msg(strstr(m, "No space left on device") != NULL,
+                          "%s: write %d failing: the message does not say the disk is full:\n%s",
+                          what, k, text);
             ck_assert_msg(enospc_count_tmp(outdir) == 0, "%s: write %d failing left a .tmp file",
                           what, k);
             char word[256];

@@ -524,6 +524,66 @@ START_TEST(arena_command_results_and_elo)
 }
 END_TEST
 
+/* A full disk while the results file is appended: the game that did not fit is cut back
+ * out (a real disk takes part of a write first: the shim's partial mode), the file holds
+ * the whole games before it, and the command exits 1 saying why. */
+START_TEST(arena_results_on_a_full_disk)
+{
+    const char *shim = getenv("GZ_ENOSPC_SHIM");
+    ck_assert_msg(shim != NULL, "GZ_ENOSPC_SHIM not set (run through meson test)");
+    char path[] = "/tmp/gz_test_full_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    unlink(path);
+    char args[512], *out, *err;
+    snprintf(args, sizeof args, "arena alphabeta random --games 4 --results %s", path);
+    ck_assert_int_eq(run_bin(args, NULL, &out, &err), 0);
+    free(out);
+    free(err);
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    long len[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        len[i] = (long)strlen(line);
+    }
+    fclose(f);
+    unlink(path);
+    /* the same games again, the disk full in the middle of the third */
+    char budget[32];
+    snprintf(budget, sizeof budget, "%ld", len[0] + len[1] + len[2] / 2);
+    setenv("LD_PRELOAD", shim, 1);
+    setenv("GZ_ENOSPC_MATCH", path, 1);
+    setenv("GZ_ENOSPC_AFTER", budget, 1);
+    setenv("GZ_ENOSPC_PARTIAL", "1", 1);
+    int rc = run_bin(args, NULL, &out, &err);
+    unsetenv("LD_PRELOAD");
+    unsetenv("GZ_ENOSPC_MATCH");
+    unsetenv("GZ_ENOSPC_AFTER");
+    unsetenv("GZ_ENOSPC_PARTIAL");
+    ck_assert_msg(rc == 1 && strstr(err, "No space left on device") && strstr(err, path), "exit %d: %s",
+                  rc, err);
+    free(out);
+    free(err);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int n = 0;
+    long total = 0;
+    while (fgets(line, sizeof line, f)) {
+        ck_assert_msg(line[strlen(line) - 1] == '\n', "a cut line: %s", line);
+        cJSON *g = cJSON_Parse(line);
+        ck_assert_msg(g != NULL, "%s", line);
+        cJSON_Delete(g);
+        total += (long)strlen(line);
+        n++;
+    }
+    fclose(f);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(total, len[0] + len[1]);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(arena_command_bad_input)
 {
     struct {
@@ -636,6 +696,7 @@ int main(void)
     tcase_add_test(tc, arena_command_per_player_settings);
     tcase_add_test(tc, arena_command_three_players);
     tcase_add_test(tc, arena_command_results_and_elo);
+    tcase_add_test(tc, arena_results_on_a_full_disk);
     tcase_add_test(tc, arena_command_bad_input);
     tcase_add_test(tc, play_through_a_pipe);
     tcase_add_test(tc, opening_book_both_colours);
