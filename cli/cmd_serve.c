@@ -124,15 +124,16 @@ int cmd_serve(int argc, char **argv)
     if (cli_load_config(&o.cfg, cfg_path, sets, nsets))
         goto out;
     o.cfg_name = cfg_path;
-    if (!web_is_loopback(o.bind))
-        fprintf(stderr, "serve: warning: listening on %s, not loopback: anyone who can reach this "
-                        "machine can use the page and its searches\n", o.bind);
     char err[1024];
     web_server *s = web_start(&o, err, sizeof err);
     if (!s) {
         cli_error("serve: %s", err);
         goto out;
     }
+    /* only once the address is known to be good and bound */
+    if (!web_is_loopback(o.bind))
+        fprintf(stderr, "serve: warning: listening on %s, not loopback: anyone who can reach this "
+                        "machine can use the page and its searches\n", o.bind);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

@@ -28,6 +28,7 @@
 #include "engine/rng.h"
 #include "model_util.h"
 #include "web/web.h"
+#include "cli_util.h"
 
 /* ---- a small HTTP client ---- */
 
@@ -814,6 +815,19 @@ START_TEST(run_dashboard)
 }
 END_TEST
 
+/* serve with a bad --bind address: refused (exit 2) with no "not loopback" warning first
+ * (it came before the address was checked). */
+START_TEST(serve_bad_bind)
+{
+    char *out, *err;
+    int rc = run_bin("serve --bind 999.1.1.1 --port 0", NULL, &out, &err);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(err, "999.1.1.1") && !strstr(err, "not loopback"), "%s", err);
+    free(out);
+    free(err);
+}
+END_TEST
+
 /* Seconds of one request to path with body a and with body b, taken in turns (the same
  * conditions for both), the fastest of seven each: what each costs, not the noise. */
 static void request_pair_seconds(const char *path, const char *a, const char *b, int want_status,
@@ -1018,6 +1032,7 @@ int main(void)
     tcase_add_test(tc, seat_plays_vcf_at_once);
     tcase_add_test(tc, run_dashboard);
     tcase_add_test(tc, hostile_bodies);
+    tcase_add_test(tc, serve_bad_bind);
     suite_add_tcase(s, tc);
     TCase *fz = tcase_create("fuzz");
     tcase_add_checked_fixture(fz, setup, teardown);
