@@ -313,7 +313,9 @@ mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, si
     }
     int64_t edges = p->max_edges;
     if (edges == 0) {
-        int per = t->A < 256 ? t->A : 256;
+        /* a node can have every action as an edge (an early node on a big board: 625 on
+         * 25x25); the memory is only reserved, pages are touched as edges are used */
+        int per = t->A;
         edges = nodes * (g->max_chance > per ? g->max_chance : per);
     }
     if (edges > INT32_MAX)

@@ -249,8 +249,9 @@ typedef struct mcts_batch mcts_batch;  /* opaque: leaf buffers for one evaluator
  * seeded with seed, and the root set to g's start position (game_init with that rng).
  * Automatic capacities: max_nodes = 2 * (simulations + batch) + 64 (one search creates
  * at most one node per playout; the factor 2 leaves room for a reused subtree) and
- * max_edges = max_nodes * min(actions, 256). Memory: 48 bytes a node, 8 an edge (Gomoku
- * 15x15, 800 simulations, batch 16: about 3 MB a tree). Returns NULL with a message in
+ * max_edges = max_nodes * actions (or the most chance outcomes, if more), so a search
+ * never runs out of edges. Memory: 48 bytes a node, 8 an edge, reserved (only what the
+ * tree uses is touched): Gomoku 15x15, 800 simulations, batch 16: at most 3 MB a tree. Returns NULL with a message in
  * err on bad params or out of memory. Free with mcts_free. */
 mcts *mcts_new(const game *g, const mcts_params *p, uint64_t seed, char *err, size_t errlen);
 /* Accepts NULL. */

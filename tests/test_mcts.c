@@ -1920,6 +1920,27 @@ START_TEST(gumbel_interior_in_search)
 }
 END_TEST
 
+/* The automatic arena holds a whole search on a board of more than 256 points: 25x25
+ * with 10,000 simulations made every one (it stopped at about 8,250, the edges sized at
+ * 256 a node while an early node has 625). */
+START_TEST(automatic_arena_fits_large_boards)
+{
+    game *g = make(25, 25, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    mcts_params p = params(10000);
+    mcts_result res;
+    float pi[625];
+    game_state *s = game_state_new(g, NULL);
+    search_once(g, s, &e, p, 3, &res, pi);
+    free(s);
+    ck_assert(!res.stats.arena_full);
+    ck_assert_int_eq(res.stats.simulations, 10000);
+    game_free(g);
+}
+END_TEST
+
 START_TEST(tree_invariants_through_games)
 {
     game *g = make(9, 9, 4);
@@ -2385,6 +2406,7 @@ int main(void)
     tcase_add_test(tc, gumbel_interior_in_search);
     tcase_add_test(tc, gumbel_interior_all_children);
     tcase_add_test(tc, small_arenas_through_games);
+    tcase_add_test(tc, automatic_arena_fits_large_boards);
     tcase_add_test(tc, vcf_root_plays_the_proven_win);
     tcase_add_test(tc, vcf_leaf_proves_nodes);
     tcase_add_test(tc, vct_root_plays_the_proven_win);
