@@ -22,7 +22,9 @@ static int info_model(const char *path)
     printf("  input       %d planes, %dx%d board, %s lattice%s\n", s->planes, s->rows, s->cols,
            nn_lattice_name(s->lattice),
            s->lattice == GAME_LATTICE_HEX ? " (masked 3x3 kernels: 7 live taps)" : "");
-    if (s->rule[0])
+    if (s->rule[0] && s->k > 0)
+        printf("  rule        %s, %d in a row (refused under any other rule or k)\n", s->rule, s->k);
+    else if (s->rule[0])
         printf("  rule        %s (refused under any other rule)\n", s->rule);
     printf("  trunk       3x3 stem + %d %s block%s x %d channels\n", s->blocks, nn_trunk_name(s->trunk),
            s->blocks == 1 ? "" : "s", s->channels);

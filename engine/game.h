@@ -176,6 +176,8 @@ struct game {
                             forbidden points): random playouts sample moves by trying them */
     char rule[GAME_NAME_LEN]; /* the rule variant a model must have been trained under
                                  (m,n,k: "freestyle", "exact", "renju", "caro"); "" none */
+    int k;               /* m,n,k: stones in a row to win, which a model must have been
+                            trained for too; 0 for other games */
     void *data;          /* game-private immutable data (owned, freed by destroy) */
 };
 

@@ -86,6 +86,9 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
         snprintf(err, errlen, "%s", why);
         return -1;
     }
+    char note[256];
+    if (nn_spec_game_note(&p->layout.spec, g, note, sizeof note)) /* it runs: say so, once */
+        fprintf(stderr, "gridzero: note: model %s: %s\n", path, note);
     net_eval_opts o;
     evaluator *e = NULL;
     if (net_eval_opts_from_config(&o, cfg, why, sizeof why) == 0) {

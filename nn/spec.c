@@ -131,6 +131,7 @@ int nn_spec_from_config(nn_spec *s, const cfg_net *net, const game *g, char *err
     s->players = g->players;
     s->actions = g->actions;
     snprintf(s->rule, sizeof s->rule, "%s", g->rule);
+    s->k = g->k;
     s->blocks = net->blocks;
     s->channels = net->channels;
     s->head_channels = net->head_channels;
@@ -214,6 +215,8 @@ char *nn_spec_to_json(const nn_spec *s)
         cJSON_AddBoolToObject(o, "aux_owner", 1);
     if (s->rule[0])
         cJSON_AddStringToObject(o, "rule", s->rule);
+    if (s->k > 0) /* absent: not an m,n,k model, or one from before the key */
+        cJSON_AddNumberToObject(o, "k", s->k);
     char *txt = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return txt;
@@ -311,6 +314,16 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen)
         }
         snprintf(s->rule, sizeof s->rule, "%s", rule->valuestring);
     }
+    /* "k" came after the rules: absent means another game, or a model made before */
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "k");
+    if (k) {
+        double kv = cJSON_GetNumberValue(k);
+        if (!cJSON_IsNumber(k) || kv != floor(kv) || kv < 3 || kv > 64) {
+            gz_fail(err, errlen, "spec JSON: key k: expected the win length, an integer in [3, 64]");
+            goto out;
+        }
+        s->k = (int)kv;
+    }
     s->value = value == NN_VALUE_SCORE ? NN_VALUE_SCORE
                : value == NN_VALUE_WDL ? NN_VALUE_WDL
                : value                 ? NN_VALUE_ZEROSUM
@@ -354,6 +367,9 @@ int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen
      * its score head, the first thing that differs in kind) */
     if (g->rule[0] && check_rule(m, g, err, errlen) < 0)
         return -1;
+    if (m->k > 0 && g->k > 0 && m->k != g->k)
+        return gz_fail(err, errlen, "the model was trained for %d in a row, but the game is won with "
+                       "%d (game.k): train a model for it", m->k, g->k);
     if (m->value == NN_VALUE_SCORE && !game_scored(g))
         return gz_fail(err, errlen, "spec value_head = score (a model of a game with a score, e.g. "
                                     "2048), but game %s has outcomes", g->name);
@@ -383,6 +399,15 @@ int nn_spec_check_game(const nn_spec *m, const game *g, char *err, size_t errlen
     if (!g->rule[0] && check_rule(m, g, err, errlen) < 0)
         return -1;
     return 0;
+}
+
+int nn_spec_game_note(const nn_spec *m, const game *g, char *note, size_t len)
+{
+    if (nn_policy_is_fc(m) || (m->rows == g->rows && m->cols == g->cols))
+        return 0;
+    snprintf(note, len, "the model was trained on %dx%d; the game is %dx%d (its convolutions run "
+             "on any board size, but it has not learnt this one)", m->rows, m->cols, g->rows, g->cols);
+    return 1;
 }
 
 double nn_spec_flops(const nn_spec *s, int rows, int cols)

@@ -123,6 +123,8 @@ typedef struct nn_spec {
     bool aux_owner;       /* the ownership head (point actions) */
     char rule[GAME_NAME_LEN]; /* the game's rule it was made for (game.h: g->rule, e.g.
                                  "renju"); "" = none, or a checkpoint older than the key */
+    int k;                /* m,n,k: the win length it was made for (g->k); 0 = another
+                             game, or a checkpoint older than the key */
 } nn_spec;
 
 /* Builds the spec for game g from the net section. A conv policy head needs point
@@ -146,10 +148,15 @@ int nn_spec_from_json(nn_spec *s, const char *json, char *err, size_t errlen);
 /* Whether a model with spec `model` can run for game g: the same rule (a model made
  * under one rule is refused under another; a model without a rule, from before rules
  * were recorded, is taken for freestyle or exact five: refused under renju and caro),
+ * the same win length k (m,n,k; a model without one recorded is taken for any),
  * a score head exactly for a scored game, the same planes, lattice, players; a dense
  * policy also needs the same rows, cols, actions. Returns 0, or -1 with a message
  * saying which field differs and both values. */
 int nn_spec_check_game(const nn_spec *model, const game *g, char *err, size_t errlen);
+/* For a model nn_spec_check_game accepts: 1 with a note in note (for the user: "the model
+ * was trained on 15x15; the game is 9x9 ...") when it runs on another board size than it
+ * was made for (a conv policy head runs on any), else 0. */
+int nn_spec_game_note(const nn_spec *model, const game *g, char *note, size_t len);
 
 /* Multiply-accumulate count times 2 (FLOPs) of one position's forward pass on a
  * rows x cols board (hex: the 7 live taps only count). */

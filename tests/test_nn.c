@@ -111,6 +111,54 @@ START_TEST(spec_rule_checked)
 }
 END_TEST
 
+/* The win length is part of the identity of an m,n,k model: a five-in-a-row model is
+ * refused for tic-tac-toe (k = 3), with both named; a spec from before k was recorded
+ * (no "k") is taken for any; a model on another board size (conv policy: it runs) is
+ * accepted, with a note that says so. */
+START_TEST(spec_k_checked)
+{
+    gz_config c;
+    cfg_defaults(&c, "mnk");
+    c.game.rows = c.game.cols = 9;
+    char err[512];
+    game *g9 = game_new(&c.game, err, sizeof err);
+    c.game.rows = c.game.cols = 3;
+    c.game.k = 3;
+    game *ttt = game_new(&c.game, err, sizeof err);
+    c.game.rows = c.game.cols = 15;
+    c.game.k = 5;
+    game *g15 = game_new(&c.game, err, sizeof err);
+    ck_assert(g9 && ttt && g15);
+    nn_spec s, t;
+    ck_assert_int_eq(nn_spec_from_config(&s, &c.net, g9, err, sizeof err), 0);
+    ck_assert_int_eq(s.k, 5);
+    char *j = nn_spec_to_json(&s);
+    ck_assert_ptr_nonnull(strstr(j, "\"k\":5"));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_int_eq(t.k, 5);
+    free(j);
+    ck_assert_int_eq(nn_spec_check_game(&s, ttt, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "5 in a row") && strstr(err, "3"), "%s", err);
+    ck_assert_int_eq(nn_spec_check_game(&s, g9, err, sizeof err), 0);
+    char note[256] = "";
+    ck_assert_int_eq(nn_spec_game_note(&s, g9, note, sizeof note), 0);
+    ck_assert_int_eq(nn_spec_check_game(&s, g15, err, sizeof err), 0);
+    ck_assert_int_eq(nn_spec_game_note(&s, g15, note, sizeof note), 1);
+    ck_assert_msg(strstr(note, "9x9") && strstr(note, "15x15"), "%s", note);
+    /* no k recorded: any k */
+    s.k = 0;
+    j = nn_spec_to_json(&s);
+    ck_assert_ptr_null(strstr(j, "\"k\""));
+    ck_assert_int_eq(nn_spec_from_json(&t, j, err, sizeof err), 0);
+    ck_assert_int_eq(t.k, 0);
+    free(j);
+    ck_assert_int_eq(nn_spec_check_game(&t, ttt, err, sizeof err), 0);
+    game_free(g9);
+    game_free(ttt);
+    game_free(g15);
+}
+END_TEST
+
 /* net.value_pool: mean (the default, and what a spec without the key means) or
  * mean_max, whose value FC takes 2H inputs; round trips through JSON and a checkpoint,
  * and a model with the other pooling is refused by name. */
@@ -790,6 +838,25 @@ START_TEST(cli_bench_save_and_info)
                       strstr(out, "1 residual block x 8 channels") &&
                       strstr(out, "tanh minus the mean (zerosum)"),
                   "%s", out);
+    ck_assert_msg(strstr(out, "freestyle, 3 in a row"), "%s", out);
+    /* a five-in-a-row model (15x15) is refused for tic-tac-toe (exit 2), and plays 9x9
+     * with a note that it was trained on 15x15 */
+    const char *src = getenv("GZ_SRC");
+    ck_assert_ptr_nonnull(src);
+    const char *model15 = strdup(tmp_path("cli15.h5"));
+    snprintf(cmd, sizeof cmd,
+             "%s bench nn -c %s/configs/gomoku15.json --set net.blocks=1 --set net.channels=8 "
+             "--batches 1 --repeats 1 --precision fp32 --save %s",
+             bin, src, model15);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "%s arena -c %s/configs/tictactoe.json model:%s:2 random --games 2 2>&1",
+             bin, src, model15);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "5 in a row") && strstr(out, "game.k"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s arena -c %s/configs/gomoku9.json model:%s:2 random --games 2 2>&1",
+             bin, src, model15);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "note") && strstr(out, "trained on 15x15") && strstr(out, "9x9"), "%s", out);
     /* a wdl net through bench (oneDNN against the reference) and info */
     const char *wmodel = strdup(tmp_path("cli_wdl.h5"));
     snprintf(cmd, sizeof cmd,
@@ -990,6 +1057,7 @@ static Suite *nn_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, spec_from_config_and_json_round_trip);
     tcase_add_test(t, spec_rule_checked);
+    tcase_add_test(t, spec_k_checked);
     tcase_add_test(t, spec_value_pool);
     tcase_add_test(t, spec_aux_policy);
     tcase_add_test(t, spec_aux_owner);

@@ -104,6 +104,7 @@ static int mnk_create(game *g, const cfg_game *cfg, char *err, size_t errlen)
     g->actions = cfg->rows * cfg->cols;
     g->planes = rule == CFG_RULE_RENJU ? MNK_RENJU_PLANES : MNK_PLANES;
     snprintf(g->rule, sizeof g->rule, "%s", cfg_rule_name(rule));
+    g->k = cfg->k;
     g->costly_legal = rule == CFG_RULE_RENJU;
     g->state_size = (sizeof(mnk_state) + (size_t)g->actions + 7) & ~(size_t)7;
     g->max_game_length = g->actions;
