@@ -2,6 +2,7 @@
  * player "model:FILE[:sims]" (nn/net_player.h), through a player_ext, so engine/ never
  * learns about networks. */
 #include "commands.h"
+#include "engine/parse.h"
 #include "nn/net_player.h"
 
 const player_ext *cli_player_ext(void) { return net_player_ext(); }
@@ -51,13 +52,5 @@ int cli_parse_duration(const char *s, double *seconds)
 
 int cli_parse_int(const char *s, int lo, int hi, int *out)
 {
-    if (!s || !*s)
-        return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
+    return parse_int(s, lo, hi, out);
 }

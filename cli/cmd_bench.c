@@ -195,16 +195,14 @@ static int bench_nn(int argc, char **argv)
         } else if (!strcmp(a, "--precision") && v) {
             prec_word = v, i++;
         } else if (!strcmp(a, "--threads") && v) {
-            char *end;
-            threads = (int)strtol(v, &end, 10), i++;
-            if (*end || threads < 0 || threads > 256) {
+            i++;
+            if (cli_parse_int(v, 0, 256, &threads) < 0) {
                 cli_error("bench nn: --threads: expected an integer in 0..256, got \"%s\"", v);
                 goto out;
             }
         } else if (!strcmp(a, "--repeats") && v) {
-            char *end;
-            reps = (int)strtol(v, &end, 10), i++;
-            if (*end || reps < 1 || reps > 64) {
+            i++;
+            if (cli_parse_int(v, 1, 64, &reps) < 0) {
                 cli_error("bench nn: --repeats: expected an integer in 1..64, got \"%s\"", v);
                 goto out;
             }

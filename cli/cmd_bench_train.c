@@ -87,8 +87,8 @@ int cmd_bench_train(int argc, char **argv)
         } else if (!strcmp(a, "--batches") && v) {
             blist = v, i++;
         } else if (!strcmp(a, "--repeats") && v) {
-            repeats = atoi(v), i++;
-            if (repeats < 1 || repeats > 100) {
+            i++;
+            if (cli_parse_int(v, 1, 100, &repeats) < 0) {
                 cli_error("bench train: --repeats: expected 1..100, got \"%s\"", v);
                 goto out;
             }

@@ -1,4 +1,5 @@
 #include "player.h"
+#include "parse.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -69,15 +70,9 @@ void player_free(player *p)
 
 int player_parse_count(const char *arg, int *out)
 {
-    if (!arg || !*arg || *arg == '-' || *arg == '+')
+    if (!arg || !isdigit((unsigned char)*arg))
         return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (errno || *end || v < 1 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
+    return parse_int(arg, 1, INT_MAX, out);
 }
 
 int player_parse_seconds(const char *arg, double *out)

@@ -2,15 +2,16 @@
 #include <stdlib.h>
 
 #include "comm.h"
+#include "engine/parse.h"
 
 int comm_launcher_ranks(void)
 {
     /* Open MPI, MPICH/Hydra (PMI), Slurm's srun */
     const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL};
     for (int i = 0; vars[i]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 0)
-            return atoi(v);
+        int n;
+        if (parse_int(getenv(vars[i]), 1, 1 << 24, &n) == 0)
+            return n;
     }
     return 0;
 }

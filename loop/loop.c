@@ -10,6 +10,7 @@
 
 #include "dist.h"
 #include "loop_impl.h"
+#include "engine/parse.h"
 #include "nn/net_player.h"
 
 volatile sig_atomic_t run_interrupted;
@@ -58,7 +59,10 @@ void run_maybe_crash(const run_ctx *r, int gen, const char *stage)
     if (!r->crash_after)
         return;
     const char *at = strchr(r->crash_after, '@');
-    if ((at ? atoi(at + 1) : 0) != r->rank)
+    int rank = 0;
+    if (at && parse_int(at + 1, 0, 1 << 24, &rank) < 0)
+        return;
+    if (rank != r->rank)
         return;
     char want[64];
     snprintf(want, sizeof want, "%d:%s", gen, stage);

@@ -8,6 +8,7 @@
 
 #include "engine/arena.h"
 #include "engine/game.h"
+#include "engine/parse.h"
 
 void rundir_path(char *out, size_t len, const char *dir, const char *fmt, int gen)
 {
@@ -86,10 +87,12 @@ int rundir_read_best(const char *dir, char *rel, size_t len, int *gen)
     char *text = rundir_read_text(p, NULL);
     if (!text)
         return rundir_exists(p) ? -1 : 0;
-    int g = -1;
+    long long g = -1;
     char check[64] = "";
-    if (sscanf(text, "models/gen_%d.h5", &g) == 1 && g >= 0)
-        snprintf(check, sizeof check, "models/gen_%04d.h5", g);
+    const char *end;
+    if (!strncmp(text, "models/gen_", 11) &&
+        parse_ll_prefix(text + 11, &end, 0, 999999999, &g) == 0 && !strncmp(end, ".h5", 3))
+        snprintf(check, sizeof check, "models/gen_%04lld.h5", g);
     bool ok = check[0] && !strncmp(text, check, strlen(check));
     free(text);
     if (!ok)

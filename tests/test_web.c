@@ -788,6 +788,13 @@ START_TEST(run_dashboard)
     expect_error(&r, 400, "reads no file");
     r = post(port, "/api/new", "{\"opponent\": \"model:gen_0001:8\"}");
     expect_error(&r, 400, "gen_0001.h5"); /* an empty file here: the loader's message */
+    /* numbers that would wrap: 2^32 + 8 simulations are not 8, gen_2^32+1 is not gen 1 */
+    r = post(port, "/api/new", "{\"opponent\": \"model:gen_0001:4294967304\"}");
+    expect_error(&r, 400, "expected model[:SIMS]");
+    r = post(port, "/api/new", "{\"opponent\": \"model:gen_4294967297\"}");
+    expect_error(&r, 400, "expected model[:SIMS]");
+    r = post(port, "/api/new", "{\"opponent\": \"model:gen_0001:999999999\"}");
+    expect_error(&r, 400, "simulations a move");
     r = request(port, "GET", "/api/info", NULL, NULL, NULL);
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r.json, "run")));
     resp_free(&r);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/parse.h"
 #include "loop/rundir.h"
 #include "nn/net_eval.h"
 #include "web_impl.h"
@@ -197,7 +198,7 @@ static int resolve_spec(const web_server *s, const gz_config *cfg, const char *i
                 return -1;
             }
         } else if (name_len > 4 && !strncmp(rest, "gen_", 4) && all_digits(rest + 4, name_len - 4)) {
-            int gen = atoi(rest + 4);
+            int gen = atoi(rest + 4); /* all_digits: at most 9 digits, no overflow */
             snprintf(path, sizeof path, "%s/models/gen_%04d.h5", s->run_dir, gen);
             struct stat st;
             if (stat(path, &st) < 0) {
@@ -210,11 +211,9 @@ static int resolve_spec(const web_server *s, const gz_config *cfg, const char *i
             return -1;
         }
         int n = cfg->arena.simulations;
-        if (sims)
-            n = atoi(sims);
-        if (n < 1 || n > s->o.max_playouts) {
-            snprintf(err, errlen, "player \"%s\": %d simulations a move; this server allows 1 to %d",
-                     in, n, s->o.max_playouts);
+        if ((sims && parse_int(sims, 1, s->o.max_playouts, &n) < 0) || n < 1 || n > s->o.max_playouts) {
+            snprintf(err, errlen, "player \"%s\": %s simulations a move; this server allows 1 to %d",
+                     in, sims ? sims : "default", s->o.max_playouts);
             return -1;
         }
         *playouts = n;
