@@ -245,8 +245,9 @@ static void pb_move_within(pbrain *pb, double budget, FILE *out)
     }
     if (pb->debug) {
         if (m.searched)
-            say(out, "DEBUG %s: %d simulations in %.3f s (budget %.3f s), value %+.3f%s", brain_name(pb->b),
-                m.sims, m.seconds, budget, (double)m.value, m.proven ? " (proven)" : "");
+            say(out, "DEBUG %s: %d simulations in %.3f s (budget %.3f s), value %+.3f%s%s", brain_name(pb->b),
+                m.sims, m.seconds, budget, (double)m.value, m.proven ? " (proven)" : "",
+                m.full ? " (stopped: the tree's memory is full, see --memory)" : "");
         else
             say(out, "DEBUG %s: chose in %.3f s", brain_name(pb->b), m.seconds);
     }

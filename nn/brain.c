@@ -114,7 +114,7 @@ int brain_set_game(brain *b, const game *g, char *err, size_t errlen)
     /* Arena: what the memory cap allows (a node is 48 bytes plus its edges, about one
      * per legal move), and never more than the simulation cap needs: with a cap that
      * fits, mcts_new's automatic size for it (the player's). */
-    int per_node_edges = g->actions < 256 ? g->actions : 256;
+    int per_node_edges = g->actions; /* an early node on a big board has them all */
     double node_bytes = 48.0 + 8.0 * per_node_edges;
     double nodes = b->memory_mb * 1024.0 * 1024.0 / node_bytes;
     if (b->cap > 0 && nodes >= 2.0 * (b->cap + mp.batch) + 64) {
@@ -351,6 +351,7 @@ int brain_choose(brain *b, const game_state *s, double budget, player_ctl *ctl, 
     out->searched = true;
     out->sims = res.stats.simulations;
     out->proven = res.proven;
+    out->full = res.stats.arena_full;
     out->has_value = true;
     out->value = res.value[mover];
     memcpy(out->values, res.value, sizeof(float) * (size_t)b->g->players);

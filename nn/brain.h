@@ -60,6 +60,8 @@ typedef struct brain_move {
     int depth;            /* alpha-beta depth reached (plain players); 0 = not applicable */
     double seconds;       /* wall time of the choice */
     bool proven;          /* the root's outcome is proven */
+    bool full;            /* the tree's memory filled up: the search stopped there, before
+                           * its clock or cap (brain_opts.memory_mb) */
     bool has_value;       /* value and values[] are set: searches, proven wins, and plain
                            * players that value their choice */
     float value;          /* expected outcome for the player to move, [-1, 1] */

@@ -119,6 +119,37 @@ START_TEST(capped_search_reproducible)
 }
 END_TEST
 
+/* The tree's memory: on 25x25 (625 edges a node early on) a small cap fills and the
+ * move says so (full); a cap that holds the search does not. The edges are sized for
+ * all of a node's moves (they were sized at 256, so a search ran out of them first). */
+START_TEST(memory_full_reported)
+{
+    gz_config c;
+    game_state *s;
+    game *g = game_at("{\"seed\": 3, \"game\": {\"name\": \"mnk\", \"rows\": 25, \"cols\": 25, "
+                      "\"k\": 5}, \"mcts\": {\"batch\": 8}}", &c, &s, "m13");
+    char err[512];
+    for (int k = 0; k < 2; k++) {
+        brain_opts bo = {.spec = "mcts", .sims = 4000, .memory_mb = k ? 256 : 1};
+        brain *b = brain_new(g, &c, &bo, err, sizeof err);
+        ck_assert_msg(b != NULL, "%s", err);
+        brain_move m;
+        ck_assert_int_ge(brain_choose(b, s, -1, NULL, &m, err, sizeof err), 0);
+        ck_assert(m.searched);
+        if (k == 0) {
+            ck_assert(m.full);
+            ck_assert_int_lt(m.sims, 4000);
+        } else {
+            ck_assert(!m.full);
+            ck_assert_int_ge(m.sims, 4000);
+        }
+        brain_free(b);
+    }
+    free(s);
+    game_free(g);
+}
+END_TEST
+
 /* Without a clock a brain plays what the player of its spec (player_new, as the arena
  * makes it) plays, move after move with the tree kept: the same seeds and settings;
  * a plain player gets the brain's random source, reseeded here as the player's. */
@@ -269,6 +300,7 @@ int main(void)
     tcase_add_test(tc, budget_rule);
     tcase_add_test(tc, vcf_first);
     tcase_add_test(tc, capped_search_reproducible);
+    tcase_add_test(tc, memory_full_reported);
     tcase_add_test(tc, plays_as_the_player);
     tcase_add_test(tc, ctl_stop_deadline_progress);
     suite_add_tcase(s, tc);
