@@ -108,6 +108,10 @@ float *nn_infer_input(nn_infer *ctx, int n, char *err, size_t errlen);
  * thread-safe on one ctx. */
 int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal, float *policy,
                  float *values, char *err, size_t errlen);
+/* The same, and raw (n x NN_VALUE_MAX_OUTPUTS; may be NULL) gets the value FC's outputs
+ * before the value kind's last step (the wdl head's three logits: nn_value_wdl). */
+int nn_infer_run_raw(nn_infer *ctx, int n, const float *input, const uint8_t *legal, float *policy,
+                     float *values, float *raw, char *err, size_t errlen);
 
 /* Int8 calibration: runs the fp32 forward of ctx (an fp32 context, else -1) on the
  * batch input[n], n exactly a batch bucket (nn_calib_chunk), and shows visit every

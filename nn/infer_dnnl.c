@@ -715,7 +715,7 @@ HEADS_HOT static const float *bf16_to_f32(float *out, const uint16_t *in, size_t
  * The policy: logits of the legal points only (legal NULL: all), their softmax in the
  * same passes (0 on illegal points; all illegal: all 0). */
 HEADS_HOT static void run_heads(const nn_infer *ctx, float *scratch, const float *hbuf, int hs,
-                                const uint8_t *legal, float *policy, float *values)
+                                const uint8_t *legal, float *policy, float *values, float *raw)
 {
     const nn_spec *s = &ctx->spec;
     int H = s->head_channels, V = s->value_hidden, H2 = hs, hw = ctx->hw, A = ctx->actions;
@@ -794,6 +794,8 @@ HEADS_HOT static void run_heads(const nn_infer *ctx, float *scratch, const float
     float out[NN_VALUE_MAX_OUTPUTS];
     for (int o = 0; o < nn_value_outputs(s); o++)
         out[o] = ctx->v2_b[o] + dot(ctx->v2_w + (size_t)o * V, hid, V);
+    if (raw)
+        memcpy(raw, out, sizeof(float) * (size_t)nn_value_outputs(s));
     nn_value_finish(s, out, values);
 }
 
@@ -943,7 +945,7 @@ int nn_infer_set_int8_kernel(nn_infer *ctx, nn_int8_kernel k, char *err, size_t 
 /* One position through the direct kernels (the trunk's 3x3 convs by Winograd under
  * NN_INT8_WINOGRAD) with buffer set t. */
 static void direct_one(const nn_infer *ctx, int t, const float *in, const uint8_t *legal,
-                       float *policy, float *values)
+                       float *policy, float *values, float *raw)
 {
     uint8_t *set = ctx->dbuf + ctx->dset * (size_t)t;
     uint8_t *x = set, *A = set + ctx->doff[0], *B = set + ctx->doff[1];
@@ -961,11 +963,11 @@ static void direct_one(const nn_infer *ctx, int t, const float *in, const uint8_
             vnni_conv_u8(&ctx->vc[l], src, C, dst, rows, cols);
     }
     vnni_conv_f32(&ctx->vc[ctx->nl - 1], A, C, head, rows, cols);
-    run_heads(ctx, scr, head, ctx->vc[ctx->nl - 1].oc, legal, policy, values);
+    run_heads(ctx, scr, head, ctx->vc[ctx->nl - 1].oc, legal, policy, values, raw);
 }
 
 static void direct_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
-                       float *policy, float *values)
+                       float *policy, float *values, float *raw)
 {
     size_t per = (size_t)ctx->spec.planes * ctx->hw;
     int A = ctx->actions, P = ctx->spec.players;
@@ -973,7 +975,8 @@ static void direct_run(nn_infer *ctx, int n, const float *input, const uint8_t *
     if (nt <= 1) {
         for (int b = 0; b < n; b++)
             direct_one(ctx, 0, input + per * (size_t)b, legal ? legal + (size_t)b * A : NULL,
-                       policy + (size_t)b * A, values + (size_t)b * P);
+                       policy + (size_t)b * A, values + (size_t)b * P,
+                       raw ? raw + (size_t)b * NN_VALUE_MAX_OUTPUTS : NULL);
         return;
     }
 #ifdef _OPENMP
@@ -981,7 +984,7 @@ static void direct_run(nn_infer *ctx, int n, const float *input, const uint8_t *
     for (int b = 0; b < n; b++)
         direct_one(ctx, omp_get_thread_num(), input + per * (size_t)b,
                    legal ? legal + (size_t)b * A : NULL, policy + (size_t)b * A,
-                   values + (size_t)b * P);
+                   values + (size_t)b * P, raw ? raw + (size_t)b * NN_VALUE_MAX_OUTPUTS : NULL);
 #endif
 }
 
@@ -1073,11 +1076,17 @@ out:
 int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal, float *policy,
                  float *values, char *err, size_t errlen)
 {
+    return nn_infer_run_raw(ctx, n, input, legal, policy, values, NULL, err, errlen);
+}
+
+int nn_infer_run_raw(nn_infer *ctx, int n, const float *input, const uint8_t *legal, float *policy,
+                     float *values, float *raw, char *err, size_t errlen)
+{
     int bi = n >= 1 ? bucket_of(n) : -1;
     if (bi < 0)
         return gz_fail(err, errlen, "inference: batch %d out of range 1..%d", n, NN_MAX_BATCH);
     if (ctx->kernel == NN_INT8_DIRECT || ctx->kernel == NN_INT8_WINOGRAD) {
-        direct_run(ctx, n, input, legal, policy, values);
+        direct_run(ctx, n, input, legal, policy, values, raw);
         return 0;
     }
     plan *pl = get_plan(ctx, bi, err, errlen);
@@ -1101,7 +1110,8 @@ int nn_infer_run(nn_infer *ctx, int n, const float *input, const uint8_t *legal,
         run_heads(ctx, ctx->scratch, ctx->hdt == dnnl_f32 ? (const float *)hb + per * (size_t)b
                                             : bf16_to_f32(h32, (const uint16_t *)hb + per * (size_t)b, per),
                   2 * ctx->spec.head_channels, legal ? legal + (size_t)b * ctx->actions : NULL, policy + (size_t)b * ctx->actions,
-                  values + (size_t)b * ctx->spec.players);
+                  values + (size_t)b * ctx->spec.players,
+                  raw ? raw + (size_t)b * NN_VALUE_MAX_OUTPUTS : NULL);
     rc = 0;
 out:
     return rc;

@@ -123,6 +123,7 @@ typedef struct net_eval {
     int planes, hw, actions, players, max_batch;
     bool point_actions;   /* actions map under symmetries (points, or the game's hook) */
     bool score_head;      /* the model's values are h(points to come) */
+    bool wdl_head;        /* the model's values are W - L of a win/draw/loss head */
     /* owned */
     nn_infer *inf;
     nn_cache *own_cache;
@@ -301,6 +302,24 @@ bool net_eval_times_get(const evaluator *e, net_eval_times *t)
     return true;
 }
 
+int net_eval_wdl(evaluator *e, const game_state *s, float *wdl, char *err, size_t errlen)
+{
+    if (e->evaluate != net_eval_evaluate || !((net_eval *)e->ctx)->wdl_head)
+        return 0;
+    net_eval *ne = e->ctx;
+    const game *g = ne->g;
+    float *in = nn_infer_input(ne->inf, 1, err, errlen);
+    if (!in)
+        return -1;
+    game_encode(g, s, in);
+    game_legal(g, s, ne->legal_sym);
+    float raw[NN_VALUE_MAX_OUTPUTS];
+    if (nn_infer_run_raw(ne->inf, 1, in, ne->legal_sym, ne->pol, ne->val, raw, err, errlen) < 0)
+        return -1;
+    nn_value_wdl(raw, wdl);
+    return 1;
+}
+
 nn_precision net_eval_precision(const evaluator *e)
 {
     assert(e->evaluate == net_eval_evaluate);
@@ -378,6 +397,7 @@ evaluator *net_eval_new(const game *g, const nn_params *p, const net_eval_opts *
     /* symmetries need actions that map: points, or the game's own map (2048) */
     ne->point_actions = g->actions == g->rows * g->cols || g->ops->sym_action;
     ne->score_head = p->layout.spec.value == NN_VALUE_SCORE;
+    ne->wdl_head = p->layout.spec.value == NN_VALUE_WDL;
     rng_seed(&ne->r, o->seed);
     size_t mb = (size_t)o->max_batch;
     ne->planes_buf = malloc(sizeof(float) * (size_t)ne->planes * (size_t)ne->hw);

@@ -82,6 +82,11 @@ typedef struct net_eval_times {
 bool net_eval_times_get(const evaluator *e, net_eval_times *t);
 /* The precision e's network runs at (auto resolved); e must be a network evaluator. */
 nn_precision net_eval_precision(const evaluator *e);
+/* For a model with a win/draw/loss value head (net.value_head wdl): runs it on s (not
+ * terminal; no symmetry, no cache) and writes the win, draw and loss probabilities of
+ * the player to move into wdl[3]; returns 1. 0 when e is not a network evaluator with
+ * that head (wdl untouched), -1 with a message on failure. */
+int net_eval_wdl(evaluator *e, const game_state *s, float *wdl, char *err, size_t errlen);
 /* The same as a word, int8 with its kernel (nn_infer_kind). */
 const char *net_eval_kind(const evaluator *e);
 

@@ -293,6 +293,7 @@ START_TEST(transcript_tictactoe)
     s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
     ck_assert_str_eq(str_of(s, "status"), "done");
     ck_assert_str_eq(str_of(s, "evaluator"), "model");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(s, "net_wdl"))); /* a zerosum head */
     const cJSON *pol = cJSON_GetObjectItemCaseSensitive(s, "policy");
     const cJSON *vis = cJSON_GetObjectItemCaseSensitive(s, "visits");
     const cJSON *board = cJSON_GetObjectItemCaseSensitive(r.json, "board");
@@ -822,6 +823,39 @@ START_TEST(run_dashboard)
 }
 END_TEST
 
+/* A model with a win/draw/loss head: the analysis shows its win, draw and loss chances
+ * for the player to move (net_wdl, summing to 1, W - L the network's value); a model
+ * without one shows none (transcript_tictactoe: null). */
+START_TEST(analysis_shows_wdl)
+{
+    web_opts o;
+    web_opts_default(&o);
+    snprintf(o.cfg.net.value_head, sizeof o.cfg.net.value_head, "wdl");
+    char model[128];
+    snprintf(model, sizeof model, "%s/wdl.h5", tmpdir);
+    model_write_random(model, &o.cfg, 5);
+    o.model = model;
+    start(&o);
+    http_resp r = post(port, "/api/new", "{\"players\": [\"human\", \"human\"], \"moves\": \"b2\"}");
+    ck_assert_int_eq(r.status, 200);
+    char sid[64];
+    snprintf(sid, sizeof sid, "%s", str_of(r.json, "session"));
+    resp_free(&r);
+    r = start_and_wait(port, sid, "/api/analyze", ", \"playouts\": 20");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(r.json, "search");
+    const cJSON *wdl = cJSON_GetObjectItemCaseSensitive(s, "net_wdl");
+    ck_assert_msg(cJSON_GetArraySize(wdl) == 3, "%s", r.body);
+    double w = cJSON_GetArrayItem(wdl, 0)->valuedouble, d = cJSON_GetArrayItem(wdl, 1)->valuedouble,
+           l = cJSON_GetArrayItem(wdl, 2)->valuedouble;
+    ck_assert(w > 0 && d > 0 && l > 0);
+    ck_assert_double_eq_tol(w + d + l, 1.0, 1e-3);
+    /* the mover is White (seat 2) after b2 */
+    double v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "net_value"), 1)->valuedouble;
+    ck_assert_double_eq_tol(w - l, v, 2e-3);
+    resp_free(&r);
+}
+END_TEST
+
 /* serve with a bad --bind address: refused (exit 2) with no "not loopback" warning first
  * (it came before the address was checked). */
 START_TEST(serve_bad_bind)
@@ -1040,6 +1074,7 @@ int main(void)
     tcase_add_test(tc, run_dashboard);
     tcase_add_test(tc, hostile_bodies);
     tcase_add_test(tc, serve_bad_bind);
+    tcase_add_test(tc, analysis_shows_wdl);
     suite_add_tcase(s, tc);
     TCase *fz = tcase_create("fuzz");
     tcase_add_checked_fixture(fz, setup, teardown);

@@ -12,6 +12,7 @@
 
 #include "engine/games/sanling.h"
 #include "engine/mcts.h"
+#include "nn/net_eval.h"
 #include "web_impl.h"
 
 /* ---- the table ---- */
@@ -445,10 +446,16 @@ static void *analyze_main(void *arg)
         uint64_t key = game_hash(g, pos);
         game_legal(g, pos, mask);
         ok = evaluator_run(e, 1, &pos, &key, mask, priors, vals, err, sizeof err) == 0;
+        float wdl[3];
+        int has_wdl = ok ? net_eval_wdl(e, pos, wdl, err, sizeof err) : 0;
+        ok = ok && has_wdl >= 0;
         if (ok) {
             pthread_mutex_lock(&ss->mu);
             memcpy(j->policy, priors, sizeof(float) * (size_t)g->actions);
             memcpy(j->net_value, vals, sizeof vals);
+            j->has_wdl = has_wdl == 1;
+            if (j->has_wdl)
+                memcpy(j->net_wdl, wdl, sizeof wdl);
             pthread_mutex_unlock(&ss->mu);
         }
     }
@@ -525,6 +532,7 @@ int web_session_start_job(web_session *ss, char *err, size_t errlen)
     player_info_clear(&j->info);
     j->done = 0;
     j->has_value = false;
+    j->has_wdl = false;
     j->npv = 0;
     for (int a = 0; a < ss->g->actions; a++) {
         j->policy[a] = 0;
@@ -648,6 +656,8 @@ static cJSON *job_json(web_session *ss)
                                                : cJSON_CreateNumber(round_to(j->q[a], 1e-4)));
     }
     cJSON_AddItemToObject(o, "net_value", value_array(j->net_value, g->players));
+    /* a wdl model: its win, draw and loss probabilities for the player to move */
+    cJSON_AddItemToObject(o, "net_wdl", j->has_wdl ? value_array(j->net_wdl, 3) : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "value", j->has_value ? value_array(j->value, g->players) : cJSON_CreateNull());
     cJSON *pv = cJSON_AddArrayToObject(o, "pv");
     for (int i = 0; i < j->npv; i++)

@@ -77,6 +77,8 @@ typedef struct web_job {
     int *visits;            /* (actions) */
     float *q;               /* (actions) mean value for the mover; NAN unvisited */
     float net_value[GAME_MAX_PLAYERS]; /* the evaluator's value of the root */
+    float net_wdl[3];        /* a wdl model's win, draw, loss for the player to move */
+    bool has_wdl;            /* net_wdl is set */
     float value[GAME_MAX_PLAYERS];     /* the search's value of the root */
     bool has_value;
     int pv[WEB_PV_MAX];

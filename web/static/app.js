@@ -43,6 +43,8 @@ function svg(parent, tag, attrs, text) {
   return el;
 }
 
+function pct(x) { return Math.round(100 * x) + '%'; }
+
 function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); }
 
 // ---- state of the page ----
@@ -505,7 +507,9 @@ function renderAnalysis(st) {
   const v = s.value || s.net_value;
   p.textContent = `${s.status === 'running' ? 'Analysing' : 'Analysed'}: ${s.done} playouts with the ${s.evaluator}` +
     (v && me !== null ? ` · value for ${seatName(st, me)}: ${fmt(v[me])}` : '') +
-    (s.evaluator === 'model' && me !== null ? ` (the network alone ${fmt(s.net_value[me])})` : '');
+    (s.evaluator === 'model' && me !== null ? ` (the network alone ${fmt(s.net_value[me])}` +
+      (s.net_wdl ? `: win ${pct(s.net_wdl[0])}, draw ${pct(s.net_wdl[1])}, loss ${pct(s.net_wdl[2])}` : '') +
+      ')' : '');
   box.appendChild(p);
   if (s.pv.length) {
     const pv = document.createElement('p');
