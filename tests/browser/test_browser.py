@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The page of gridzero serve in headless Chromium (slow suite): plays a whole
 tic-tac-toe game by clicking the board and checks the result the page shows; opens a
-Sanling game and counts the lattice's points; opens the run dashboard on a fabricated
+Sanling game and counts the lattice's points; checks the game menu names a game started
+through the API; opens the run dashboard on a fabricated
 run directory and counts the Elo chart's points. Skipped (exit 77) without chromium or
 python3-websocket (scripts/setup --slow installs them). Usage: test_browser.py GRIDZERO"""
 import json
@@ -88,6 +89,21 @@ def sanling_lattice(b, url):
           'sanling 13: the six neighbours are equally far, (r-1,c-1) is not a neighbour')
 
 
+def menu_follows_the_board(b, url):
+    # a game started through the API, not the menu: the menu then names that game (it
+    # read "server default (m,n,k 3x3 k=3)" over a 15x15 board)
+    b.goto(url)
+    b.wait('page.st && page.info')
+    b.eval("newGame({players: ['human', 'human'], game: {name: 'mnk', rows: 9, cols: 9, k: 5}})")
+    b.wait('page.st.game.rows === 9')
+    label = b.eval("(() => { const s = document.getElementById('game-select'); return s.options[s.selectedIndex].textContent; })()")
+    check('9×9' in label, 'menu: names the game on the board (%s)' % label)
+    b.eval("newGame({players: ['human', 'human'], game: {name: 'mnk', rows: 7, cols: 7, k: 4}})")
+    b.wait('page.st.game.rows === 7')
+    label = b.eval("(() => { const s = document.getElementById('game-select'); return s.options[s.selectedIndex].textContent; })()")
+    check('7×7 k=4' in label, 'menu: a game no preset has gets its own entry (%s)' % label)
+
+
 def fabricate_run(dirname):
     for sub in ('models', 'data', 'arena'):
         os.makedirs(os.path.join(dirname, sub))
@@ -140,6 +156,7 @@ def main():
         try:
             tictactoe_by_clicks(browser, serve.url)
             sanling_lattice(browser, serve.url)
+            menu_follows_the_board(browser, serve.url)
         finally:
             serve.close()
         serve = cdp.Serve(GZ, ['--run', run])

@@ -139,8 +139,30 @@ async function newGame(body) {
 function humanSeat(st, seat) { return st.players[seat] === 'human'; }
 function searching(st) { return st && st.search && st.search.status === 'running'; }
 
+// The game menu names the game on the board: its preset, or an entry made for it (a
+// game started through the API, a replay, a link), never another game's label.
+function syncGameMenu(st) {
+  const sel = $('game-select');
+  if (!sel || !page.presets || !st.game || !st.game.config) return;
+  const want = describeGame(st.game.config);
+  const cur = page.presets[sel.value];
+  if (cur && describeGame(cur.conf) === want) return;
+  let i = page.presets.findIndex((p) => describeGame(p.conf) === want);
+  if (i < 0) {
+    page.presets.push({label: 'this game (' + want + ')', game: st.game.config, conf: st.game.config});
+    i = page.presets.length - 1;
+    const o = document.createElement('option');
+    o.value = i;
+    o.textContent = page.presets[i].label;
+    sel.appendChild(o);
+  }
+  sel.value = i;
+  buildSeats();
+}
+
 function setState(st) {
   page.st = st;
+  syncGameMenu(st);
   // the line: keep later moves while the current moves are a prefix of it
   const m = st.moves;
   const prefix = m.length <= page.line.length && m.every((x, i) => x === page.line[i]);
