@@ -371,6 +371,7 @@ int cmd_arena(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             arena_usage(stdout);
             free(sets);
+            free(psets);
             return EXIT_OK;
         } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && more) {
             cfg_path = argv[++i];

@@ -890,6 +890,7 @@ START_TEST(cli_bench_save_and_info)
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "--batches") != NULL, "%s", out);
     free((void *)model);
+    free((void *)model15);
 }
 END_TEST
 
