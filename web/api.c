@@ -212,8 +212,10 @@ static int resolve_spec(const web_server *s, const gz_config *cfg, const char *i
         }
         int n = cfg->arena.simulations;
         if ((sims && parse_int(sims, 1, s->o.max_playouts, &n) < 0) || n < 1 || n > s->o.max_playouts) {
-            snprintf(err, errlen, "player \"%s\": %s simulations a move; this server allows 1 to %d",
-                     in, sims ? sims : "default", s->o.max_playouts);
+            char asked[16];
+            snprintf(asked, sizeof asked, "%d", n);
+            snprintf(err, errlen, "player \"%s\": %.12s simulations a move; this server allows 1 to %d",
+                     in, sims ? sims : asked, s->o.max_playouts);
             return -1;
         }
         *playouts = n;
