@@ -145,12 +145,15 @@ void run_write_plots(run_ctx *r)
     /* one-player games: the same plots of the mean scores (ratings.csv has mean, lo, hi
      * where the Elo table has elo, lo, hi) */
     const char *yl = r->solo ? "mean score" : "Elo (random = 0)";
-    snprintf(cmd, sizeof cmd,
+    int n = snprintf(cmd, sizeof cmd,
              "cd '%s' && gnuplot -e \"set terminal png size 800,500; set output 'loss.png.tmp';"
              " set xlabel 'generation'; set ylabel 'loss'; set key top right;"
              " plot 'loss.tsv' u 1:2 w l t 'policy CE', '' u 1:3 w l t 'value MSE', '' u 1:4 w l t 'total'\""
-             " >/dev/null 2>&1 && mv loss.png.tmp loss.png &&"
-             " gnuplot -e \"set terminal png size 800,500; set output 'elo.png.tmp';"
+             " >/dev/null 2>&1 && mv loss.png.tmp loss.png", r->dir);
+    /* the rating plots once there are ratings (none with arena.games 0) */
+    if (*sorted && n > 0 && (size_t)n < sizeof cmd)
+        snprintf(cmd + n, sizeof cmd - (size_t)n,
+             " && gnuplot -e \"set terminal png size 800,500; set output 'elo.png.tmp';"
              " set xlabel 'generation'; set ylabel '%s'; set key outside right;"
              " plot 'elo.tsv' u 1:2:3:4 w yerrorlines t 'models'%s\" >/dev/null 2>&1 && mv elo.png.tmp elo.png &&"
              " gnuplot -e \"set terminal png size 1000,450; set output 'elo_time.png.tmp';"
@@ -158,7 +161,7 @@ void run_write_plots(run_ctx *r)
              " set xlabel 'hours (run clock)'; plot 'elo_time.tsv' u 2:4:5:6 w yerrorlines t 'models'%s;"
              " set xlabel 'self-play games'; plot 'elo_time.tsv' u 3:4:5:6 w yerrorlines t 'models'%s;"
              " unset multiplot\" >/dev/null 2>&1 && mv elo_time.png.tmp elo_time.png",
-             r->dir, yl, lines, yl, lines, lines);
+             yl, lines, yl, lines, lines);
     if (system(cmd) != 0)
         fprintf(stderr, "run: gnuplot failed; plots not updated\n");
 }
