@@ -128,6 +128,11 @@ static const cfg_field fields[] = {
      "a multiple of 16), winograd = the same with the trunk's 3x3 convs by Winograd F(4x4, 3x3), "
      "onednn = oneDNN's; auto = winograd on boards its tiles fit, else direct, where they run "
      "(not on AMX CPUs), else onednn"},
+    {"net.kind", T_STR, OFF(net.kind), 0, 0, 0, "cnn", "cnn|ntuple", NULL,
+     "cnn: the residual network of the other net keys; ntuple: (2048 4x4) an n-tuple network of "
+     "after-state values (4 tuples of 6 cells under the 8 symmetries), learned by TD from its own "
+     "greedy games: a run's generation is selfplay.games learning games (no samples), its arena "
+     "plays model-expectimax:FILE:arena.depth"},
     {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
      "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
     {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent|score|wdl",
@@ -165,6 +170,9 @@ static const cfg_field fields[] = {
      NULL, "generation 0's player: pure MCTS with rollouts, or a random-init network"},
     {"selfplay.bootstrap_simulations", T_INT, OFF(selfplay.bootstrap_simulations), 1, 10000000, 400,
      NULL, NULL, NULL, "simulations per move of the rollout bootstrap"},
+    {"selfplay.td_lambda", T_FLOAT, OFF(selfplay.td_lambda), 0, 1, 0, NULL, NULL, NULL,
+     "net.kind ntuple: 0 = online TD(0) after every move; (0, 1]: each game's lambda-returns "
+     "at its end (1 = the points still to come)"},
     {"selfplay.value_steps", T_INT, OFF(selfplay.value_steps), 0, 1000000, 0, NULL, NULL, NULL,
      "scored games (2048): a position's value target is the points of its next N moves plus the "
      "search's root value N moves later (MuZero's N-step return); 0 = the points to the game's end"},
@@ -286,6 +294,9 @@ static const cfg_field fields[] = {
      "simulations per move of model players in the arena"},
     {"arena.opening_moves", T_INT, OFF(arena.opening_moves), 0, 1000, 2, NULL, NULL, NULL,
      "random moves at the start so that games differ"},
+    {"arena.depth", T_INT, OFF(arena.depth), 1, 8, 1, NULL, NULL, NULL,
+     "net.kind ntuple: the moves the candidate's expectimax searches in the arena (1 = greedy "
+     "over the after-state values)"},
     {"arena.every", T_INT, OFF(arena.every), 1, 1000000, 1, NULL, NULL, NULL,
      "run: the arena plays in the generations whose number is a multiple of this; the others "
      "play no games and are promoted only when arena.gate is 0 (small generations: the "
@@ -622,6 +633,9 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
                        g->players == 1 ? "" : "s", scored ? " and a score" : "",
                        scored ? " (a scored game always gets score)" : "");
     }
+    if (!strcmp(c->net.kind, "ntuple") && (strcmp(g->name, "2048") || g->rows != 4 || g->cols != 4))
+        return gz_fail(err, errlen, "%s: key net.kind: ntuple networks play 2048 on the 4x4 board, "
+                       "not %s %dx%d", src, g->name, g->rows, g->cols);
     if (!strcmp(c->selfplay.opening, "swap2")) {
         if (strcmp(g->name, "mnk"))
             return gz_fail(err, errlen, "%s: key selfplay.opening: swap2 is an opening of m,n,k games "

@@ -72,6 +72,7 @@ typedef struct cfg_net {
     char precision[CFG_STR_LEN];   /* "auto" | "fp32" | "bf16" | "int8" */
     char int8_kernel[CFG_STR_LEN]; /* "auto" | "onednn" | "direct" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
+    char kind[CFG_STR_LEN];        /* "cnn" | "ntuple" (2048 4x4: nn/ntuple.h, learned by TD) */
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" | "wdl" */
     char value_pool[CFG_STR_LEN];  /* "mean" | "mean_max" */
     bool aux_policy;   /* an auxiliary head predicts the opponent's reply (training only) */
@@ -89,6 +90,7 @@ typedef struct cfg_selfplay {
     double resign_disabled_fraction;
     char bootstrap[CFG_STR_LEN]; /* generation 0: "rollout" | "random_net" */
     int bootstrap_simulations;
+    double td_lambda;      /* net.kind ntuple: TD(lambda)'s lambda (train/td.h); 0 = online TD(0) */
     int value_steps;       /* scored games: n-step value targets (n moves' points + the search's
                             * value then); 0 = the points to the end of the game */
     int bootstrap_export;  /* one-player scored games: the rollout bootstrap's tree nodes with
@@ -149,6 +151,7 @@ typedef struct cfg_arena {
     double gate;          /* promote when the win rate is at least this; 0 = always */
     int lookback;         /* also meet the model this many generations older; 0 = no */
     int every;            /* play in generations that are multiples of this (1 = all) */
+    int depth;            /* net.kind ntuple: the candidate's expectimax depth (model-expectimax) */
     int nbaselines;
     char baselines[CFG_LIST_MAX][CFG_STR_LEN];
 } cfg_arena;

@@ -140,6 +140,8 @@ player *player_new(const char *spec, const game *g, const gz_config *cfg, const 
         n += snprintf(err + n, errlen - (size_t)n, " %s", player_kinds[i]->syntax);
     if (ext && ext->syntax && n >= 0 && (size_t)n < errlen)
         n += snprintf(err + n, errlen - (size_t)n, " %s", ext->syntax);
+    if (ext && ext->syntax2 && n >= 0 && (size_t)n < errlen)
+        n += snprintf(err + n, errlen - (size_t)n, " %s", ext->syntax2);
     if (n >= 0 && (size_t)n < errlen)
         snprintf(err + n, errlen - (size_t)n, ")");
     return NULL;
@@ -174,4 +176,6 @@ void player_print_kinds(FILE *f, const player_ext *ext)
         fprintf(f, "  %-20s %s\n", player_kinds[i]->syntax, player_kinds[i]->help);
     if (ext && ext->syntax)
         fprintf(f, "  %-20s %s\n", ext->syntax, ext->help ? ext->help : "");
+    if (ext && ext->syntax2)
+        fprintf(f, "  %-20s %s\n", ext->syntax2, ext->help2 ? ext->help2 : "");
 }

@@ -113,6 +113,7 @@ typedef struct player_ext {
                char *err, size_t errlen);
     const char *syntax; /* e.g. "model:FILE[:sims]", for the unknown-kind message; may be NULL */
     const char *help;   /* one line for player_print_kinds; may be NULL */
+    const char *syntax2, *help2; /* a second kind of the hook, for the help; may be NULL */
     void *ctx;
 } player_ext;
 
@@ -155,6 +156,18 @@ struct mcts_params;
 player *player_mcts_new_params(const game *g, const struct mcts_params *p, evaluator *e,
                                uint64_t seed, const char *name, const char *kind, char *err,
                                size_t errlen);
+
+/* The value of a 2048 after-state (cells: tile exponents, row-major) to a learned
+ * expectimax's leaves: the points still to come. */
+typedef double (*player_ex_leaf)(void *ctx, const uint8_t *cells);
+/* An expectimax player (engine/players/expectimax.c) D moves deep whose leaves are
+ * leaf(leaf_ctx, after-state) instead of the heuristic, and whose moves count their
+ * points: a max node is max over moves of points + the chance node below. 2048 only.
+ * Owns leaf_ctx from the call (leaf_free, may be NULL, frees it, on failure too).
+ * Returns the player, or NULL with a message. */
+player *player_expectimax_new(const game *g, int depth, player_ex_leaf leaf, void *leaf_ctx,
+                              void (*leaf_free)(void *), const char *name, const char *kind,
+                              char *err, size_t errlen);
 
 /* Writes one line per kind ("  random  uniform among legal moves") into f. */
 void player_print_kinds(FILE *f, const player_ext *ext);

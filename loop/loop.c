@@ -113,14 +113,14 @@ static int run_generation(run_ctx *r, int gen, char *err, size_t errlen)
     sync_best(r);
     if (!replay && out_of_time_all(r))
         return 2;
-    if ((st = run_stage_selfplay(r, gen, err, errlen)) != 0)
+    if (!r->ntuple && (st = run_stage_selfplay(r, gen, err, errlen)) != 0)
         return st;
     run_maybe_crash(r, gen, "selfplay");
     if (!replay && write_state_all(r, gen, "selfplay", err, errlen) < 0)
         return -1;
     if (!replay && out_of_time_all(r))
         return 2;
-    if ((st = run_stage_train(r, gen, err, errlen)) != 0)
+    if ((st = r->ntuple ? run_stage_td(r, gen, err, errlen) : run_stage_train(r, gen, err, errlen)) != 0)
         return st;
     run_maybe_crash(r, gen, "train");
     if (!replay && write_state_all(r, gen, "train", err, errlen) < 0)
@@ -304,6 +304,12 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
         goto done;
     }
     r.solo = r.g && r.g->players == 1 && game_scored(r.g);
+    r.ntuple = !strcmp(r.c.net.kind, "ntuple");
+    if (!bad && r.ntuple && o->mpi) {
+        say(msg, msglen, "run: net.kind ntuple runs in one process (its TD threads share one table): "
+            "drop --mpi");
+        bad = 1;
+    }
     /* A bad baseline would otherwise surface only at the first arena, after a whole
      * generation of self-play and training. */
     if (!bad && r.g && net_player_check_baselines(&r.c, r.g, cfg_path, err, sizeof err) < 0)

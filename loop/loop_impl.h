@@ -51,6 +51,7 @@ typedef struct run_ctx {
     double clock_before; /* seconds spent by earlier sessions (clock.json) */
     double session_t0;   /* this session's start (run_now) */
     bool solo;           /* a one-player scored game (solo.h) */
+    bool ntuple;         /* net.kind ntuple: TD generations (stage_td.c), no samples */
     const char *from;    /* --from MODEL: generation 0's weights (NULL: random init) */
     bool gen0_from_model; /* gen_0000 was made from a model (its parent is set) */
     /* --mpi: the job's ranks (loop/comm.h; one rank without --mpi). Rank 0 leads: it
@@ -166,5 +167,10 @@ char *run_config_identity(const gz_config *c);
 int run_setup_dir(run_ctx *r, char *err, size_t errlen);
 /* The last generation state.json records as done (0 when none). */
 int run_generations_done(const run_ctx *r);
+/* net.kind ntuple (stage_td.c): generation 0 (zeros) at path; 0, -2 bad input, -1 I/O. */
+int run_setup_ntuple_gen0(run_ctx *r, const char *path, char *err, size_t errlen);
+/* net.kind ntuple: generation gen's learning games and models/gen_NNNN.h5 (the train
+ * stage; there is no self-play stage). 0, 1 interrupted, -1 with a message. */
+int run_stage_td(run_ctx *r, int gen, char *err, size_t errlen);
 
 #endif

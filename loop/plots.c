@@ -43,7 +43,10 @@ void run_write_plots(run_ctx *r)
         const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
         int gen = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
         if (cJSON_IsString(ev) && gen >= 1 && gen <= G) {
-            if (!strcmp(ev->valuestring, "train")) {
+            if (!strcmp(ev->valuestring, "train") && cJSON_HasObjectItem(o, "kind")) {
+                /* net.kind ntuple: the learning games are the self-play */
+                games_of[gen] = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "games"));
+            } else if (!strcmp(ev->valuestring, "train")) {
                 double st = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "step"));
                 steps_of[gen] = st > steps_of[gen] ? st : steps_of[gen];
             } else if (!strcmp(ev->valuestring, "elo") || !strcmp(ev->valuestring, "scores")) {
@@ -60,7 +63,7 @@ void run_write_plots(run_ctx *r)
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         cJSON *o = cJSON_Parse(line);
         const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "train")) {
+        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "train") && cJSON_HasObjectItem(o, "step")) {
             double gen = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
             double step = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "step"));
             int gi = (int)gen;
@@ -78,6 +81,7 @@ void run_write_plots(run_ctx *r)
     free(text);
     snprintf(tsv, sizeof tsv, "%s/loss.tsv", r->dir);
     rd_write_atomic(tsv, rows, err, sizeof err);
+    bool have_losses = rows[0] != 0;
     free(rows);
     /* elo.tsv: the models' ratings by generation; the baselines become level lines. */
     snprintf(path, sizeof path, "%s/ratings.csv", r->dir);
@@ -145,11 +149,14 @@ void run_write_plots(run_ctx *r)
     /* one-player games: the same plots of the mean scores (ratings.csv has mean, lo, hi
      * where the Elo table has elo, lo, hi) */
     const char *yl = r->solo ? "mean score" : "Elo (random = 0)";
-    int n = snprintf(cmd, sizeof cmd,
-             "cd '%s' && gnuplot -e \"set terminal png size 800,500; set output 'loss.png.tmp';"
+    int n = snprintf(cmd, sizeof cmd, "cd '%s'", r->dir);
+    /* the loss plot once there are losses (none in net.kind ntuple runs) */
+    if (have_losses && n > 0 && (size_t)n < sizeof cmd)
+        n += snprintf(cmd + n, sizeof cmd - (size_t)n,
+             " && gnuplot -e \"set terminal png size 800,500; set output 'loss.png.tmp';"
              " set xlabel 'generation'; set ylabel 'loss'; set key top right;"
              " plot 'loss.tsv' u 1:2 w l t 'policy CE', '' u 1:3 w l t 'value MSE', '' u 1:4 w l t 'total'\""
-             " >/dev/null 2>&1 && mv loss.png.tmp loss.png", r->dir);
+             " >/dev/null 2>&1 && mv loss.png.tmp loss.png");
     /* the rating plots once there are ratings (none with arena.games 0) */
     if (*sorted && n > 0 && (size_t)n < sizeof cmd)
         snprintf(cmd + n, sizeof cmd - (size_t)n,

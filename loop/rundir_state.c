@@ -223,7 +223,11 @@ int run_setup_dir(run_ctx *r, char *err, size_t errlen)
     /* generation 0: the random-init network everything starts from, or --from's model
      * carried to this board */
     snprintf(p, sizeof p, "%s/models/gen_0000.h5", r->dir);
-    if (!rundir_exists(p)) {
+    if (r->ntuple) {
+        rc = rundir_exists(p) ? 0 : run_setup_ntuple_gen0(r, p, err, errlen);
+        if (rc < 0)
+            return rc;
+    } else if (!rundir_exists(p)) {
         nn_spec spec;
         if (nn_spec_from_config(&spec, &r->c.net, r->g, err, errlen) < 0)
             return -2; /* the config's net does not fit its game */
@@ -260,12 +264,14 @@ int run_setup_dir(run_ctx *r, char *err, size_t errlen)
         fprintf(stderr, "run: --from %s ignored: %s already has its generation 0\n", r->from, r->dir);
     }
     /* a generation 0 made from a model plays generation 1's games itself (no bootstrap) */
-    nn_ckpt_meta m0;
-    nn_params *p0 = nn_ckpt_load(p, r->g, &m0, err, errlen);
-    if (!p0)
-        return -1;
-    nn_params_free(p0);
-    r->gen0_from_model = m0.parent[0] != 0;
+    if (!r->ntuple) {
+        nn_ckpt_meta m0;
+        nn_params *p0 = nn_ckpt_load(p, r->g, &m0, err, errlen);
+        if (!p0)
+            return -1;
+        nn_params_free(p0);
+        r->gen0_from_model = m0.parent[0] != 0;
+    }
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
     /* A torn last line (a full disk, or a file from an older version that wrote events
      * through stdio's buffer) is cut off so every line stays one JSON object. */

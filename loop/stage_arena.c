@@ -55,6 +55,11 @@ static player *make_model_player(run_ctx *r, const char *rel, const char *name, 
 {
     char path[PATH_LEN];
     snprintf(path, sizeof path, "%s/%s", r->dir, rel);
+    if (r->ntuple) { /* expectimax over the n-tuple values, arena.depth moves deep */
+        char spec[PATH_LEN + 64];
+        snprintf(spec, sizeof spec, "model-expectimax:%s:%d", path, r->c.arena.depth);
+        return make_player(r, spec, name, err, errlen);
+    }
     evaluator *e = net_eval_load(r->g, &r->c, path, err, errlen);
     if (!e)
         return NULL;

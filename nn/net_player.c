@@ -8,6 +8,7 @@
 
 #include "checkpoint.h"
 #include "net_eval.h"
+#include "ntuple.h"
 
 int net_player_parse(const char *arg, char *path, size_t len, int *sims, char *err, size_t errlen)
 {
@@ -47,10 +48,50 @@ uint64_t net_player_seed(const gz_config *cfg, const char *spec)
     return rng_derive(cfg->seed, h);
 }
 
+static double nt_leaf(void *ctx, const uint8_t *cells) { return ntuple_value(ctx, cells); }
+static void nt_leaf_free(void *ctx) { ntuple_free(ctx); }
+
+/* "model-expectimax:FILE[:D]": expectimax D moves deep (default 2) over the after-state
+ * values of the n-tuple network in FILE (nn/ntuple.h), 2048 on 4x4. */
+static int ntuple_player_try(const char *spec, const game *g, player **out, char *err, size_t errlen)
+{
+    char path[1024];
+    int depth = 2;
+    const char *arg = spec + strlen("model-expectimax:");
+    size_t n = strlen(arg);
+    const char *colon = strrchr(arg, ':');
+    if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+        if (player_parse_count(colon + 1, &depth) < 0 || depth > 8) {
+            snprintf(err, errlen, "expected model-expectimax:FILE[:D] with D the moves searched (1..8), "
+                     "got \"%s\"", colon + 1);
+            return -1;
+        }
+        n = (size_t)(colon - arg);
+    }
+    if (n == 0 || n >= sizeof path) {
+        snprintf(err, errlen, n ? "model path too long" : "expected model-expectimax:FILE[:D] with a file");
+        return -1;
+    }
+    memcpy(path, arg, n);
+    path[n] = 0;
+    if (strcmp(g->name, "2048") || g->rows != 4 || g->cols != 4) {
+        snprintf(err, errlen, "model-expectimax plays 2048 on the 4x4 board (this game: %s %dx%d)", g->name,
+                 g->rows, g->cols);
+        return -1;
+    }
+    ntuple *nt = ntuple_load(path, err, errlen);
+    if (!nt)
+        return -1;
+    *out = player_expectimax_new(g, depth, nt_leaf, nt, nt_leaf_free, spec, "model-expectimax", err, errlen);
+    return *out ? 1 : -1;
+}
+
 static int net_player_try(void *ctx, const char *spec, const game *g, const gz_config *cfg,
                           player **out, char *err, size_t errlen)
 {
     (void)ctx;
+    if (!strncmp(spec, "model-expectimax:", 17))
+        return ntuple_player_try(spec, g, out, err, errlen);
     if (strncmp(spec, "model:", 6) != 0)
         return 0;
     char path[1024], why[512], arg[1100];
@@ -82,6 +123,10 @@ static int net_player_try(void *ctx, const char *spec, const game *g, const gz_c
     if (sims == 0)
         sims = seconds > 0 ? NET_PLAYER_TIMED_SIMS : cfg->arena.simulations;
     nn_params *p = nn_ckpt_load(path, g, NULL, why, sizeof why);
+    if (!p && ntuple_is_file(path)) {
+        snprintf(err, errlen, "%s: an n-tuple network: play it with model-expectimax:%s[:D]", path, path);
+        return -1;
+    }
     if (!p) {
         snprintf(err, errlen, "%s", why);
         return -1;
@@ -117,6 +162,9 @@ static const player_ext ext = {
             "(default arena.simulations) or T seconds a move (e.g. 0.5s; sims is then the "
             "cap, default 20000), at precision fp32, bf16, int8 or auto (default "
             "net.precision)",
+    .syntax2 = "model-expectimax:FILE[:D]",
+    .help2 = "2048 (4x4): expectimax D moves deep (default 2) over the after-state values of the "
+             "n-tuple network FILE (net.kind ntuple runs), a move's points counted",
     .ctx = NULL,
 };
 

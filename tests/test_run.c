@@ -11,6 +11,7 @@
 #include "run_util.h"
 #include "loop/rundata.h"
 #include "loop/rundir.h"
+#include "nn/ntuple.h"
 #include "selfplay/samples.h"
 
 /* Writes lines into DIR/arena/gen_0002.jsonl (the directory made as needed). */
@@ -1230,6 +1231,62 @@ START_TEST(follow_worker_files_used)
 }
 END_TEST
 
+/* net.kind ntuple (2048 4x4): a generation is its TD games and its n-tuple file (no
+ * samples); the arena plays model-expectimax; a kill after generation 2's training and
+ * the same command again: generation 2 is kept as it was (its games are not played
+ * again), and the run ends with every game counted once. --mpi and other games are
+ * refused. */
+START_TEST(ntuple_run_resumes)
+{
+    char rd[300], out[16384], cfg[400], p[400], err[512];
+    snprintf(rd, sizeof rd, "%s/ntuple", dir);
+    snprintf(cfg, sizeof cfg, "%s/configs/2048-ntuple.json", getenv("GZ_SRC"));
+    const char *base[] = {"-c", cfg, "--set", "selfplay.games=150", "--set", "selfplay.threads=1",
+                          "--set", "arena.games=2", "--set", "arena.baselines=[\"random\"]", NULL};
+    int rc = gz_run_base(rd, 2, "2:train", base, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 128 + SIGKILL, "exit %d:\n%s", rc, out);
+    ck_assert_ptr_nonnull(strstr(out, "gen 1 td: 150 games"));
+    ntuple *g2 = ntuple_load(pathf(p, sizeof p, rd, "models/gen_0002.h5"), err, sizeof err);
+    ck_assert_msg(g2 != NULL, "%s", err);
+    ck_assert_int_eq(g2->games, 300);
+    ck_assert_int_eq(g2->generation, 2);
+    rc = gz_run_base(rd, 3, NULL, base, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ck_assert_ptr_null(strstr(out, "gen 2 td:"));
+    ck_assert_ptr_nonnull(strstr(out, "gen 3 td: 150 games"));
+    ntuple *again = ntuple_load(p, err, sizeof err);
+    ck_assert_msg(again != NULL, "%s", err);
+    for (int t = 0; t < NT_TUPLES; t++)
+        ck_assert(memcmp(again->w[t], g2->w[t], NT_ENTRIES * sizeof(float)) == 0);
+    ntuple_free(again);
+    ntuple_free(g2);
+    ntuple *g3 = ntuple_load(pathf(p, sizeof p, rd, "models/gen_0003.h5"), err, sizeof err);
+    ck_assert_msg(g3 != NULL, "%s", err);
+    ck_assert_int_eq(g3->games, 450);
+    ntuple_free(g3);
+    ck_assert(!exists(pathf(p, sizeof p, rd, "data/gen_0001.h5")));
+    char *csv = slurp_rel(rd, "ratings.csv");
+    ck_assert_msg(strstr(csv, "\ngen_0003,") && strstr(csv, "\nrandom,"), "%s", csv);
+    free(csv);
+    char *arena = slurp_rel(rd, "arena/gen_0003.jsonl");
+    ck_assert_int_eq(count_lines(arena), 2);
+    free(arena);
+    char *m = slurp_rel(rd, "metrics.jsonl");
+    ck_assert_ptr_nonnull(strstr(m, "\"kind\":\"ntuple\""));
+    free(m);
+    /* refusals */
+    const char *mpi[] = {"-c", cfg, "--mpi", NULL};
+    snprintf(rd, sizeof rd, "%s/ntuple_mpi", dir);
+    rc = gz_run_base(rd, 1, NULL, mpi, NULL, 0, out, sizeof out);
+    ck_assert_int_ne(rc, 0);
+    const char *mnk[] = {"--set", "net.kind=ntuple", NULL};
+    snprintf(rd, sizeof rd, "%s/ntuple_mnk", dir);
+    rc = gz_run_base(rd, 1, NULL, mnk, NULL, 0, out, sizeof out);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(out, "net.kind: ntuple networks play 2048 on the 4x4 board"), "%s", out);
+}
+END_TEST
+
 static Suite *run_suite(void)
 {
     Suite *s = suite_create("run");
@@ -1262,6 +1319,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, lock_refusal_writes_nothing);
     tcase_add_test(tc, run_disk_full);
     tcase_add_test(tc, follow_worker_files_used);
+    tcase_add_test(tc, ntuple_run_resumes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,6 +14,11 @@
  * allocated once per player and invalidated per move by a stamp, shares the values of
  * positions reached in several ways. Nothing allocates per move.
  * 2048 only (engine/games/g2048.h); deterministic (no randomness).
+ *
+ * player_expectimax_new (player.h) makes the same search with learned leaves (the
+ * model-expectimax player of nn/net_player.c over an n-tuple network): the leaf is the
+ * after-state's value in points still to come, and each move adds the points it
+ * scores, so a value is points; a cut branch is valued by its leaf too.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +40,10 @@ typedef struct ex_entry {
 
 typedef struct ex_ctx {
     int depth;
+    bool gains;   /* a move's points count (learned values: the points still to come) */
+    player_ex_leaf leaf; /* NULL: the heuristic */
+    void *leaf_ctx;
+    void (*leaf_free)(void *);
     int rows, cols, cells;
     double pow4[64], pow35[64];
     ex_entry *tt; /* 2^EX_TT_LOG2 */
@@ -78,6 +87,8 @@ static double heuristic(ex_ctx *x, const uint8_t *c)
     uint8_t v[G2048_MAX_SIDE];
     double h = 0;
     x->nodes++;
+    if (x->leaf)
+        return x->leaf(x->leaf_ctx, c);
     for (int r = 0; r < x->rows; r++)
         h += line_value(x, c + r * x->cols, x->cols);
     for (int col = 0; col < x->cols; col++) {
@@ -88,9 +99,10 @@ static double heuristic(ex_ctx *x, const uint8_t *c)
     return h;
 }
 
-/* Move m on cells (into out); false when it changes nothing. */
-static bool slide(const ex_ctx *x, const uint8_t *c, int m, uint8_t *out)
+/* Move m on cells (into out); false when it changes nothing. *gain: its points. */
+static bool slide(const ex_ctx *x, const uint8_t *c, int m, uint8_t *out, double *gain)
 {
+    *gain = 0;
     memcpy(out, c, (size_t)x->cells);
     bool any = false;
     bool vertical = m == G2048_UP || m == G2048_DOWN, rev = m == G2048_DOWN || m == G2048_RIGHT;
@@ -104,7 +116,7 @@ static bool slide(const ex_ctx *x, const uint8_t *c, int m, uint8_t *out)
             v[i] = out[ix[i]];
         }
         bool ch;
-        g2048_slide_line(v, len, &ch);
+        *gain += (double)g2048_slide_line(v, len, &ch);
         if (ch) {
             any = true;
             for (int i = 0; i < len; i++)
@@ -163,12 +175,14 @@ static double chance_node(ex_ctx *x, const uint8_t *c, int depth, double cprob)
 /* A decision: the best move's value (0 when no move is left: the game is lost). */
 static double max_node(ex_ctx *x, const uint8_t *c, int depth, double cprob)
 {
-    double best = 0;
+    double best = 0, gain;
     uint8_t after[G2048_MAX_CELLS];
+    bool any = false;
     for (int m = 0; m < 4; m++)
-        if (slide(x, c, m, after)) {
-            double v = chance_node(x, after, depth - 1, cprob);
-            best = v > best ? v : best;
+        if (slide(x, c, m, after, &gain)) {
+            double v = chance_node(x, after, depth - 1, cprob) + (x->gains ? gain : 0);
+            best = !any || v > best ? v : best;
+            any = true;
         }
     return best;
 }
@@ -183,11 +197,11 @@ static int ex_choose(player *p, const game_state *s, rng *r, player_info *info, 
     x->stamp++;
     x->nodes = 0;
     int best = -1;
-    double bestv = -1;
+    double bestv = -1, gain;
     for (int m = 0; m < 4; m++)
-        if (slide(x, c, m, after)) {
-            double v = chance_node(x, after, x->depth - 1, 1.0);
-            if (v > bestv) {
+        if (slide(x, c, m, after, &gain)) {
+            double v = chance_node(x, after, x->depth - 1, 1.0) + (x->gains ? gain : 0);
+            if (best < 0 || v > bestv) {
                 bestv = v;
                 best = m;
             }
@@ -197,6 +211,10 @@ static int ex_choose(player *p, const game_state *s, rng *r, player_info *info, 
         return -1;
     }
     if (info) {
+        if (x->gains) { /* learned leaves: the value is the points still to come */
+            info->has_value = 1;
+            info->value[0] = (float)bestv;
+        }
         info->depth = x->depth;
         info->simulations = (int)(x->nodes < 2000000000L ? x->nodes : 2000000000L);
     }
@@ -206,10 +224,34 @@ static int ex_choose(player *p, const game_state *s, rng *r, player_info *info, 
 static void ex_destroy(player *p)
 {
     ex_ctx *x = p->ctx;
-    if (x)
+    if (x) {
         free(x->tt);
+        if (x->leaf_free)
+            x->leaf_free(x->leaf_ctx);
+    }
     free(x);
     p->ctx = NULL;
+}
+
+static ex_ctx *ex_ctx_new(const game *g, int depth, char *err, size_t errlen)
+{
+    ex_ctx *x = calloc(1, sizeof *x);
+    if (x)
+        x->tt = calloc((size_t)1 << EX_TT_LOG2, sizeof *x->tt);
+    if (!x || !x->tt) {
+        free(x);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    x->depth = depth;
+    x->rows = g->rows;
+    x->cols = g->cols;
+    x->cells = g->rows * g->cols;
+    for (int k = 0; k < 64; k++) {
+        x->pow4[k] = pow(k, 4.0);
+        x->pow35[k] = pow(k, 3.5);
+    }
+    return x;
 }
 
 static int ex_create(player *p, const char *arg, const game *g, const gz_config *cfg, char *err,
@@ -226,26 +268,54 @@ static int ex_create(player *p, const char *arg, const game *g, const gz_config 
                  EX_MAX_DEPTH);
         return -1;
     }
-    ex_ctx *x = calloc(1, sizeof *x);
-    if (x)
-        x->tt = calloc((size_t)1 << EX_TT_LOG2, sizeof *x->tt);
-    if (!x || !x->tt) {
-        free(x);
-        snprintf(err, errlen, "out of memory");
+    ex_ctx *x = ex_ctx_new(g, depth, err, errlen);
+    if (!x)
         return -1;
-    }
-    x->depth = depth;
-    x->rows = g->rows;
-    x->cols = g->cols;
-    x->cells = g->rows * g->cols;
-    for (int k = 0; k < 64; k++) {
-        x->pow4[k] = pow(k, 4.0);
-        x->pow35[k] = pow(k, 3.5);
-    }
     p->ctx = x;
     p->choose = ex_choose;
     p->destroy = ex_destroy;
     return 0;
+}
+
+player *player_expectimax_new(const game *g, int depth, player_ex_leaf leaf, void *leaf_ctx,
+                              void (*leaf_free)(void *), const char *name, const char *kind,
+                              char *err, size_t errlen)
+{
+    const char *why = NULL;
+    char buf[96];
+    if (strcmp(g->name, "2048") != 0) {
+        snprintf(buf, sizeof buf, "expectimax plays 2048 only (this game is %s)", g->name);
+        why = buf;
+    } else if (depth < 1 || depth > EX_MAX_DEPTH) {
+        snprintf(buf, sizeof buf, "expectimax depth %d: expected 1..%d", depth, EX_MAX_DEPTH);
+        why = buf;
+    } else if (!leaf) {
+        why = "no leaf value";
+    }
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        if (leaf_free)
+            leaf_free(leaf_ctx);
+        return NULL;
+    }
+    player *p = player_alloc(name, kind, g);
+    ex_ctx *x = p ? ex_ctx_new(g, depth, err, errlen) : NULL;
+    if (!x) {
+        if (!p)
+            snprintf(err, errlen, "out of memory");
+        free(p);
+        if (leaf_free)
+            leaf_free(leaf_ctx);
+        return NULL;
+    }
+    x->leaf = leaf;
+    x->leaf_ctx = leaf_ctx;
+    x->leaf_free = leaf_free;
+    x->gains = true;
+    p->ctx = x;
+    p->choose = ex_choose;
+    p->destroy = ex_destroy;
+    return p;
 }
 
 const player_kind player_kind_expectimax = {

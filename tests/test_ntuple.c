@@ -1,0 +1,270 @@
+/* The n-tuple network (nn/ntuple.c) and its player (model-expectimax in
+ * nn/net_player.c over engine/players/expectimax.c's search): values and updates, the
+ * 8 symmetries, the file round trip and its refusals, and the expectimax player with a
+ * network on fixed positions against values worked out by hand. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/config.h"
+#include "engine/game.h"
+#include "engine/games/g2048.h"
+#include "engine/player.h"
+#include "engine/rng.h"
+#include "model_util.h"
+#include "nn/net_player.h"
+#include "nn/ntuple.h"
+
+/* A fresh temporary directory in buf (>= 32 bytes). */
+static void tmpdir(char *buf)
+{
+    strcpy(buf, "/tmp/gz_test_ntuple_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(buf));
+}
+
+static game *game4(gz_config *c)
+{
+    char err[256];
+    ck_assert_msg(cfg_parse(c, "{\"game\": {\"name\": \"2048\", \"rows\": 4, \"cols\": 4}}", "t", err,
+                            sizeof err) == 0, "%s", err);
+    game *g = game_new(&c->game, err, sizeof err);
+    ck_assert_msg(g != NULL, "%s", err);
+    return g;
+}
+
+/* cells under symmetry s: transpose (s & 4), then mirror columns (s & 1), rows (s & 2) */
+static void sym_board(int s, const uint8_t *in, uint8_t *out)
+{
+    for (int i = 0; i < 16; i++) {
+        int r = i / 4, c = i % 4, t;
+        if (s & 4)
+            t = r, r = c, c = t;
+        if (s & 1)
+            c = 3 - c;
+        if (s & 2)
+            r = 3 - r;
+        out[r * 4 + c] = in[i];
+    }
+}
+
+START_TEST(values_and_updates)
+{
+    char err[256];
+    ntuple *n = ntuple_new(err, sizeof err);
+    ck_assert_msg(n != NULL, "%s", err);
+    uint8_t empty[16] = {0};
+    ck_assert(ntuple_value(n, empty) == 0);
+    /* the empty board: each tuple's 8 symmetric copies share index 0, so one update of d
+     * adds 8d to 4 weights and the value is 4 x 8 x 8d */
+    ntuple_update(n, empty, 0.5f);
+    ck_assert_float_eq(ntuple_value(n, empty), 4 * 8 * 8 * 0.5f);
+    ck_assert_float_eq(n->w[0][0], 4.0f);
+    ntuple_free(n);
+    /* a board with every tile different: 32 distinct features, value 32d */
+    n = ntuple_new(err, sizeof err);
+    uint8_t b[16];
+    for (int i = 0; i < 16; i++)
+        b[i] = (uint8_t)(i + 1); /* 2 .. 65536: the 2^16 tile counts as 2^15 */
+    ntuple_update(n, b, 0.25f);
+    ck_assert_float_eq_tol(ntuple_value(n, b), 32 * 0.25f, 1e-6);
+    /* tiles above 2^15 share the 2^15 index */
+    b[15] = 17;
+    ck_assert_float_eq_tol(ntuple_value(n, b), 32 * 0.25f, 1e-6);
+    ntuple_free(n);
+}
+END_TEST
+
+START_TEST(symmetric_values)
+{
+    char err[256];
+    ntuple *n = ntuple_new(err, sizeof err);
+    ck_assert_msg(n != NULL, "%s", err);
+    rng r;
+    rng_seed(&r, 5);
+    uint8_t b[16], s[16];
+    for (int k = 0; k < 200; k++) {
+        for (int i = 0; i < 16; i++)
+            b[i] = (uint8_t)rng_below(&r, 8);
+        ntuple_update(n, b, (float)rng_uniform(&r) - 0.5f);
+    }
+    for (int k = 0; k < 50; k++) {
+        for (int i = 0; i < 16; i++)
+            b[i] = (uint8_t)rng_below(&r, 8);
+        float v = ntuple_value(n, b);
+        for (int y = 1; y < 8; y++) {
+            sym_board(y, b, s);
+            ck_assert_float_eq_tol(ntuple_value(n, s), v, 1e-4);
+        }
+    }
+    ntuple_free(n);
+}
+END_TEST
+
+START_TEST(file_round_trip_and_refusals)
+{
+    char dir[64];
+    tmpdir(dir);
+    char err[512], path[300], bad[300];
+    ntuple *n = ntuple_new(err, sizeof err);
+    rng r;
+    rng_seed(&r, 9);
+    uint8_t b[16];
+    for (int k = 0; k < 300; k++) {
+        for (int i = 0; i < 16; i++)
+            b[i] = (uint8_t)rng_below(&r, 12);
+        ntuple_update(n, b, (float)rng_uniform(&r));
+    }
+    n->games = 1234;
+    n->generation = 7;
+    snprintf(path, sizeof path, "%s/nt.h5", dir);
+    ck_assert_msg(ntuple_save(n, path, err, sizeof err) == 0, "%s", err);
+    ck_assert(ntuple_is_file(path));
+    ntuple *m = ntuple_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(m->games, 1234);
+    ck_assert_int_eq(m->generation, 7);
+    for (int t = 0; t < NT_TUPLES; t++)
+        ck_assert(memcmp(m->w[t], n->w[t], NT_ENTRIES * sizeof(float)) == 0);
+    ntuple_free(m);
+    /* missing, not HDF5, a CNN checkpoint: each named */
+    snprintf(bad, sizeof bad, "%s/none.h5", dir);
+    ck_assert_ptr_null(ntuple_load(bad, err, sizeof err));
+    ck_assert_msg(strstr(err, bad) && strstr(err, "cannot read"), "%s", err);
+    ck_assert(!ntuple_is_file(bad));
+    snprintf(bad, sizeof bad, "%s/text.h5", dir);
+    FILE *f = fopen(bad, "w");
+    fputs("not hdf5\n", f);
+    fclose(f);
+    ck_assert_ptr_null(ntuple_load(bad, err, sizeof err));
+    ck_assert_msg(strstr(err, "not an HDF5 file"), "%s", err);
+    gz_config c;
+    game *g = game4(&c);
+    snprintf(bad, sizeof bad, "%s/cnn.h5", dir);
+    gz_config cn = c;
+    snprintf(cn.net.policy_head, sizeof cn.net.policy_head, "dense");
+    snprintf(cn.net.value_head, sizeof cn.net.value_head, "score");
+    model_write_random(bad, &cn, 1);
+    ck_assert(!ntuple_is_file(bad));
+    ck_assert_ptr_null(ntuple_load(bad, err, sizeof err));
+    ck_assert_msg(strstr(err, "format is \"gridzero-model\""), "%s", err);
+    /* a CNN file given to model-expectimax, an n-tuple file given to model: */
+    char spec[400];
+    snprintf(spec, sizeof spec, "model-expectimax:%s:2", bad);
+    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
+    ck_assert_msg(strstr(err, "gridzero-model"), "%s", err);
+    snprintf(spec, sizeof spec, "model:%s", path);
+    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
+    ck_assert_msg(strstr(err, "an n-tuple network: play it with model-expectimax:"), "%s", err);
+    snprintf(spec, sizeof spec, "model-expectimax:%s:9", path);
+    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
+    ck_assert_msg(strstr(err, "1..8"), "%s", err);
+    /* a non-finite weight is refused by name */
+    n->w[2][77] = NAN;
+    snprintf(bad, sizeof bad, "%s/nan.h5", dir);
+    ck_assert_msg(ntuple_save(n, bad, err, sizeof err) == 0, "%s", err);
+    ck_assert_ptr_null(ntuple_load(bad, err, sizeof err));
+    ck_assert_msg(strstr(err, "/w2[77] is not finite"), "%s", err);
+    /* on another game */
+    gz_config c3;
+    char e2[256];
+    ck_assert(cfg_parse(&c3, "{\"game\": {\"name\": \"2048\", \"rows\": 3, \"cols\": 3}}", "t", e2, sizeof e2) == 0);
+    game *g3 = game_new(&c3.game, e2, sizeof e2);
+    snprintf(spec, sizeof spec, "model-expectimax:%s", path);
+    ck_assert_ptr_null(player_new(spec, g3, &c3, net_player_ext(), err, sizeof err));
+    ck_assert_msg(strstr(err, "4x4"), "%s", err);
+    game_free(g3);
+    game_free(g);
+    ntuple_free(n);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The player's move and value (points still to come) on cells. */
+static int choose(const game *g, const gz_config *c, const char *spec, const uint8_t *cells, float *value)
+{
+    char err[512];
+    player *p = player_new(spec, g, c, net_player_ext(), err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    game_state *s = game_state_new(g, NULL);
+    uint8_t full[G2048_MAX_CELLS] = {0};
+    memcpy(full, cells, 16);
+    g2048_set(g, s, full, 0, 0);
+    player_info info;
+    player_info_clear(&info);
+    int a = p->choose(p, s, NULL, &info, err, sizeof err);
+    ck_assert_msg(a >= 0, "%s", err);
+    ck_assert(info.has_value);
+    *value = info.value[0];
+    free(s);
+    player_free(p);
+    return a;
+}
+
+/* A zero network: values are the points of the moves searched. The board 2 2 . . over
+ * an empty 4x4 (u d l r = 0 1 2 3):
+ *   depth 1: left and right score 4 (the 2s merge), down 0, up is not a move: left
+ *            (the lower action of the tie), value 4;
+ *   depth 2: after left the 4 sits in a corner; the next move scores 8 exactly when a 4
+ *            spawns (p 0.1) on one of the 6 cells of its row or column (of 15 empty):
+ *            4 + 0.1 x 6/15 x 8 = 4.32 (right the same); after down the 2 2 pair still
+ *            merges whatever spawns: 0 + 4 = 4. So left, 4.32.
+ * Then a network that values down's after-state: depth 1 takes down exactly when
+ * V(after down) > 4 + V(after left). */
+START_TEST(expectimax_with_network_by_hand)
+{
+    char dir[64];
+    tmpdir(dir);
+    char err[512], path[300], spec[400];
+    gz_config c;
+    game *g = game4(&c);
+    ntuple *n = ntuple_new(err, sizeof err);
+    snprintf(path, sizeof path, "%s/zero.h5", dir);
+    ck_assert_msg(ntuple_save(n, path, err, sizeof err) == 0, "%s", err);
+    uint8_t b[16] = {1, 1};
+    float v;
+    snprintf(spec, sizeof spec, "model-expectimax:%s:1", path);
+    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
+    ck_assert_float_eq_tol(v, 4.0f, 1e-5);
+    snprintf(spec, sizeof spec, "model-expectimax:%s:2", path);
+    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
+    ck_assert_float_eq_tol(v, 4.32f, 1e-4);
+    /* value down's after-state (2 2 on the bottom row) */
+    uint8_t down[16] = {0}, left[16] = {2};
+    down[12] = down[13] = 1;
+    ntuple_update(n, down, 1.0f);
+    ntuple_update(n, left, -1.0f); /* the two share most features (empty cells) */
+    float vd = ntuple_value(n, down), vl = ntuple_value(n, left);
+    ck_assert_msg(vd > 4 + vl, "V(down) %g, V(left) %g", vd, vl);
+    ck_assert_msg(ntuple_save(n, path, err, sizeof err) == 0, "%s", err);
+    snprintf(spec, sizeof spec, "model-expectimax:%s:1", path);
+    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_DOWN);
+    ck_assert_float_eq_tol(v, vd, 1e-4);
+    ntuple_free(n);
+    game_free(g);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ntuple");
+    TCase *tc = tcase_create("ntuple");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, values_and_updates);
+    tcase_add_test(tc, symmetric_values);
+    tcase_add_test(tc, file_round_trip_and_refusals);
+    tcase_add_test(tc, expectimax_with_network_by_hand);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
