@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "nn/checkpoint.h"
+#include "nn/ntuple.h"
 #include "nn/params.h"
 #include "selfplay/samples.h"
 
@@ -75,6 +76,28 @@ static int info_model(const char *path)
     return EXIT_OK;
 }
 
+static int info_ntuple(const char *path)
+{
+    char err[1024];
+    ntuple *n = ntuple_load(path, err, sizeof err);
+    if (!n) {
+        cli_error("%s", err);
+        return EXIT_USAGE;
+    }
+    size_t nonzero = 0;
+    for (int t = 0; t < NT_TUPLES; t++)
+        for (uint32_t i = 0; i < NT_ENTRIES; i++)
+            nonzero += n->w[t][i] != 0;
+    printf("%s: gridzero n-tuple network (format %s, version %d)\n", path, NT_FORMAT, NT_VERSION);
+    printf("  game        2048 4x4: after-state values in points (model-expectimax:FILE[:D])\n");
+    printf("  tuples      %d of %d cells under 8 symmetries: %d features, %u weights a tuple\n", NT_TUPLES,
+           NT_LEN, NT_FEATURES, NT_ENTRIES);
+    printf("  trained     %lld games (generation %lld); %zu weights not zero (%.1f%%)\n", (long long)n->games,
+           (long long)n->generation, nonzero, 100.0 * (double)nonzero / ((double)NT_TUPLES * NT_ENTRIES));
+    ntuple_free(n);
+    return EXIT_OK;
+}
+
 typedef struct info_kind {
     const char *format;
     int (*show)(const char *path);
@@ -83,6 +106,7 @@ typedef struct info_kind {
 static const info_kind kinds[] = {
     {NN_CKPT_FORMAT, info_model},
     {SP_FORMAT, info_samples},
+    {NT_FORMAT, info_ntuple},
 };
 
 int cmd_info(int argc, char **argv)

@@ -1,6 +1,6 @@
 /* The n-tuple network (nn/ntuple.c) and its player (model-expectimax in
  * nn/net_player.c over engine/players/expectimax.c's search): values and updates, the
- * 8 symmetries, the file round trip and its refusals, and the expectimax player with a
+ * 8 symmetries, the file round trip, its refusals and `gridzero info`, and the expectimax player with a
  * network on fixed positions against values worked out by hand. */
 #include <check.h>
 #include <math.h>
@@ -14,6 +14,7 @@
 #include "engine/games/g2048.h"
 #include "engine/player.h"
 #include "engine/rng.h"
+#include "cli_util.h"
 #include "model_util.h"
 #include "nn/net_player.h"
 #include "nn/ntuple.h"
@@ -129,6 +130,13 @@ START_TEST(file_round_trip_and_refusals)
     for (int t = 0; t < NT_TUPLES; t++)
         ck_assert(memcmp(m->w[t], n->w[t], NT_ENTRIES * sizeof(float)) == 0);
     ntuple_free(m);
+    /* gridzero info describes it */
+    char args[400], *out, *eout;
+    snprintf(args, sizeof args, "info %s", path);
+    ck_assert_int_eq(run_bin(args, NULL, &out, &eout), 0);
+    ck_assert_msg(strstr(out, "gridzero n-tuple network") && strstr(out, "1234 games (generation 7)"), "%s", out);
+    free(out);
+    free(eout);
     /* missing, not HDF5, a CNN checkpoint: each named */
     snprintf(bad, sizeof bad, "%s/none.h5", dir);
     ck_assert_ptr_null(ntuple_load(bad, err, sizeof err));
