@@ -18,8 +18,10 @@ static void gtp_usage(FILE *f)
             "Moves in the game's notation (Gomoku h8, Sanling a1 = top left); colors b/w, or\n"
             "1 2 3 for three-player Sanling; moves out of turn and pass are refused.\n\n"
             "  -m, --model FILE  play with this model (search settings from the config)\n"
-            "  --player SPEC     or any player: mcts[:N] (pure MCTS, the default), alphabeta[:D],\n"
-            "                    random, perfect, model:FILE[:sims]\n"
+            "  --player SPEC     or any player: mcts[:N] (pure MCTS), alphabeta[:D], random,\n"
+            "                    perfect, model:FILE[:sims]\n"
+            "                    neither: Gomoku (freestyle, five) plays the shipped model\n"
+            "                    models/gomoku15.h5 (models/gomoku15.md), other games pure MCTS\n"
             "  --sims N          stop every search at N simulations (also --nodes); without\n"
             "                    time_settings searches stop at N, or mcts.simulations\n"
             "  --memory MB       search tree memory (default 256)\n\n"
@@ -40,6 +42,7 @@ int cmd_gtp(int argc, char **argv)
         rc = p > 0 ? EXIT_OK : EXIT_USAGE;
         goto out;
     }
+    cli_engine_args_shipped(&args, &c, &bo, "gtp");
     char err[1024];
     s = gtp_new(&c, &bo, err, sizeof err);
     if (!s) {

@@ -16,8 +16,10 @@ static void pbrain_usage(FILE *f)
             "TURN, BOARD, TAKEBACK, INFO, ABOUT, END). The game is the config's m,n,k game (without\n"
             "-c: Gomoku, five in a row, freestyle) at the size START asks for (k..25).\n\n"
             "  -m, --model FILE  play with this model (search settings from the config)\n"
-            "  --player SPEC     or any player: mcts[:N] (pure MCTS, the default), alphabeta[:D],\n"
-            "                    random, perfect, model:FILE[:sims]\n"
+            "  --player SPEC     or any player: mcts[:N] (pure MCTS), alphabeta[:D], random,\n"
+            "                    perfect, model:FILE[:sims]\n"
+            "                    neither: Gomoku (freestyle, five) plays the shipped model\n"
+            "                    models/gomoku15.h5 (models/gomoku15.md), other games pure MCTS\n"
             "  --sims N          stop every search at N simulations (also --nodes; for\n"
             "                    reproducible matches; the clock still applies)\n"
             "  --memory MB       search tree memory (default 256, or half of INFO max_memory)\n"
@@ -46,12 +48,15 @@ int cmd_pbrain(int argc, char **argv)
         c.game.rows = c.game.cols = 15;
         c.game.k = 5;
     }
+    bool shipped = cli_engine_args_shipped(&args, &c, &bo, "pbrain");
     char err[1024];
     pb = pbrain_new(&c, &bo, args.debug, err, sizeof err);
     if (!pb) {
         cli_error("pbrain: %s", err);
         goto out;
     }
+    if (shipped) /* another rule (INFO rule: renju, caro, exact five): pure MCTS */
+        pbrain_set_fallback(pb, "mcts");
     size_t cap = 0;
     rc = EXIT_OK;
     while (getline(&line, &cap, stdin) >= 0)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "nn/brain.h"
 #include "web/web.h"
 
 static void serve_usage(FILE *f)
@@ -20,7 +21,8 @@ static void serve_usage(FILE *f)
             "                      RUN_DIR/config.json with --run, else the built-in tic-tac-toe)\n"
             "  --set KEY=VALUE     override a config key\n"
             "  -m, --model FILE    the model of player \"model\" and of the analysis (default with\n"
-            "                      --run: the run's best model at each request)\n"
+            "                      --run: the run's best model at each request; without either,\n"
+            "                      Gomoku (freestyle, five) gets the shipped models/gomoku15.h5)\n"
             "  --run RUN_DIR       the run directory of the dashboard (read only, never locked)\n"
             "  --port N            the port (default 8080; 0: any free port, printed)\n"
             "  --bind ADDR         the address to listen on (default 127.0.0.1: this machine only;\n"
@@ -124,6 +126,9 @@ int cmd_serve(int argc, char **argv)
     if (cli_load_config(&o.cfg, cfg_path, sets, nsets))
         goto out;
     o.cfg_name = cfg_path;
+    char shipped[1024];
+    if (!o.model && !o.run_dir && brain_shipped_model(&o.cfg, shipped, sizeof shipped) == 0)
+        o.model = shipped;
     char err[1024];
     web_server *s = web_start(&o, err, sizeof err);
     if (!s) {

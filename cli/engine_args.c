@@ -1,5 +1,6 @@
 /* engine_args.c — the options `gridzero pbrain` and `gridzero gtp` share: which engine
  * (-m MODEL or --player SPEC), the config and its overrides, the search caps. */
+#include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
@@ -66,6 +67,19 @@ int cli_engine_args_parse(int argc, char **argv, const char *name, bool allow_de
     }
     *bo = (brain_opts){.spec = spec, .sims = sims, .memory_mb = memory};
     return 0;
+}
+
+bool cli_engine_args_shipped(cli_engine_args *a, const gz_config *c, brain_opts *bo,
+                             const char *name)
+{
+    char path[PLAYER_NAME_LEN];
+    if (bo->spec || brain_shipped_model(c, path, sizeof path - 8) != 0)
+        return false;
+    snprintf(a->pspec, sizeof a->pspec, "model:%s", path);
+    bo->spec = a->pspec;
+    fprintf(stderr, "%s: playing the shipped model %s (-m MODEL or --player SPEC for another)\n",
+            name, path);
+    return true;
 }
 
 void cli_engine_args_deinit(cli_engine_args *a)

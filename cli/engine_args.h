@@ -26,4 +26,10 @@ int cli_engine_args_parse(int argc, char **argv, const char *name, bool allow_de
                           void (*usage)(FILE *), cli_engine_args *a, gz_config *c, brain_opts *bo);
 void cli_engine_args_deinit(cli_engine_args *a);
 
+/* When neither -m nor --player was given and c's game has a shipped model
+ * (brain_shipped_model), makes bo play "model:" that file and says so on stderr (the
+ * protocol keeps stdout) and returns true; otherwise leaves bo as it is (pure MCTS). */
+bool cli_engine_args_shipped(cli_engine_args *a, const gz_config *c, brain_opts *bo,
+                             const char *name);
+
 #endif

@@ -33,6 +33,9 @@ struct pbrain {
     /* immutable after pbrain_new */
     brain_opts bo;
     char spec[PLAYER_NAME_LEN];
+    char fallback[PLAYER_NAME_LEN]; /* pbrain_set_fallback; "" = none */
+    bool on_fallback;   /* the brain in use plays the fallback */
+    char note[256];     /* a MESSAGE line owed to the manager, "" = none */
     bool debug;
     /* mutated */
     gz_config cfg;      /* game.rows/cols/rule follow START and INFO rule */
@@ -158,7 +161,7 @@ static int pb_new_game(pbrain *pb, char *err, size_t errlen)
     }
     double mb = pb_memory_mb(pb);
     int rc;
-    if (pb->b && mb == pb->memory_mb) {
+    if (pb->b && mb == pb->memory_mb && !pb->on_fallback) {
         rc = brain_set_game(pb->b, g, why, sizeof why);
     } else {
         brain_free(pb->b);
@@ -166,6 +169,27 @@ static int pb_new_game(pbrain *pb, char *err, size_t errlen)
         o.memory_mb = mb;
         pb->b = brain_new(g, &pb->cfg, &o, why, sizeof why);
         rc = pb->b ? 0 : -1;
+    }
+    bool was_fallback = pb->on_fallback;
+    pb->on_fallback = false;
+    if (rc < 0 && pb->fallback[0]) { /* the shipped model cannot play this game: the fallback */
+        brain_free(pb->b);
+        brain_opts o = pb->bo;
+        o.spec = pb->fallback;
+        o.memory_mb = mb;
+        char why2[512];
+        pb->b = brain_new(g, &pb->cfg, &o, why2, sizeof why2);
+        rc = pb->b ? 0 : -1;
+        if (rc == 0) {
+            pb->on_fallback = true;
+            if (!was_fallback) {
+                const char *base = strrchr(pb->spec, '/');
+                snprintf(pb->note, sizeof pb->note, "MESSAGE %s does not fit this game (%s, k = %d): "
+                         "playing %s", base ? base + 1 : pb->spec, pb->cfg.game.rule, pb->cfg.game.k,
+                         pb->fallback);
+                fprintf(stderr, "pbrain: %s; playing %s\n", why, pb->fallback);
+            }
+        }
     }
     if (rc < 0) {
         /* The old game's brain is gone: drop the old game as well. */
@@ -621,6 +645,10 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
     int rc = 0;
     if (!*line)
         goto out;
+    if (pb->note[0]) {
+        say(out, "%s", pb->note);
+        pb->note[0] = 0;
+    }
     if (pb->in_board) {
         if (!strcasecmp(line, "DONE") && pb->swap2)
             pb_swap2_done(pb, out);
@@ -772,6 +800,11 @@ pbrain *pbrain_new(const gz_config *cfg, const brain_opts *bo, bool debug, char 
         return NULL;
     }
     return pb;
+}
+
+void pbrain_set_fallback(pbrain *pb, const char *spec)
+{
+    snprintf(pb->fallback, sizeof pb->fallback, "%s", spec ? spec : "");
 }
 
 void pbrain_free(pbrain *pb)

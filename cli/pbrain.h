@@ -32,7 +32,10 @@
  * unknown bits and renju with caro. Under renju a forbidden point is an illegal move,
  * as in Gomocup: the engine never plays one, and a TURN or BOARD stone on one is
  * answered "ERROR ... forbidden for black under renju: double three" (the session
- * goes on). A model made for another rule is refused when the rule changes (ERROR).
+ * goes on). A model made for another rule is refused when the rule changes (ERROR),
+ * unless a fallback is set (pbrain_set_fallback: the shipped model's pure MCTS): the
+ * fallback then plays, a MESSAGE line before the next answer says so, and the model
+ * comes back when the rule does.
  *
  * Time (milliseconds, from INFO): timeout_turn (default 5000; 0 = as fast as
  * possible: one search step), timeout_match (0 = no limit) and time_left. The budget
@@ -57,6 +60,9 @@ typedef struct pbrain pbrain;
  * a new session (free with pbrain_free) or NULL with a message in err. */
 pbrain *pbrain_new(const gz_config *cfg, const brain_opts *bo, bool debug, char *err,
                    size_t errlen);
+/* The spec to play when the engine's model cannot play the game (another rule or k):
+ * "mcts" behind the shipped model; NULL or "" = none. */
+void pbrain_set_fallback(pbrain *pb, const char *spec);
 void pbrain_free(pbrain *pb); /* accepts NULL */
 
 /* Handles one input line (any length and bytes; the line end may be included) and

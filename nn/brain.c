@@ -2,8 +2,10 @@
 #include "brain.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/mcts.h"
 #include "engine/player.h"
@@ -38,6 +40,46 @@ struct brain {
 };
 
 double brain_now(void) { return player_clock(); }
+
+#ifndef GZ_MODELS_DIR
+#define GZ_MODELS_DIR "models"
+#endif
+
+static int brain_try_model(const char *dir, const char *file, char *path, size_t len)
+{
+    if (!dir || !*dir)
+        return -1;
+    char joined[1200], real[PATH_MAX];
+    snprintf(joined, sizeof joined, "%s/%s", dir, file);
+    if (access(joined, R_OK) != 0 || !realpath(joined, real))
+        return -1;
+    int n = snprintf(path, len, "%s", real);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int brain_shipped_model(const gz_config *c, char *path, size_t len)
+{
+    if (strcmp(c->game.name, "mnk") || c->game.k != 5 ||
+        cfg_game_rule(&c->game) != CFG_RULE_FREESTYLE)
+        return -1;
+    const char *file = "gomoku15.h5";
+    if (brain_try_model(getenv("GZ_MODELS"), file, path, len) == 0)
+        return 0;
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0; /* the binary's directory; models/ sits beside it */
+            char dir[1100];
+            snprintf(dir, sizeof dir, "%s/../models", exe);
+            if (brain_try_model(dir, file, path, len) == 0)
+                return 0;
+        }
+    }
+    return brain_try_model(GZ_MODELS_DIR, file, path, len);
+}
 
 double brain_budget(double turn, double left, int moves_left)
 {

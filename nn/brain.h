@@ -124,6 +124,15 @@ const char *brain_name(const brain *b);
  * Returns -1 (no clock) when neither limit is given. */
 double brain_budget(double turn, double left, int moves_left);
 
+/* The shipped model for c's game (models/ in the repository, a model card beside each):
+ * models/gomoku15.h5 for m,n,k five in a row under the freestyle rule (trained on 15x15;
+ * the network is fully convolutional, so other sizes get it too, with the note brain_new
+ * prints for another board size). Looked for in $GZ_MODELS, then in models/ beside the
+ * binary's directory (build/gridzero -> models/), then in the source tree it was built
+ * from. Writes the path into path and returns 0, or returns -1 when the game has no
+ * shipped model or the file is not found (the callers then keep their old default). */
+int brain_shipped_model(const gz_config *c, char *path, size_t len);
+
 /* Monotonic clock in seconds (player_clock's: the clock of player_ctl.deadline). */
 double brain_now(void);
 

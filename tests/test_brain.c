@@ -292,6 +292,88 @@ START_TEST(ctl_stop_deadline_progress)
 }
 END_TEST
 
+/* brain_shipped_model: $GZ_MODELS first, for freestyle five only (renju, k = 4 and
+ * tic-tac-toe have none); a directory without the file falls through to the next place. */
+START_TEST(shipped_model_lookup)
+{
+    char dir[] = "/tmp/gz_test_models_XXXXXX", path[1024], file[1100], err[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    gz_config c;
+    ck_assert_msg(cfg_parse(&c, GOMOKU15, "test", err, sizeof err) == 0, "%s", err);
+    snprintf(file, sizeof file, "%s/gomoku15.h5", dir);
+    model_write_random(file, &c, 3);
+    ck_assert_int_eq(setenv("GZ_MODELS", dir, 1), 0);
+    ck_assert_int_eq(brain_shipped_model(&c, path, sizeof path), 0);
+    ck_assert_str_eq(path, file);
+    ck_assert_int_eq(brain_shipped_model(&c, path, 8), -1); /* does not fit: none */
+    gz_config r = c;
+    cfg_game_set_rule(&r.game, CFG_RULE_RENJU);
+    ck_assert_int_eq(brain_shipped_model(&r, path, sizeof path), -1);
+    r = c;
+    r.game.k = 4;
+    ck_assert_int_eq(brain_shipped_model(&r, path, sizeof path), -1);
+    gz_config t;
+    const char *ttt = "{\"game\": {\"name\": \"mnk\", \"rows\": 3, \"cols\": 3, \"k\": 3}}";
+    ck_assert_msg(cfg_parse(&t, ttt, "test", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(brain_shipped_model(&t, path, sizeof path), -1);
+    /* another board size of the same game gets it too */
+    gz_config g9;
+    ck_assert_msg(cfg_parse(&g9, GOMOKU9, "test", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(brain_shipped_model(&g9, path, sizeof path), 0);
+    ck_assert_str_eq(path, file);
+    /* the file gone: the next places (the repository's models/) are tried */
+    ck_assert_int_eq(unlink(file), 0);
+    if (brain_shipped_model(&c, path, sizeof path) == 0)
+        ck_assert_ptr_null(strstr(path, dir));
+    ck_assert_int_eq(unsetenv("GZ_MODELS"), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The shipped 15x15 model (models/gomoku15.h5, found as brain_shipped_model finds it)
+ * plays legal, winning moves on its own: its network and search alone (no VCF checks,
+ * 200 simulations), on fixed positions with the winning moves listed. */
+START_TEST(shipped_model_tactics)
+{
+    char path[1024], err[512], spec[1100];
+    ck_assert_int_eq(unsetenv("GZ_MODELS"), 0);
+    gz_config c;
+    ck_assert_msg(cfg_parse(&c, GOMOKU15, "test", err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(brain_shipped_model(&c, path, sizeof path) == 0, "models/gomoku15.h5 not found");
+    static const struct {
+        const char *moves, *wins;
+    } pos[] = {
+        {"h8 a1 i8 a15 j8 o1 k8 o15", " g8 l8 "},          /* Black's open four: five */
+        {"h8 h9 i8 i9 j8 j9 k8 a1", " g8 l8 "},            /* five before White's three */
+        {"a1 h9 a15 i9 o1 j9 o15 k9 c3", " g9 l9 "},       /* White's open four: five */
+        {"h8 a1 i8 a15 j8 o1", " g8 k8 "},                 /* open three: the open four */
+    };
+    snprintf(spec, sizeof spec, "model:%s:200", path);
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+        game_state *s;
+        gz_config cc;
+        game *g = game_at(GOMOKU15, &cc, &s, pos[i].moves);
+        player *p = player_new(spec, g, &cc, net_player_ext(), err, sizeof err);
+        ck_assert_msg(p != NULL, "%s", err);
+        rng r;
+        rng_seed(&r, 1);
+        int a = p->choose(p, s, &r, NULL, err, sizeof err);
+        ck_assert_msg(a >= 0, "%s", err);
+        uint8_t mask[15 * 15];
+        game_legal(g, s, mask);
+        ck_assert(mask[a]);
+        char mv[8], word[12];
+        g->ops->format_move(g, a, mv, sizeof mv);
+        snprintf(word, sizeof word, " %s ", mv);
+        ck_assert_msg(strstr(pos[i].wins, word), "after %s: played %s, winning moves%s", pos[i].moves, mv,
+                      pos[i].wins);
+        player_free(p);
+        free(s);
+        game_free(g);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("brain");
@@ -303,6 +385,8 @@ int main(void)
     tcase_add_test(tc, memory_full_reported);
     tcase_add_test(tc, plays_as_the_player);
     tcase_add_test(tc, ctl_stop_deadline_progress);
+    tcase_add_test(tc, shipped_model_lookup);
+    tcase_add_test(tc, shipped_model_tactics);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -16,6 +16,7 @@
 
 #include "cli/gtp.h"
 #include "cli/pbrain.h"
+#include "model_util.h"
 #include "engine/config.h"
 #include "engine/game.h"
 #include "engine/rng.h"
@@ -753,6 +754,15 @@ START_TEST(gtp_session_search_and_sanling)
 }
 END_TEST
 
+/* How many MESSAGE lines out has. */
+static int count_msgs(const char *out)
+{
+    int n = 0;
+    for (const char *p = out; (p = strstr(p, "MESSAGE")); p++)
+        n++;
+    return n;
+}
+
 /* Runs `GZ_BIN args` with input on stdin; returns the exit status and its stdout. */
 static int run_bin(const char *args, const char *input, char **out)
 {
@@ -823,6 +833,42 @@ START_TEST(through_the_binary)
     rc = run_bin("--help", "", &out);
     ck_assert_msg(rc == 0 && strstr(out, "pbrain") && strstr(out, "gtp"), "%s", out);
     free(out);
+
+    /* No -m or --player: Gomoku plays the shipped model (here a random one in $GZ_MODELS)
+     * and says so on stderr; --player keeps pure MCTS. */
+    char dir[] = "/tmp/gz_proto_modelsXXXXXX", file[1100], err[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/gomoku15.h5", dir);
+    gz_config c;
+    ck_assert_msg(cfg_parse(&c, "{\"game\": {\"name\": \"mnk\", \"rows\": 15, \"cols\": 15, "
+                                "\"k\": 5}}", "test", err, sizeof err) == 0, "%s", err);
+    model_write_random(file, &c, 5);
+    ck_assert_int_eq(setenv("GZ_MODELS", dir, 1), 0);
+    rc = run_bin("pbrain --sims 20", "START 15\nBEGIN\nEND\n", &out);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(strstr(out, "pbrain: playing the shipped model ") && strstr(out, file), "%s", out);
+    ck_assert_msg(sscanf(strstr(out, "OK\n"), "OK\n%d,%d\n", &x, &y) == 2 && x >= 0 && x < 15 &&
+                      y >= 0 && y < 15, "%s", out);
+    free(out);
+    /* renju, which the model was not trained for: pure MCTS, said once in a MESSAGE;
+     * back to freestyle, the model again */
+    rc = run_bin("pbrain --sims 20", "START 15\nINFO rule 4\nBEGIN\nINFO rule 0\nRESTART\nBEGIN\nEND\n",
+                 &out);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(strstr(out, "\nMESSAGE gomoku15.h5 does not fit this game (renju, k = 5): playing mcts\n"),
+                  "%s", out);
+    ck_assert_msg(count_msgs(out) == 1, "%s", out);
+    free(out);
+    rc = run_bin("pbrain --player mcts:20", "START 15\nBEGIN\nEND\n", &out);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(!strstr(out, "shipped"), "%s", out);
+    free(out);
+    rc = run_bin("pbrain -c /dev/null", "", &out); /* a bad config still fails first */
+    ck_assert_int_eq(rc, 2);
+    free(out);
+    ck_assert_int_eq(unsetenv("GZ_MODELS"), 0);
+    ck_assert_int_eq(unlink(file), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
