@@ -31,6 +31,8 @@
  *   loop.c            loop_run: the checks, the ranks' agreement, the generations
  *   stage_selfplay.c  self-play, with part files and the ranks' shards
  *   stage_train.c     training, the schedule's span, the int8 calibration
+ *   stage_td.c        net.kind ntuple (2048): a generation's TD games and model file,
+ *                     in place of self-play and training
  *   stage_arena.c     the arena's matches, the one-player arena (solo.c: its tables)
  *   ladder.c          promotions, arena.jsonl and ratings.csv
  *   plots.c           elo.png, elo_time.png, loss.png (gnuplot)
