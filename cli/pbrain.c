@@ -645,10 +645,6 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
     int rc = 0;
     if (!*line)
         goto out;
-    if (pb->note[0]) {
-        say(out, "%s", pb->note);
-        pb->note[0] = 0;
-    }
     if (pb->in_board) {
         if (!strcasecmp(line, "DONE") && pb->swap2)
             pb_swap2_done(pb, out);
@@ -764,6 +760,10 @@ int pbrain_line(pbrain *pb, const char *raw, FILE *out)
         say(out, "UNKNOWN command \"%.40s\"", cmd);
     }
 out:
+    if (pb->note[0]) { /* owed by this line's new game: said at once, after its answer */
+        say(out, "%s", pb->note);
+        pb->note[0] = 0;
+    }
     if (line != stack)
         free(line);
     return rc;

@@ -34,7 +34,7 @@
  * answered "ERROR ... forbidden for black under renju: double three" (the session
  * goes on). A model made for another rule is refused when the rule changes (ERROR),
  * unless a fallback is set (pbrain_set_fallback: the shipped model's pure MCTS): the
- * fallback then plays, a MESSAGE line before the next answer says so, and the model
+ * fallback then plays, a MESSAGE line after that command's answer says so, and the model
  * comes back when the rule does.
  *
  * Time (milliseconds, from INFO): timeout_turn (default 5000; 0 = as fast as
