@@ -84,16 +84,26 @@ static int info_ntuple(const char *path)
         cli_error("%s", err);
         return EXIT_USAGE;
     }
-    size_t nonzero = 0;
-    for (int t = 0; t < NT_TUPLES; t++)
-        for (uint32_t i = 0; i < NT_ENTRIES; i++)
-            nonzero += n->w[t][i] != 0;
-    printf("%s: gridzero n-tuple network (format %s, version %d)\n", path, NT_FORMAT, NT_VERSION);
+    printf("%s: gridzero n-tuple network (format %s, version %d)\n", path, NT_FORMAT, n->stages > 1 ? 2 : 1);
     printf("  game        2048 4x4: after-state values in points (model-expectimax:FILE[:D])\n");
     printf("  tuples      %d of %d cells under 8 symmetries: %d features, %u weights a tuple\n", NT_TUPLES,
            NT_LEN, NT_FEATURES, NT_ENTRIES);
-    printf("  trained     %lld games (generation %lld); %zu weights not zero (%.1f%%)\n", (long long)n->games,
-           (long long)n->generation, nonzero, 100.0 * (double)nonzero / ((double)NT_TUPLES * NT_ENTRIES));
+    printf("  trained     %lld games (generation %lld)\n", (long long)n->games, (long long)n->generation);
+    for (int s = 0; s < n->stages; s++) {
+        size_t nonzero = 0, own = 0;
+        for (int t = 0; t < NT_TUPLES; t++)
+            for (uint32_t i = 0; i < NT_ENTRIES; i++) {
+                nonzero += n->w[s][t][i] != 0;
+                own += s > 0 && (n->used[s][t][i >> 6] >> (i & 63) & 1);
+            }
+        if (s == 0)
+            printf("  stage 0     %s: %zu weights not zero (%.1f%%)\n",
+                   n->stages > 1 ? "until the first threshold" : "the whole game", nonzero,
+                   100.0 * (double)nonzero / ((double)NT_TUPLES * NT_ENTRIES));
+        else
+            printf("  stage %d     from the %d tile: %zu weights of its own (%.1f%%), the rest read from stage %d\n",
+                   s, 1 << n->threshold[s], own, 100.0 * (double)own / ((double)NT_TUPLES * NT_ENTRIES), s - 1);
+    }
     ntuple_free(n);
     return EXIT_OK;
 }

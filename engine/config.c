@@ -9,7 +9,8 @@
 #include <cjson/cJSON.h>
 #include "errmsg.h"
 
-/* T_INTS: an array of integers (selfplay.sizes; min and max bound each entry).
+/* T_INTS: an array of integers (min and max bound each entry), stored as int[CFG_LIST_MAX]
+ * just after its int count (ints_count).
  * T_EXACT: game.exact, the old boolean spelling of game.rule (true = "exact"): it sets
  * game.rule and is neither stored nor written out itself. */
 typedef enum { T_INT, T_FLOAT, T_BOOL, T_STR, T_LIST, T_U64, T_EXACT, T_INTS } cfg_type;
@@ -133,6 +134,11 @@ static const cfg_field fields[] = {
      "after-state values (4 tuples of 6 cells under the 8 symmetries), learned by TD from its own "
      "greedy games: a run's generation is selfplay.games learning games (no samples), its arena "
      "plays model-expectimax:FILE:arena.depth"},
+    {"net.ntuple_stages", T_INTS, OFF(net.ntuple_stages), 4, 32768, 0, "", NULL, NULL,
+     "net.kind ntuple: multi-stage TD (Yeh et al. 2016): the tiles (increasing powers of two, at "
+     "most 3) at which the game enters a new stage with tables of its own, read from the stage "
+     "below until written (e.g. [8192, 16384]); a run from --from MODEL may add stages above "
+     "the model's; [] = one stage"},
     {"net.trunk", T_STR, OFF(net.trunk), 0, 0, 0, "residual", "residual|plain", NULL,
      "residual: blocks with the skip; plain: the same convs without it (seed 002: blocks 1)"},
     {"net.value_head", T_STR, OFF(net.value_head), 0, 0, 0, "zerosum", "zerosum|independent|score|wdl",
@@ -356,13 +362,19 @@ static void set_list(gz_config *c, const cfg_field *f, const char *csv)
     }
 }
 
+_Static_assert(OFF(selfplay.nsizes) + sizeof(int) == OFF(selfplay.sizes), "T_INTS: count before array");
+_Static_assert(OFF(net.nntuple_stages) + sizeof(int) == OFF(net.ntuple_stages), "T_INTS: count before array");
+
+/* A T_INTS field's array and its count (the int just before it). */
+static int *ints_count(gz_config *c, const cfg_field *f) { return (int *)((char *)c + f->offset) - 1; }
+static int *ints_array(gz_config *c, const cfg_field *f) { return (int *)((char *)c + f->offset); }
+
 static void set_int_list(gz_config *c, const cfg_field *f, const char *csv)
 {
-    /* Only selfplay.sizes is a list of integers; its count lives beside it. */
-    assert(f->offset == OFF(selfplay.sizes));
-    c->selfplay.nsizes = 0;
-    for (const char *p = csv; p && *p && c->selfplay.nsizes < CFG_LIST_MAX;) {
-        c->selfplay.sizes[c->selfplay.nsizes++] = atoi(p);
+    int *n = ints_count(c, f), *a = ints_array(c, f);
+    *n = 0;
+    for (const char *p = csv; p && *p && *n < CFG_LIST_MAX;) {
+        a[(*n)++] = atoi(p);
         p = strchr(p, ',');
         p = p ? p + 1 : NULL;
     }
@@ -551,18 +563,18 @@ static int set_value(gz_config *c, const cfg_field *f, const cJSON *v, const cha
         return 0;
     }
     case T_INTS: {
-        assert(f->offset == OFF(selfplay.sizes));
         if (check_array(f, v, src, err, errlen) < 0)
             return -1;
-        c->selfplay.nsizes = 0;
+        int *n = ints_count(c, f), *a = ints_array(c, f);
+        *n = 0;
         const cJSON *it;
         cJSON_ArrayForEach(it, v)
         {
             double d = cJSON_IsNumber(it) ? it->valuedouble : NAN;
             if (!(d == floor(d) && d >= f->min && d <= f->max))
                 return gz_fail(err, errlen, "%s: key %s[%d]: expected an integer in [%.0f, %.0f]", src,
-                               f->path, c->selfplay.nsizes, f->min, f->max);
-            c->selfplay.sizes[c->selfplay.nsizes++] = (int)d;
+                               f->path, *n, f->min, f->max);
+            a[(*n)++] = (int)d;
         }
         return 0;
     }
@@ -636,6 +648,19 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
     if (!strcmp(c->net.kind, "ntuple") && (strcmp(g->name, "2048") || g->rows != 4 || g->cols != 4))
         return gz_fail(err, errlen, "%s: key net.kind: ntuple networks play 2048 on the 4x4 board, "
                        "not %s %dx%d", src, g->name, g->rows, g->cols);
+    if (c->net.nntuple_stages > 0) {
+        if (strcmp(c->net.kind, "ntuple"))
+            return gz_fail(err, errlen, "%s: key net.ntuple_stages: stages are for net.kind ntuple", src);
+        if (c->net.nntuple_stages > 3)
+            return gz_fail(err, errlen, "%s: key net.ntuple_stages: at most 3 thresholds (4 stages), got %d",
+                           src, c->net.nntuple_stages);
+        for (int i = 0; i < c->net.nntuple_stages; i++) {
+            int t = c->net.ntuple_stages[i];
+            if (t & (t - 1) || (i > 0 && t <= c->net.ntuple_stages[i - 1]))
+                return gz_fail(err, errlen, "%s: key net.ntuple_stages[%d]: %d: the thresholds are tiles, "
+                               "increasing powers of two", src, i, t);
+        }
+    }
     if (!strcmp(c->selfplay.opening, "swap2")) {
         if (strcmp(g->name, "mnk"))
             return gz_fail(err, errlen, "%s: key selfplay.opening: swap2 is an opening of m,n,k games "
@@ -930,8 +955,9 @@ char *cfg_to_json(const gz_config *c)
         }
         case T_INTS: {
             cJSON *a = cJSON_AddArrayToObject(parent, key);
-            for (int j = 0; j < c->selfplay.nsizes; j++)
-                cJSON_AddItemToArray(a, cJSON_CreateNumber(c->selfplay.sizes[j]));
+            const int *arr = p, n = arr[-1]; /* the count just before the array (ints_count) */
+            for (int j = 0; j < n; j++)
+                cJSON_AddItemToArray(a, cJSON_CreateNumber(arr[j]));
             break;
         }
         case T_EXACT: break;

@@ -73,6 +73,9 @@ typedef struct cfg_net {
     char int8_kernel[CFG_STR_LEN]; /* "auto" | "onednn" | "direct" */
     char trunk[CFG_STR_LEN];       /* "residual" | "plain" (blocks without the skip) */
     char kind[CFG_STR_LEN];        /* "cnn" | "ntuple" (2048 4x4: nn/ntuple.h, learned by TD) */
+    /* net.kind ntuple: the tiles that begin its stages (nn/ntuple.h), increasing; 0 = one stage */
+    int nntuple_stages;
+    int ntuple_stages[CFG_LIST_MAX];
     char value_head[CFG_STR_LEN];  /* "zerosum" | "independent" | "score" | "wdl" */
     char value_pool[CFG_STR_LEN];  /* "mean" | "mean_max" */
     bool aux_policy;   /* an auxiliary head predicts the opponent's reply (training only) */

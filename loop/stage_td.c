@@ -6,7 +6,8 @@
  * The step size is train.lr, cosine down to train.lr x train.lr_floor over the run's
  * budget (run_budget_used) when train.schedule is cosine, else constant. Game i of
  * generation gen plays from a seed derived from the run's seed, gen and i, so one
- * thread (selfplay.threads 1) reproduces the weights. */
+ * thread (selfplay.threads 1) reproduces the weights. Generation 0 is zeros, or --from's
+ * n-tuple network (its games counted on), with net.ntuple_stages added above its own. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,18 +18,35 @@
 #include "selfplay/selfplay.h"
 #include "train/td.h"
 
+/* Gives n the config's stages (net.ntuple_stages), adding any above its own. */
+static int td_stages(const run_ctx *r, ntuple *n, const char *path, char *err, size_t errlen)
+{
+    char why[512];
+    if (ntuple_set_stages(n, r->c.net.nntuple_stages, r->c.net.ntuple_stages, why, sizeof why) < 0) {
+        snprintf(err, errlen, "%s: net.ntuple_stages: %s", path, why);
+        return -1;
+    }
+    return 0;
+}
+
 int run_setup_ntuple_gen0(run_ctx *r, const char *path, char *err, size_t errlen)
 {
-    if (r->from) {
-        snprintf(err, errlen, "--from: a net.kind ntuple run starts from zeros (no curriculum)");
-        return -2;
+    char why[512];
+    ntuple *n = r->from ? ntuple_load(r->from, why, sizeof why) : ntuple_new(why, sizeof why);
+    if (!n) {
+        snprintf(err, errlen, "%s%s", r->from ? "--from: " : "", why);
+        return r->from ? -2 : -1;
     }
-    ntuple *n = ntuple_new(err, errlen);
-    if (!n)
-        return -1;
-    int rc = ntuple_save(n, path, err, errlen);
+    int rc = td_stages(r, n, r->from ? r->from : path, err, errlen) < 0 ? -2 : 0;
+    if (rc == 0 && r->from) {
+        fprintf(stderr, "run: generation 0 is %s (%lld games, %d stage%s)\n", r->from, (long long)n->games,
+                n->stages, n->stages > 1 ? "s" : "");
+        n->generation = 0;
+    }
+    if (rc == 0 && ntuple_save(n, path, err, errlen) < 0)
+        rc = -1;
     ntuple_free(n);
-    return rc < 0 ? -1 : 0;
+    return rc;
 }
 
 int run_stage_td(run_ctx *r, int gen, char *err, size_t errlen)
@@ -41,6 +59,10 @@ int run_stage_td(run_ctx *r, int gen, char *err, size_t errlen)
     ntuple *n = ntuple_load(from, err, errlen);
     if (!n)
         return -1;
+    if (td_stages(r, n, from, err, errlen) < 0) {
+        ntuple_free(n);
+        return -1;
+    }
     double used = run_budget_used(r, gen), lr = r->c.train.lr;
     if (!strcmp(r->c.train.schedule, "cosine")) {
         double f = used < 1 ? used : 1, floor = r->c.train.lr_floor;

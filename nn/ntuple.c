@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,9 +50,10 @@ ntuple *ntuple_new(char *err, size_t errlen)
         nt_fail(err, errlen, "out of memory");
         return NULL;
     }
+    n->stages = 1;
     for (int t = 0; t < NT_TUPLES; t++) {
-        n->w[t] = calloc(NT_ENTRIES, sizeof(float));
-        if (!n->w[t]) {
+        n->w[0][t] = calloc(NT_ENTRIES, sizeof(float));
+        if (!n->w[0][t]) {
             nt_fail(err, errlen, "out of memory for the n-tuple tables (%u MB)",
                     (unsigned)((size_t)NT_TUPLES * NT_ENTRIES * sizeof(float) >> 20));
             ntuple_free(n);
@@ -68,9 +70,60 @@ void ntuple_free(ntuple *n)
 {
     if (!n)
         return;
-    for (int t = 0; t < NT_TUPLES; t++)
-        free(n->w[t]);
+    for (int s = 0; s < NT_MAX_STAGES; s++)
+        for (int t = 0; t < NT_TUPLES; t++)
+            free(n->w[s][t]), free(n->used[s][t]);
     free(n);
+}
+
+enum { NT_USED_WORDS = NT_ENTRIES / 64 };
+
+int ntuple_set_stages(ntuple *n, int ntiles, const int *tiles, char *err, size_t errlen)
+{
+    if (ntiles < 0 || ntiles > NT_MAX_STAGES - 1) {
+        nt_fail(err, errlen, "%d stage thresholds: at most %d", ntiles, NT_MAX_STAGES - 1);
+        return -1;
+    }
+    uint8_t ex[NT_MAX_STAGES] = {0};
+    for (int i = 0; i < ntiles; i++) {
+        int e = 0;
+        while (e < 31 && (1 << e) < tiles[i])
+            e++;
+        if (tiles[i] < 4 || (1 << e) != tiles[i] || e > 15 || (i > 0 && e <= ex[i])) {
+            nt_fail(err, errlen, "stage thresholds must be increasing powers of two from 4 to 32768 "
+                    "(tile %d)", tiles[i]);
+            return -1;
+        }
+        ex[i + 1] = (uint8_t)e;
+    }
+    if (ntiles + 1 < n->stages || memcmp(ex + 1, n->threshold + 1, (size_t)(n->stages - 1)) != 0) {
+        char have[64] = "none", *q = have;
+        for (int s = 1; s < n->stages; s++)
+            q += snprintf(q, sizeof have - (size_t)(q - have), "%s%d", s > 1 ? "," : "", 1 << n->threshold[s]);
+        nt_fail(err, errlen, "the network's stage thresholds (%s) are not the first of the ones asked for: "
+                "stages can be added above, not changed", have);
+        return -1;
+    }
+    for (int s = n->stages; s <= ntiles; s++)
+        for (int t = 0; t < NT_TUPLES; t++) {
+            n->w[s][t] = calloc(NT_ENTRIES, sizeof(float));
+            n->used[s][t] = calloc(NT_USED_WORDS, sizeof(uint64_t));
+            if (!n->w[s][t] || !n->used[s][t]) {
+                for (int u = n->stages; u <= s; u++)
+                    for (int k = 0; k < NT_TUPLES; k++) {
+                        free(n->w[u][k]), free(n->used[u][k]);
+                        n->w[u][k] = NULL, n->used[u][k] = NULL;
+                    }
+                nt_fail(err, errlen, "out of memory for an n-tuple stage (%u MB)",
+                        (unsigned)((size_t)NT_TUPLES * NT_ENTRIES * sizeof(float) >> 20));
+                return -1;
+            }
+        }
+    for (int s = n->stages; s <= ntiles; s++)
+        n->threshold[s] = ex[s];
+    if (ntiles + 1 > n->stages)
+        n->stages = ntiles + 1;
+    return 0;
 }
 
 static inline uint32_t nt_index(const uint8_t *idx, const uint8_t *cells)
@@ -83,20 +136,56 @@ static inline uint32_t nt_index(const uint8_t *idx, const uint8_t *cells)
     return k;
 }
 
+int ntuple_stage(const ntuple *n, const uint8_t *cells)
+{
+    if (n->stages == 1)
+        return 0;
+    uint8_t top = 0;
+    for (int i = 0; i < NT_CELLS; i++)
+        top = cells[i] > top ? cells[i] : top;
+    int s = 0;
+    while (s + 1 < n->stages && top >= n->threshold[s + 1])
+        s++;
+    return s;
+}
+
+static inline bool nt_used(const ntuple *n, int s, int t, uint32_t k)
+{
+    return __atomic_load_n(&n->used[s][t][k >> 6], __ATOMIC_RELAXED) >> (k & 63) & 1;
+}
+
+/* The weight k of tuple t as stage s reads it: its own once written, else the stage below's. */
+static inline float nt_read(const ntuple *n, int s, int t, uint32_t k)
+{
+    while (s > 0 && !nt_used(n, s, t, k))
+        s--;
+    return n->w[s][t][k];
+}
+
 float ntuple_value(const ntuple *n, const uint8_t *cells)
 {
     float v = 0;
+    int st = ntuple_stage(n, cells);
     for (int t = 0; t < NT_TUPLES; t++)
-        for (int s = 0; s < NT_SYMS; s++)
-            v += n->w[t][nt_index(n->cell[t][s], cells)];
+        for (int s = 0; s < NT_SYMS; s++) {
+            uint32_t k = nt_index(n->cell[t][s], cells);
+            v += st ? nt_read(n, st, t, k) : n->w[0][t][k];
+        }
     return v;
 }
 
 void ntuple_update(ntuple *n, const uint8_t *cells, float delta)
 {
+    int st = ntuple_stage(n, cells);
     for (int t = 0; t < NT_TUPLES; t++)
-        for (int s = 0; s < NT_SYMS; s++)
-            n->w[t][nt_index(n->cell[t][s], cells)] += delta;
+        for (int s = 0; s < NT_SYMS; s++) {
+            uint32_t k = nt_index(n->cell[t][s], cells);
+            if (st && !nt_used(n, st, t, k)) {
+                n->w[st][t][k] = nt_read(n, st - 1, t, k);
+                __atomic_fetch_or(&n->used[st][t][k >> 6], 1ULL << (k & 63), __ATOMIC_RELAXED);
+            }
+            n->w[st][t][k] += delta;
+        }
 }
 
 int ntuple_is_file(const char *path)
@@ -123,6 +212,36 @@ int ntuple_is_file(const char *path)
     return yes;
 }
 
+/* Writes the 1-D dataset name of dim elements of type ftype (file) from buf (mtype),
+ * chunked, shuffled and deflated. Returns whether it worked. */
+static int nt_write_1d(hid_t f, const char *name, hid_t ftype, hid_t mtype, hsize_t dim, const void *buf)
+{
+    hsize_t chunk = dim < (1u << 16) ? dim : 1u << 16;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
+    int ok = sp >= 0 && pl >= 0 && H5Pset_chunk(pl, 1, &chunk) >= 0 && H5Pset_shuffle(pl) >= 0 &&
+             H5Pset_deflate(pl, 1) >= 0;
+    hid_t ds = ok ? H5Dcreate2(f, name, ftype, sp, H5P_DEFAULT, pl, H5P_DEFAULT) : -1;
+    ok = ok && ds >= 0 && H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+    if (ds >= 0)
+        H5Dclose(ds);
+    if (pl >= 0)
+        H5Pclose(pl);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return ok;
+}
+
+/* The names of stage s's tables of tuple t: /w<t> for stage 0, /s<s>w<t> and /s<s>used<t>. */
+static void nt_names(int s, int t, char *w, char *used, size_t len)
+{
+    if (s == 0)
+        snprintf(w, len, "w%d", t);
+    else
+        snprintf(w, len, "s%dw%d", s, t);
+    snprintf(used, len, "s%dused%d", s, t);
+}
+
 int ntuple_save(const ntuple *n, const char *path, char *err, size_t errlen)
 {
     nn_h5_quiet();
@@ -133,14 +252,15 @@ int ntuple_save(const ntuple *n, const char *path, char *err, size_t errlen)
         nt_fail(err, errlen, "%s: cannot create (%s)", path, nn_h5_reason());
         return -1;
     }
-    int ok = 1;
+    int ok = 1, v2 = n->stages > 1;
     hid_t m = H5Gcreate2(f, "meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     ok = m >= 0 && nn_h5_attr_put_str(m, "format", NT_FORMAT) == 0 &&
-         nn_h5_attr_put_i64(m, "version", NT_VERSION) == 0 && nn_h5_attr_put_i64(m, "rows", 4) == 0 &&
+         nn_h5_attr_put_i64(m, "version", v2 ? 2 : 1) == 0 && nn_h5_attr_put_i64(m, "rows", 4) == 0 &&
          nn_h5_attr_put_i64(m, "cols", 4) == 0 && nn_h5_attr_put_i64(m, "tuples", NT_TUPLES) == 0 &&
          nn_h5_attr_put_i64(m, "tuple_len", NT_LEN) == 0 &&
          nn_h5_attr_put_i64(m, "games", n->games) == 0 &&
-         nn_h5_attr_put_i64(m, "generation", n->generation) == 0;
+         nn_h5_attr_put_i64(m, "generation", n->generation) == 0 &&
+         (!v2 || nn_h5_attr_put_i64(m, "stages", n->stages) == 0);
     if (m >= 0)
         H5Gclose(m);
     if (ok) {
@@ -157,23 +277,19 @@ int ntuple_save(const ntuple *n, const char *path, char *err, size_t errlen)
         if (sp >= 0)
             H5Sclose(sp);
     }
-    for (int t = 0; ok && t < NT_TUPLES; t++) {
-        hsize_t dim = NT_ENTRIES, chunk = 1u << 16;
-        char name[16];
-        snprintf(name, sizeof name, "w%d", t);
-        hid_t sp = H5Screate_simple(1, &dim, NULL);
-        hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
-        ok = sp >= 0 && pl >= 0 && H5Pset_chunk(pl, 1, &chunk) >= 0 && H5Pset_shuffle(pl) >= 0 &&
-             H5Pset_deflate(pl, 1) >= 0;
-        hid_t ds = ok ? H5Dcreate2(f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT) : -1;
-        ok = ok && ds >= 0 && H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, n->w[t]) >= 0;
-        if (ds >= 0)
-            H5Dclose(ds);
-        if (pl >= 0)
-            H5Pclose(pl);
-        if (sp >= 0)
-            H5Sclose(sp);
+    if (ok && v2) {
+        int32_t tiles[NT_MAX_STAGES] = {0};
+        for (int s = 1; s < n->stages; s++)
+            tiles[s] = 1 << n->threshold[s];
+        ok = nt_write_1d(f, "stage_tiles", H5T_STD_I32LE, H5T_NATIVE_INT32, (hsize_t)n->stages, tiles);
     }
+    for (int s = 0; ok && s < n->stages; s++)
+        for (int t = 0; ok && t < NT_TUPLES; t++) {
+            char w[24], used[24];
+            nt_names(s, t, w, used, sizeof w);
+            ok = nt_write_1d(f, w, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, NT_ENTRIES, n->w[s][t]) &&
+                 (s == 0 || nt_write_1d(f, used, H5T_STD_U64LE, H5T_NATIVE_UINT64, NT_USED_WORDS, n->used[s][t]));
+        }
     if (!ok) {
         nt_fail(err, errlen, "%s: cannot write (%s)", path, nn_h5_reason());
         nn_h5_discard(f);
@@ -192,6 +308,21 @@ int ntuple_save(const ntuple *n, const char *path, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+/* Reads the 1-D dataset name of exactly dim elements (mtype) into buf. Returns whether it worked. */
+static int nt_read_1d(hid_t f, const char *name, hid_t mtype, hsize_t dim, void *buf)
+{
+    hid_t ds = H5Lexists(f, name, H5P_DEFAULT) > 0 ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
+    hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
+    hsize_t d = 0;
+    int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &d, NULL) == 1 &&
+             d == dim && H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return ok;
 }
 
 static int nt_meta_i64(hid_t m, const char *name, int64_t want, int64_t *out, const char *path,
@@ -240,8 +371,14 @@ ntuple *ntuple_load(const char *path, char *err, size_t errlen)
         nt_fail(err, errlen, "%s: /meta format is \"%s\", expected \"%s\"", path, fmt ? fmt : "(none)",
                 NT_FORMAT);
     free(fmt);
-    int64_t games = 0, gen = 0;
-    if (!fmt_ok || nt_meta_i64(m, "version", NT_VERSION, NULL, path, err, errlen) < 0 ||
+    int64_t games = 0, gen = 0, version = 0, stages = 1;
+    if (fmt_ok && nt_meta_i64(m, "version", -1, &version, path, err, errlen) == 0 && version != 1 &&
+        version != 2) {
+        nt_fail(err, errlen, "%s: /meta version is %lld, this build reads 1 and 2", path, (long long)version);
+        fmt_ok = 0;
+    }
+    if (!fmt_ok || version == 0 ||
+        (version == 2 && nt_meta_i64(m, "stages", -1, &stages, path, err, errlen) < 0) ||
         nt_meta_i64(m, "rows", 4, NULL, path, err, errlen) < 0 ||
         nt_meta_i64(m, "cols", 4, NULL, path, err, errlen) < 0 ||
         nt_meta_i64(m, "tuples", NT_TUPLES, NULL, path, err, errlen) < 0 ||
@@ -252,6 +389,20 @@ ntuple *ntuple_load(const char *path, char *err, size_t errlen)
         goto out;
     }
     H5Gclose(m);
+    if (stages < 1 || stages > NT_MAX_STAGES) {
+        nt_fail(err, errlen, "%s: /meta stages is %lld, this build reads 1..%d", path, (long long)stages,
+                NT_MAX_STAGES);
+        goto out;
+    }
+    int32_t tiles[NT_MAX_STAGES] = {0};
+    if (stages > 1 && !nt_read_1d(f, "stage_tiles", H5T_NATIVE_INT32, (hsize_t)stages, tiles)) {
+        nt_fail(err, errlen, "%s: /stage_tiles missing or not %lld integers", path, (long long)stages);
+        goto out;
+    }
+    if (tiles[0] != 0) {
+        nt_fail(err, errlen, "%s: /stage_tiles[0] is %d, not 0", path, (int)tiles[0]);
+        goto out;
+    }
     int32_t lay[NT_TUPLES][NT_LEN];
     hid_t ds = H5Lexists(f, "tuples", H5P_DEFAULT) > 0 ? H5Dopen2(f, "tuples", H5P_DEFAULT) : -1;
     hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
@@ -277,30 +428,32 @@ ntuple *ntuple_load(const char *path, char *err, size_t errlen)
     n = ntuple_new(err, errlen);
     if (!n)
         goto out;
+    if (ntuple_set_stages(n, (int)stages - 1, tiles + 1, err, errlen) < 0) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", err);
+        nt_fail(err, errlen, "%s: /stage_tiles: %s", path, why);
+        goto fail;
+    }
     n->games = games;
     n->generation = gen;
-    for (int t = 0; t < NT_TUPLES; t++) {
-        char name[16];
-        snprintf(name, sizeof name, "w%d", t);
-        ds = H5Lexists(f, name, H5P_DEFAULT) > 0 ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
-        sp = ds >= 0 ? H5Dget_space(ds) : -1;
-        hsize_t dim = 0;
-        ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &dim, NULL) == 1 &&
-             dim == NT_ENTRIES && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, n->w[t]) >= 0;
-        if (sp >= 0)
-            H5Sclose(sp);
-        if (ds >= 0)
-            H5Dclose(ds);
-        if (!ok) {
-            nt_fail(err, errlen, "%s: /%s missing, unreadable or not %u floats", path, name, NT_ENTRIES);
-            goto fail;
-        }
-        for (uint32_t i = 0; i < NT_ENTRIES; i++)
-            if (!isfinite(n->w[t][i])) {
-                nt_fail(err, errlen, "%s: /%s[%u] is not finite", path, name, i);
+    for (int s = 0; s < n->stages; s++)
+        for (int t = 0; t < NT_TUPLES; t++) {
+            char name[24], used[24];
+            nt_names(s, t, name, used, sizeof name);
+            if (!nt_read_1d(f, name, H5T_NATIVE_FLOAT, NT_ENTRIES, n->w[s][t])) {
+                nt_fail(err, errlen, "%s: /%s missing, unreadable or not %u floats", path, name, NT_ENTRIES);
                 goto fail;
             }
-    }
+            if (s > 0 && !nt_read_1d(f, used, H5T_NATIVE_UINT64, NT_USED_WORDS, n->used[s][t])) {
+                nt_fail(err, errlen, "%s: /%s missing, unreadable or not %u integers", path, used, NT_USED_WORDS);
+                goto fail;
+            }
+            for (uint32_t i = 0; i < NT_ENTRIES; i++)
+                if (!isfinite(n->w[s][t][i])) {
+                    nt_fail(err, errlen, "%s: /%s[%u] is not finite", path, name, i);
+                    goto fail;
+                }
+        }
     goto out;
 fail:
     ntuple_free(n);

@@ -127,6 +127,21 @@ START_TEST(error_classes)
                  "key net.value_head wdl two-player 2048 score");
     expect_error("wdl_misspelt", "{\"net\": {\"value_head\": \"wld\"}}",
                  "key net.value_head zerosum|independent|score|wdl wld");
+    /* n-tuple stages: net.kind ntuple, at most 3 increasing powers of two */
+#define NT2048 "\"game\": {\"name\": \"2048\"}, "
+    expect_error("stages_cnn", "{" NT2048 "\"net\": {\"ntuple_stages\": [8192]}}",
+                 "key net.ntuple_stages net.kind ntuple");
+    expect_error("stages_power", "{" NT2048 "\"net\": {\"kind\": \"ntuple\", \"ntuple_stages\": [8000]}}",
+                 "key net.ntuple_stages[0] 8000 powers of two");
+    expect_error("stages_order",
+                 "{" NT2048 "\"net\": {\"kind\": \"ntuple\", \"ntuple_stages\": [16384, 8192]}}",
+                 "key net.ntuple_stages[1] 8192 increasing");
+    expect_error("stages_many",
+                 "{" NT2048 "\"net\": {\"kind\": \"ntuple\", \"ntuple_stages\": [256, 512, 1024, 2048]}}",
+                 "key net.ntuple_stages at most 3 4");
+    expect_error("stages_range", "{" NT2048 "\"net\": {\"kind\": \"ntuple\", \"ntuple_stages\": [2]}}",
+                 "key net.ntuple_stages[0] [4, 32768]");
+#undef NT2048
     /* mixed board sizes: m,n,k on a square board, each size in [k, N), increasing */
     expect_error("sizes_sanling", "{\"game\": {\"name\": \"sanling\"}, \"selfplay\": {\"sizes\": [9]}}",
                  "key selfplay.sizes m,n,k sanling");
@@ -217,6 +232,26 @@ END_TEST
 
 /* The rules between keys are checked once, after every --set: the order does not
  * matter; a combination that breaks a rule is refused naming the key. */
+/* An array of integers other than selfplay.sizes (net.ntuple_stages) is read, written
+ * and read again, its count beside it. */
+START_TEST(ntuple_stages_round_trip)
+{
+    gz_config c, d;
+    char err[512];
+    ck_assert_msg(cfg_parse(&c, "{\"game\": {\"name\": \"2048\"}, \"net\": {\"kind\": \"ntuple\", "
+                            "\"ntuple_stages\": [8192, 16384]}}", "t", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.net.nntuple_stages, 2);
+    ck_assert_int_eq(c.net.ntuple_stages[1], 16384);
+    ck_assert_int_eq(c.selfplay.nsizes, 0);
+    char *json = cfg_to_json(&c);
+    ck_assert_msg(strstr(json, "\"ntuple_stages\":\t[8192, 16384]"), "%s", json);
+    ck_assert_msg(cfg_parse(&d, json, "t2", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(d.net.nntuple_stages, 2);
+    ck_assert_int_eq(d.net.ntuple_stages[0], 8192);
+    free(json);
+}
+END_TEST
+
 START_TEST(set_order)
 {
     char path[512], args[1200], *out;
@@ -417,6 +452,7 @@ int main(void)
     tcase_add_test(tc, error_classes);
     tcase_add_test(tc, set_overrides);
     tcase_add_test(tc, set_order);
+    tcase_add_test(tc, ntuple_stages_round_trip);
     tcase_add_test(tc, check_dash_c);
     tcase_add_test(tc, shipped_configs_validate);
     tcase_add_test(tc, shipped_configs_content);

@@ -1,6 +1,6 @@
 /* The n-tuple network (nn/ntuple.c) and its player (model-expectimax in
  * nn/net_player.c over engine/players/expectimax.c's search): values and updates, the
- * 8 symmetries, the file round trip, its refusals and `gridzero info`, and the expectimax player with a
+ * 8 symmetries, the stages, the file round trip, its refusals and `gridzero info`, and the expectimax player with a
  * network on fixed positions against values worked out by hand. */
 #include <check.h>
 #include <math.h>
@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <hdf5.h>
 
 #include "engine/config.h"
 #include "engine/game.h"
@@ -62,7 +64,7 @@ START_TEST(values_and_updates)
      * adds 8d to 4 weights and the value is 4 x 8 x 8d */
     ntuple_update(n, empty, 0.5f);
     ck_assert_float_eq(ntuple_value(n, empty), 4 * 8 * 8 * 0.5f);
-    ck_assert_float_eq(n->w[0][0], 4.0f);
+    ck_assert_float_eq(n->w[0][0][0], 4.0f);
     ntuple_free(n);
     /* a board with every tile different: 32 distinct features, value 32d */
     n = ntuple_new(err, sizeof err);
@@ -128,7 +130,7 @@ START_TEST(file_round_trip_and_refusals)
     ck_assert_int_eq(m->games, 1234);
     ck_assert_int_eq(m->generation, 7);
     for (int t = 0; t < NT_TUPLES; t++)
-        ck_assert(memcmp(m->w[t], n->w[t], NT_ENTRIES * sizeof(float)) == 0);
+        ck_assert(memcmp(m->w[0][t], n->w[0][t], NT_ENTRIES * sizeof(float)) == 0);
     ntuple_free(m);
     /* gridzero info describes it */
     char args[400], *out, *eout;
@@ -170,7 +172,7 @@ START_TEST(file_round_trip_and_refusals)
     ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
     ck_assert_msg(strstr(err, "1..8"), "%s", err);
     /* a non-finite weight is refused by name */
-    n->w[2][77] = NAN;
+    n->w[0][2][77] = NAN;
     snprintf(bad, sizeof bad, "%s/nan.h5", dir);
     ck_assert_msg(ntuple_save(n, bad, err, sizeof err) == 0, "%s", err);
     ck_assert_ptr_null(ntuple_load(bad, err, sizeof err));
@@ -186,6 +188,92 @@ START_TEST(file_round_trip_and_refusals)
     game_free(g3);
     game_free(g);
     ntuple_free(n);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* Stages (net.ntuple_stages): which stage a board is in, the refusals of thresholds, a
+ * new stage reading through to the one below until its first update copies, against a
+ * one-stage network given the same updates; the version 2 file round trip and info. */
+START_TEST(stages_read_through_and_copy)
+{
+    char err[512];
+    ntuple *n = ntuple_new(err, sizeof err), *m = ntuple_new(err, sizeof err);
+    ck_assert_msg(n && m, "%s", err);
+    int bad1[] = {300}, bad2[] = {1024, 256}, bad3[] = {8, 16, 32, 64}, two[] = {256, 1024}, one[] = {512};
+    ck_assert_int_eq(ntuple_set_stages(n, 1, bad1, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "powers of two") && strstr(err, "300"), "%s", err);
+    ck_assert_int_eq(ntuple_set_stages(n, 2, bad2, err, sizeof err), -1);
+    ck_assert_int_eq(ntuple_set_stages(n, 4, bad3, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "at most 3"), "%s", err);
+    ck_assert_int_eq(n->stages, 1);
+    ck_assert_msg(ntuple_set_stages(n, 2, two, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(n->stages, 3);
+    ck_assert_msg(ntuple_set_stages(n, 2, two, err, sizeof err) == 0, "%s", err); /* the same: no change */
+    ck_assert_int_eq(ntuple_set_stages(n, 1, one, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "(256,1024) are not the first"), "%s", err);
+    ck_assert_int_eq(n->stages, 3);
+    /* A: largest tile 128 (stage 0); B: A with a 256 (stage 1); C: A with a 2048 (stage 2) */
+    uint8_t a[16] = {1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 0, 0, 1, 0, 0, 0}, b[16], c[16];
+    memcpy(b, a, 16), memcpy(c, a, 16);
+    b[10] = 8, c[10] = 11;
+    ck_assert_int_eq(ntuple_stage(n, a), 0);
+    ck_assert_int_eq(ntuple_stage(n, b), 1);
+    ck_assert_int_eq(ntuple_stage(n, c), 2);
+    ck_assert_int_eq(ntuple_stage(m, c), 0);
+    ntuple_update(n, a, 0.5f), ntuple_update(m, a, 0.5f);
+    /* nothing written above stage 0: B and C read A's weights where their features are A's */
+    ck_assert(ntuple_value(n, b) == ntuple_value(m, b) && ntuple_value(n, b) > 0);
+    ck_assert(ntuple_value(n, c) == ntuple_value(m, c));
+    float a_before = ntuple_value(n, a);
+    ntuple_update(n, b, 0.25f), ntuple_update(m, b, 0.25f);
+    /* B's update went to stage 1 (copied from stage 0, then added): A is as it was, B and
+     * C (stage 2 reads through to stage 1) are as in the network that learned both */
+    ck_assert(ntuple_value(n, a) == a_before);
+    ck_assert(ntuple_value(m, a) != a_before);
+    ck_assert(ntuple_value(n, b) == ntuple_value(m, b));
+    ck_assert(ntuple_value(n, c) == ntuple_value(m, c));
+    /* a later update of A moves stage 0 only: B has weights of its own in stage 1 */
+    float b_before = ntuple_value(n, b);
+    ntuple_update(n, a, 1.0f);
+    ck_assert(ntuple_value(n, b) == b_before);
+    ck_assert(ntuple_value(n, a) > a_before);
+    /* the file round trip: version 2 with the stages, the values and the written bits */
+    char dir[64], path[300];
+    tmpdir(dir);
+    snprintf(path, sizeof path, "%s/st.h5", dir);
+    n->games = 99;
+    ck_assert_msg(ntuple_save(n, path, err, sizeof err) == 0, "%s", err);
+    ntuple *l = ntuple_load(path, err, sizeof err);
+    ck_assert_msg(l != NULL, "%s", err);
+    ck_assert_int_eq(l->stages, 3);
+    ck_assert_int_eq(l->threshold[1], 8);
+    ck_assert_int_eq(l->threshold[2], 10);
+    ck_assert(ntuple_value(l, a) == ntuple_value(n, a));
+    ck_assert(ntuple_value(l, b) == ntuple_value(n, b));
+    ck_assert(ntuple_value(l, c) == ntuple_value(n, c));
+    for (int s = 1; s < 3; s++)
+        for (int t = 0; t < NT_TUPLES; t++)
+            ck_assert(memcmp(l->used[s][t], n->used[s][t], NT_ENTRIES / 8) == 0);
+    ntuple_free(l);
+    char args[400], *out, *eout;
+    snprintf(args, sizeof args, "info %s", path);
+    ck_assert_int_eq(run_bin(args, NULL, &out, &eout), 0);
+    ck_assert_msg(strstr(out, "version 2") && strstr(out, "stage 1     from the 256 tile") &&
+                  strstr(out, "stage 2     from the 1024 tile: 0 weights of its own"), "%s", out);
+    free(out);
+    free(eout);
+    /* a stage table missing from the file is named */
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    ck_assert(H5Ldelete(f, "s2used3", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    ck_assert_ptr_null(ntuple_load(path, err, sizeof err));
+    ck_assert_msg(strstr(err, "/s2used3 missing"), "%s", err);
+    ntuple_free(n);
+    ntuple_free(m);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
@@ -268,6 +356,7 @@ int main(void)
     tcase_add_test(tc, values_and_updates);
     tcase_add_test(tc, symmetric_values);
     tcase_add_test(tc, file_round_trip_and_refusals);
+    tcase_add_test(tc, stages_read_through_and_copy);
     tcase_add_test(tc, expectimax_with_network_by_hand);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -1234,8 +1234,8 @@ END_TEST
 /* net.kind ntuple (2048 4x4): a generation is its TD games and its n-tuple file (no
  * samples); the arena plays model-expectimax; a kill after generation 2's training and
  * the same command again: generation 2 is kept as it was (its games are not played
- * again), and the run ends with every game counted once. --mpi and other games are
- * refused. */
+ * again), and the run ends with every game counted once. A run --from it with stages
+ * added (net.ntuple_stages). --mpi, other games and a --from of another kind are refused. */
 START_TEST(ntuple_run_resumes)
 {
     char rd[300], out[16384], cfg[400], p[400], err[512];
@@ -1257,7 +1257,7 @@ START_TEST(ntuple_run_resumes)
     ntuple *again = ntuple_load(p, err, sizeof err);
     ck_assert_msg(again != NULL, "%s", err);
     for (int t = 0; t < NT_TUPLES; t++)
-        ck_assert(memcmp(again->w[t], g2->w[t], NT_ENTRIES * sizeof(float)) == 0);
+        ck_assert(memcmp(again->w[0][t], g2->w[0][t], NT_ENTRIES * sizeof(float)) == 0);
     ntuple_free(again);
     ntuple_free(g2);
     ntuple *g3 = ntuple_load(pathf(p, sizeof p, rd, "models/gen_0003.h5"), err, sizeof err);
@@ -1274,6 +1274,34 @@ START_TEST(ntuple_run_resumes)
     char *m = slurp_rel(rd, "metrics.jsonl");
     ck_assert_ptr_nonnull(strstr(m, "\"kind\":\"ntuple\""));
     free(m);
+    /* a run from that network with stages added above it (net.ntuple_stages): generation
+     * 0 is the network with its games, and the games after the 256 tile write stage 1 */
+    char from[400], st[300];
+    pathf(from, sizeof from, rd, "models/gen_0003.h5");
+    snprintf(st, sizeof st, "%s/ntuple_st", dir);
+    const char *staged[] = {"--from", from, "--set", "net.ntuple_stages=[256,4096]", NULL};
+    rc = gz_run_base(st, 1, NULL, base, staged, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ntuple *s0 = ntuple_load(pathf(p, sizeof p, st, "models/gen_0000.h5"), err, sizeof err);
+    ck_assert_msg(s0 != NULL, "%s", err);
+    ck_assert_int_eq(s0->stages, 3);
+    ck_assert_int_eq(s0->games, 450);
+    ntuple_free(s0);
+    ntuple *s1 = ntuple_load(pathf(p, sizeof p, st, "models/gen_0001.h5"), err, sizeof err);
+    ck_assert_msg(s1 != NULL, "%s", err);
+    ck_assert_int_eq(s1->games, 600);
+    size_t own = 0;
+    for (int t = 0; t < NT_TUPLES; t++)
+        for (uint32_t i = 0; i < NT_ENTRIES / 64; i++)
+            own += s1->used[1][t][i] != 0;
+    ck_assert_uint_gt(own, 0);
+    ntuple_free(s1);
+    /* a --from that is not an n-tuple network is named */
+    snprintf(st, sizeof st, "%s/ntuple_from_bad", dir);
+    const char *badfrom[] = {"--from", cfg, NULL};
+    rc = gz_run_base(st, 1, NULL, base, badfrom, 0, out, sizeof out);
+    ck_assert_int_eq(rc, 2);
+    ck_assert_msg(strstr(out, "--from: ") && strstr(out, "not an HDF5 file"), "%s", out);
     /* refusals */
     const char *mpi[] = {"-c", cfg, "--mpi", NULL};
     snprintf(rd, sizeof rd, "%s/ntuple_mpi", dir);

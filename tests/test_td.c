@@ -97,7 +97,7 @@ START_TEST(learns_reproducibly)
     ck_assert_int_eq(s1.moves, s2.moves);
     ck_assert_int_eq(a->games, 200);
     for (int t = 0; t < NT_TUPLES; t++)
-        ck_assert(memcmp(a->w[t], b->w[t], NT_ENTRIES * sizeof(float)) == 0);
+        ck_assert(memcmp(a->w[0][t], b->w[0][t], NT_ENTRIES * sizeof(float)) == 0);
     ck_assert_int_eq(s1.tile_games[1], 200); /* every game has a tile */
     double first = s1.score_sum / s1.games;
     o.seed = 1000;
