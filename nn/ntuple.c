@@ -87,9 +87,9 @@ int ntuple_set_stages(ntuple *n, int ntiles, const int *tiles, char *err, size_t
     uint8_t ex[NT_MAX_STAGES] = {0};
     for (int i = 0; i < ntiles; i++) {
         int e = 0;
-        while (e < 31 && (1 << e) < tiles[i])
+        while (e < 15 && (1 << e) < tiles[i])
             e++;
-        if (tiles[i] < 4 || (1 << e) != tiles[i] || e > 15 || (i > 0 && e <= ex[i])) {
+        if (tiles[i] < 4 || (1 << e) != tiles[i] || (i > 0 && e <= ex[i])) {
             nt_fail(err, errlen, "stage thresholds must be increasing powers of two from 4 to 32768 "
                     "(tile %d)", tiles[i]);
             return -1;
@@ -151,7 +151,7 @@ int ntuple_stage(const ntuple *n, const uint8_t *cells)
 
 static inline bool nt_used(const ntuple *n, int s, int t, uint32_t k)
 {
-    return __atomic_load_n(&n->used[s][t][k >> 6], __ATOMIC_RELAXED) >> (k & 63) & 1;
+    return __atomic_load_n(&n->used[s][t][k >> 6], __ATOMIC_ACQUIRE) >> (k & 63) & 1;
 }
 
 /* The weight k of tuple t as stage s reads it: its own once written, else the stage below's. */
@@ -182,7 +182,7 @@ void ntuple_update(ntuple *n, const uint8_t *cells, float delta)
             uint32_t k = nt_index(n->cell[t][s], cells);
             if (st && !nt_used(n, st, t, k)) {
                 n->w[st][t][k] = nt_read(n, st - 1, t, k);
-                __atomic_fetch_or(&n->used[st][t][k >> 6], 1ULL << (k & 63), __ATOMIC_RELAXED);
+                __atomic_fetch_or(&n->used[st][t][k >> 6], 1ULL << (k & 63), __ATOMIC_RELEASE);
             }
             n->w[st][t][k] += delta;
         }

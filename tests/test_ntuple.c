@@ -202,7 +202,11 @@ START_TEST(stages_read_through_and_copy)
     char err[512];
     ntuple *n = ntuple_new(err, sizeof err), *m = ntuple_new(err, sizeof err);
     ck_assert_msg(n && m, "%s", err);
-    int bad1[] = {300}, bad2[] = {1024, 256}, bad3[] = {8, 16, 32, 64}, two[] = {256, 1024}, one[] = {512};
+    int bad1[] = {300}, bad2[] = {1024, 256}, bad3[] = {8, 16, 32, 64}, two[] = {256, 1024}, one[] = {512},
+        big[] = {2147483647}, over[] = {65536};
+    ck_assert_int_eq(ntuple_set_stages(n, 1, big, err, sizeof err), -1);
+    ck_assert_int_eq(ntuple_set_stages(n, 1, over, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "65536"), "%s", err);
     ck_assert_int_eq(ntuple_set_stages(n, 1, bad1, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "powers of two") && strstr(err, "300"), "%s", err);
     ck_assert_int_eq(ntuple_set_stages(n, 2, bad2, err, sizeof err), -1);
