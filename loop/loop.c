@@ -390,6 +390,8 @@ int loop_run(const loop_opts *o, char *msg, size_t msglen)
     rc = 0;
 done:
     if (handlers) {
+        /* what the run said is on disk before a Ctrl-C can take the default action */
+        fflush(stdout);
         signal(SIGINT, old_int);
         signal(SIGTERM, old_term);
     }

@@ -697,7 +697,10 @@ START_TEST(interrupt_then_resume)
     for (size_t i = 0; i < sizeof at_ms / sizeof *at_ms; i++) {
         snprintf(rd, sizeof rd, "%s/int%zu", dir, i);
         rc = gz_run_sig(rd, 2, NULL, tiny, NULL, at_ms[i], SIGINT, out, sizeof out);
-        ck_assert_msg(rc == 0 || (rc == 1 && strstr(out, "interrupted") != NULL),
+        /* 130: the signal came after the run had finished and restored the default
+         * action (a fast machine), which its last line shows */
+        ck_assert_msg(rc == 0 || (rc == 1 && strstr(out, "interrupted") != NULL) ||
+                          (rc == 130 && strstr(out, "run: 2 generations") != NULL),
                       "SIGINT at %d ms: exit %d:\n%s", at_ms[i], rc, out);
         ck_assert_msg(count_tmp(rd) == 0, "SIGINT at %d ms left a temporary file:\n%s", at_ms[i],
                       out);
