@@ -72,6 +72,8 @@ static bool pace_due(void *ctx)
     return cli_progress_due(ctx, 0) != 0;
 }
 
+static void report_error(const char *msg) { cli_error("%s", msg); }
+
 int cmd_run(int argc, char **argv)
 {
     const char *cfg_path = NULL, *dir = NULL;
@@ -131,6 +133,7 @@ int cmd_run(int argc, char **argv)
     o.generations = gens;
     o.mpi = use_mpi;
     o.progress = (loop_progress){pace_start, pace_due, isatty(2) != 0, &pace};
+    o.report = report_error;
     int st = loop_run(&o, err, sizeof err);
     if (err[0])
         cli_error("%s", err);

@@ -401,6 +401,10 @@ done:
         close(lock_fd); /* releases the run directory */
     openings_free(r.book);
     game_free(r.g);
+    if (msg[0] && o->report) { /* before MPI_Finalize, which the ranks pass together */
+        o->report(msg);
+        msg[0] = 0;
+    }
     comm_free(r.cm);
     return rc;
 }

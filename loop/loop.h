@@ -78,6 +78,11 @@ typedef struct loop_opts {
     const char *from;        /* generation 0's weights from this model; NULL: random init */
     bool mpi;                /* one run over the ranks of an MPI job (comm.h) */
     loop_progress progress;
+    /* Prints the message this rank has to print at the end (cli_error's format), called
+     * before the MPI job is finalized: a rank that exits first makes mpirun end the job,
+     * so a message printed after finalizing can be lost. NULL: the message is left in
+     * err for the caller. */
+    void (*report)(const char *msg);
 } loop_opts;
 
 /* Runs the generation loop into o->dir until the run has o->generations (or
@@ -92,7 +97,7 @@ typedef struct loop_opts {
  * Returns 0 when done (or the budget is spent), 1 when interrupted, -2 on bad input
  * (options, config, a run directory made with another config or in use), -1 on a failure
  * (I/O, a stage). err gets the message this rank should print ("" when none: another
- * rank prints the one they share, or the run said it already). */
+ * rank prints the one they share, or the run said it already, or o->report printed it). */
 int loop_run(const loop_opts *o, char *err, size_t errlen);
 
 /* Sets o (from sp_opts_from_config) for the rollout bootstrap of generation 1: pure MCTS
