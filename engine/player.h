@@ -162,12 +162,14 @@ player *player_mcts_new_params(const game *g, const struct mcts_params *p, evalu
 typedef double (*player_ex_leaf)(void *ctx, const uint8_t *cells);
 /* An expectimax player (engine/players/expectimax.c) D moves deep whose leaves are
  * leaf(leaf_ctx, after-state) instead of the heuristic, and whose moves count their
- * points: a max node is max over moves of points + the chance node below. 2048 only.
+ * points: a max node is max over moves of points + the chance node below. With
+ * deep_empty >= 0 it searches D + 1 moves on a board with at most deep_empty empty
+ * cells (-1: always D). 2048 only.
  * Owns leaf_ctx from the call (leaf_free, may be NULL, frees it, on failure too).
  * Returns the player, or NULL with a message. */
-player *player_expectimax_new(const game *g, int depth, player_ex_leaf leaf, void *leaf_ctx,
-                              void (*leaf_free)(void *), const char *name, const char *kind,
-                              char *err, size_t errlen);
+player *player_expectimax_new(const game *g, int depth, int deep_empty, player_ex_leaf leaf,
+                              void *leaf_ctx, void (*leaf_free)(void *), const char *name,
+                              const char *kind, char *err, size_t errlen);
 
 /* Writes one line per kind ("  random  uniform among legal moves") into f. */
 void player_print_kinds(FILE *f, const player_ext *ext);

@@ -51,25 +51,50 @@ uint64_t net_player_seed(const gz_config *cfg, const char *spec)
 static double nt_leaf(void *ctx, const uint8_t *cells) { return ntuple_value(ctx, cells); }
 static void nt_leaf_free(void *ctx) { ntuple_free(ctx); }
 
-/* "model-expectimax:FILE[:D]": expectimax D moves deep (default 2) over the after-state
- * values of the n-tuple network in FILE (nn/ntuple.h), 2048 on 4x4. */
+/* A trailing ":N" of arg[0..n) with N all digits: its colon, else NULL. */
+static const char *trailing_number(const char *arg, size_t n)
+{
+    for (size_t i = n; i > 0; i--)
+        if (arg[i - 1] == ':')
+            return i < n && strspn(arg + i, "0123456789") >= n - i ? arg + i - 1 : NULL;
+    return NULL;
+}
+
+/* "model-expectimax:FILE[:D[:E]]": expectimax D moves deep (default 2) over the
+ * after-state values of the n-tuple network in FILE (nn/ntuple.h), 2048 on 4x4; with E,
+ * one move deeper on a board with at most E empty cells. */
 static int ntuple_player_try(const char *spec, const game *g, player **out, char *err, size_t errlen)
 {
     char path[1024];
-    int depth = 2;
+    int depth = 2, deep = -1;
     const char *arg = spec + strlen("model-expectimax:");
     size_t n = strlen(arg);
-    const char *colon = strrchr(arg, ':');
-    if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
-        if (player_parse_count(colon + 1, &depth) < 0 || depth > 8) {
-            snprintf(err, errlen, "expected model-expectimax:FILE[:D] with D the moves searched (1..8), "
-                     "got \"%s\"", colon + 1);
+    const char *last = trailing_number(arg, n);
+    const char *prev = last ? trailing_number(arg, (size_t)(last - arg)) : NULL;
+    if (last) {
+        char num[16];
+        const char *d = prev ? prev : last;
+        size_t dl = prev ? (size_t)(last - prev - 1) : n - (size_t)(last - arg) - 1;
+        snprintf(num, sizeof num, "%.*s", (int)(dl < 15 ? dl : 15), d + 1);
+        if (dl >= 15 || player_parse_count(num, &depth) < 0 || depth > (prev ? 7 : 8)) {
+            snprintf(err, errlen, "expected model-expectimax:FILE[:D[:E]] with D the moves searched "
+                     "(1..8, or 1..7 with E), got \"%s\"", num);
             return -1;
         }
-        n = (size_t)(colon - arg);
+        if (prev) {
+            size_t el = n - (size_t)(last - arg) - 1;
+            snprintf(num, sizeof num, "%.*s", (int)(el < 15 ? el : 15), last + 1);
+            if (el >= 15 || player_parse_count(num, &deep) < 0 || deep > 16) {
+                snprintf(err, errlen, "expected model-expectimax:FILE:D:E with E the empty cells "
+                         "(1..16) at which it searches one move deeper, got \"%s\"", num);
+                return -1;
+            }
+        }
+        n = (size_t)((prev ? prev : last) - arg);
     }
     if (n == 0 || n >= sizeof path) {
-        snprintf(err, errlen, n ? "model path too long" : "expected model-expectimax:FILE[:D] with a file");
+        snprintf(err, errlen, n ? "model path too long"
+                                : "expected model-expectimax:FILE[:D[:E]] with a file");
         return -1;
     }
     memcpy(path, arg, n);
@@ -82,7 +107,8 @@ static int ntuple_player_try(const char *spec, const game *g, player **out, char
     ntuple *nt = ntuple_load(path, err, errlen);
     if (!nt)
         return -1;
-    *out = player_expectimax_new(g, depth, nt_leaf, nt, nt_leaf_free, spec, "model-expectimax", err, errlen);
+    *out = player_expectimax_new(g, depth, deep, nt_leaf, nt, nt_leaf_free, spec, "model-expectimax",
+                                 err, errlen);
     return *out ? 1 : -1;
 }
 

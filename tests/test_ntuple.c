@@ -171,6 +171,12 @@ START_TEST(file_round_trip_and_refusals)
     snprintf(spec, sizeof spec, "model-expectimax:%s:9", path);
     ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
     ck_assert_msg(strstr(err, "1..8"), "%s", err);
+    snprintf(spec, sizeof spec, "model-expectimax:%s:8:3", path);
+    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
+    ck_assert_msg(strstr(err, "1..7 with E"), "%s", err);
+    snprintf(spec, sizeof spec, "model-expectimax:%s:3:17", path);
+    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
+    ck_assert_msg(strstr(err, "empty cells (1..16)"), "%s", err);
     /* a non-finite weight is refused by name */
     n->w[0][2][77] = NAN;
     snprintf(bad, sizeof bad, "%s/nan.h5", dir);
@@ -333,6 +339,14 @@ START_TEST(expectimax_with_network_by_hand)
     snprintf(spec, sizeof spec, "model-expectimax:%s:2", path);
     ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
     ck_assert_float_eq_tol(v, 4.32f, 1e-4);
+    /* one move deeper at <= E empty cells: the board has 14, so E = 14 searches depth 2
+     * (4.32) and E = 13 stays at depth 1 (4) */
+    snprintf(spec, sizeof spec, "model-expectimax:%s:1:14", path);
+    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
+    ck_assert_float_eq_tol(v, 4.32f, 1e-4);
+    snprintf(spec, sizeof spec, "model-expectimax:%s:1:13", path);
+    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
+    ck_assert_float_eq_tol(v, 4.0f, 1e-5);
     /* value down's after-state (2 2 on the bottom row) */
     uint8_t down[16] = {0}, left[16] = {2};
     down[12] = down[13] = 1;

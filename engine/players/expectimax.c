@@ -18,7 +18,9 @@
  * player_expectimax_new (player.h) makes the same search with learned leaves (the
  * model-expectimax player of nn/net_player.c over an n-tuple network): the leaf is the
  * after-state's value in points still to come, and each move adds the points it
- * scores, so a value is points; a cut branch is valued by its leaf too.
+ * scores, so a value is points; a cut branch is valued by its leaf too. It may search
+ * one move deeper on a board with at most E empty cells, where the spawns are few (the
+ * search is cheap) and a misplaced tile ends the game.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -49,6 +51,7 @@ typedef struct ex_ctx {
     ex_entry *tt; /* 2^EX_TT_LOG2 */
     uint32_t stamp;
     long nodes;   /* heuristic evaluations of the last move */
+    int deep_empty; /* one move deeper on a board with at most this many empty cells; -1: never */
 } ex_ctx;
 
 static double line_value(const ex_ctx *x, const uint8_t *v, int n)
@@ -196,11 +199,14 @@ static int ex_choose(player *p, const game_state *s, rng *r, player_info *info, 
     g2048_get_cells(p->g, s, c);
     x->stamp++;
     x->nodes = 0;
-    int best = -1;
+    int best = -1, empty = 0;
+    for (int i = 0; i < x->cells; i++)
+        empty += c[i] == 0;
+    int depth = x->depth + (empty <= x->deep_empty); /* few empty cells: few spawns, much risk */
     double bestv = -1, gain;
     for (int m = 0; m < 4; m++)
         if (slide(x, c, m, after, &gain)) {
-            double v = chance_node(x, after, x->depth - 1, 1.0) + (x->gains ? gain : 0);
+            double v = chance_node(x, after, depth - 1, 1.0) + (x->gains ? gain : 0);
             if (best < 0 || v > bestv) {
                 bestv = v;
                 best = m;
@@ -215,7 +221,7 @@ static int ex_choose(player *p, const game_state *s, rng *r, player_info *info, 
             info->has_value = 1;
             info->value[0] = (float)bestv;
         }
-        info->depth = x->depth;
+        info->depth = depth;
         info->simulations = (int)(x->nodes < 2000000000L ? x->nodes : 2000000000L);
     }
     return best;
@@ -244,6 +250,7 @@ static ex_ctx *ex_ctx_new(const game *g, int depth, char *err, size_t errlen)
         return NULL;
     }
     x->depth = depth;
+    x->deep_empty = -1;
     x->rows = g->rows;
     x->cols = g->cols;
     x->cells = g->rows * g->cols;
@@ -277,9 +284,9 @@ static int ex_create(player *p, const char *arg, const game *g, const gz_config 
     return 0;
 }
 
-player *player_expectimax_new(const game *g, int depth, player_ex_leaf leaf, void *leaf_ctx,
-                              void (*leaf_free)(void *), const char *name, const char *kind,
-                              char *err, size_t errlen)
+player *player_expectimax_new(const game *g, int depth, int deep_empty, player_ex_leaf leaf,
+                              void *leaf_ctx, void (*leaf_free)(void *), const char *name,
+                              const char *kind, char *err, size_t errlen)
 {
     const char *why = NULL;
     char buf[96];
@@ -288,6 +295,9 @@ player *player_expectimax_new(const game *g, int depth, player_ex_leaf leaf, voi
         why = buf;
     } else if (depth < 1 || depth > EX_MAX_DEPTH) {
         snprintf(buf, sizeof buf, "expectimax depth %d: expected 1..%d", depth, EX_MAX_DEPTH);
+        why = buf;
+    } else if (deep_empty >= 0 && depth + 1 > EX_MAX_DEPTH) {
+        snprintf(buf, sizeof buf, "expectimax depth %d one deeper: expected 1..%d", depth, EX_MAX_DEPTH - 1);
         why = buf;
     } else if (!leaf) {
         why = "no leaf value";
@@ -308,6 +318,7 @@ player *player_expectimax_new(const game *g, int depth, player_ex_leaf leaf, voi
             leaf_free(leaf_ctx);
         return NULL;
     }
+    x->deep_empty = deep_empty < 0 ? -1 : deep_empty;
     x->leaf = leaf;
     x->leaf_ctx = leaf_ctx;
     x->leaf_free = leaf_free;
