@@ -162,21 +162,18 @@ START_TEST(file_round_trip_and_refusals)
     ck_assert_msg(strstr(err, "format is \"gridzero-model\""), "%s", err);
     /* a CNN file given to model-expectimax, an n-tuple file given to model: */
     char spec[400];
-    snprintf(spec, sizeof spec, "model-expectimax:%s:2", bad);
-    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
-    ck_assert_msg(strstr(err, "gridzero-model"), "%s", err);
-    snprintf(spec, sizeof spec, "model:%s", path);
-    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
-    ck_assert_msg(strstr(err, "an n-tuple network: play it with model-expectimax:"), "%s", err);
-    snprintf(spec, sizeof spec, "model-expectimax:%s:9", path);
-    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
-    ck_assert_msg(strstr(err, "1..8"), "%s", err);
-    snprintf(spec, sizeof spec, "model-expectimax:%s:8:3", path);
-    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
-    ck_assert_msg(strstr(err, "1..7 with E"), "%s", err);
-    snprintf(spec, sizeof spec, "model-expectimax:%s:3:17", path);
-    ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
-    ck_assert_msg(strstr(err, "empty cells (1..16)"), "%s", err);
+    const struct { const char *fmt, *file, *want; } refused[] = {
+        {"model-expectimax:%s:2", bad, "gridzero-model"},
+        {"model:%s", path, "an n-tuple network: play it with model-expectimax:"},
+        {"model-expectimax:%s:9", path, "1..8"},
+        {"model-expectimax:%s:8:3", path, "1..7 with E"},
+        {"model-expectimax:%s:3:17", path, "empty cells (1..16)"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        snprintf(spec, sizeof spec, refused[k].fmt, refused[k].file);
+        ck_assert_ptr_null(player_new(spec, g, &c, net_player_ext(), err, sizeof err));
+        ck_assert_msg(strstr(err, refused[k].want), "%s: %s", spec, err);
+    }
     /* a non-finite weight is refused by name */
     n->w[0][2][77] = NAN;
     snprintf(bad, sizeof bad, "%s/nan.h5", dir);
