@@ -1687,6 +1687,41 @@ START_TEST(gumbel_bandit_halving)
 }
 END_TEST
 
+/* gumbel_m above the legal moves considers every legal move once: 16 asked of the
+ * bandit's 8 arms runs the halving of m = 8 (the visit shape of gumbel_bandit_halving),
+ * not a schedule of 16 phases' worth over moves that do not exist. */
+START_TEST(gumbel_m_above_legal_moves)
+{
+    game g = bandit_game();
+    evaluator e;
+    memset(&e, 0, sizeof e);
+    e.name = "bandit";
+    e.g = &g;
+    e.evaluate = bandit_evaluate;
+    e.destroy = fake_destroy;
+    char err[256];
+    mcts_params p = gumbel_params(32, 16, 1, false);
+    mcts *t = mcts_new(&g, &p, 5, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_result res;
+    ck_assert_msg(mcts_search(t, &e, NULL, &res, err, sizeof err) == 0, "%s", err);
+    mcts_child_info ci[BANDIT_ARMS];
+    ck_assert_int_eq(mcts_children(t, MCTS_ROOT, ci, BANDIT_ARMS), BANDIT_ARMS);
+    int count[33] = {0};
+    for (int i = 0; i < BANDIT_ARMS; i++) {
+        ck_assert_int_le(ci[i].visits, 32);
+        count[ci[i].visits]++;
+    }
+    ck_assert_msg(count[1] == 4 && count[3] == 2 && count[11] == 2, "visits %d %d %d %d %d %d %d %d",
+                  ci[0].visits, ci[1].visits, ci[2].visits, ci[3].visits, ci[4].visits,
+                  ci[5].visits, ci[6].visits, ci[7].visits);
+    ck_assert_int_eq(ci[3].visits, 11);
+    ck_assert_int_eq(res.action, 3);
+    ck_assert_int_eq(res.stats.simulations, 33);
+    mcts_free(t);
+}
+END_TEST
+
 /* With m below the legal moves, only m moves are searched at the root: without noise the
  * m highest priors, with noise a Gumbel-top-m sample that changes with the seed; the
  * played move is a most visited one. */
@@ -2401,6 +2436,7 @@ int main(void)
     tcase_add_test(tc, gumbel_schedule_by_hand);
     tcase_add_test(tc, gumbel_bandit_halving);
     tcase_add_test(tc, gumbel_root_considers_m);
+    tcase_add_test(tc, gumbel_m_above_legal_moves);
     tcase_add_test(tc, gumbel_late_plies_draw_none);
     tcase_add_test(tc, gumbel_interior_by_hand);
     tcase_add_test(tc, gumbel_interior_in_search);
