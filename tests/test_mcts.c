@@ -1611,6 +1611,17 @@ static int bandit_evaluate(evaluator *e, int n, const game_state *const *states,
     return 0;
 }
 
+static evaluator bandit_evaluator(const game *g)
+{
+    evaluator e;
+    memset(&e, 0, sizeof e);
+    e.name = "bandit";
+    e.g = g;
+    e.evaluate = bandit_evaluate;
+    e.destroy = fake_destroy;
+    return e;
+}
+
 static mcts_params gumbel_params(int sims, int m, int batch, bool noise)
 {
     mcts_params p = params(sims);
@@ -1633,12 +1644,7 @@ static mcts_params gumbel_params(int sims, int m, int batch, bool noise)
 START_TEST(gumbel_bandit_halving)
 {
     game g = bandit_game();
-    evaluator e;
-    memset(&e, 0, sizeof e);
-    e.name = "bandit";
-    e.g = &g;
-    e.evaluate = bandit_evaluate;
-    e.destroy = fake_destroy;
+    evaluator e = bandit_evaluator(&g);
     char err[256];
     int best_played = 0;
     for (int round = 0; round < 12; round++) {
@@ -1693,12 +1699,7 @@ END_TEST
 START_TEST(gumbel_m_above_legal_moves)
 {
     game g = bandit_game();
-    evaluator e;
-    memset(&e, 0, sizeof e);
-    e.name = "bandit";
-    e.g = &g;
-    e.evaluate = bandit_evaluate;
-    e.destroy = fake_destroy;
+    evaluator e = bandit_evaluator(&g);
     char err[256];
     mcts_params p = gumbel_params(32, 16, 1, false);
     mcts *t = mcts_new(&g, &p, 5, err, sizeof err);

@@ -330,20 +330,18 @@ START_TEST(expectimax_with_network_by_hand)
     ck_assert_msg(ntuple_save(n, path, err, sizeof err) == 0, "%s", err);
     uint8_t b[16] = {1, 1};
     float v;
-    snprintf(spec, sizeof spec, "model-expectimax:%s:1", path);
-    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
-    ck_assert_float_eq_tol(v, 4.0f, 1e-5);
-    snprintf(spec, sizeof spec, "model-expectimax:%s:2", path);
-    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
-    ck_assert_float_eq_tol(v, 4.32f, 1e-4);
-    /* one move deeper at <= E empty cells: the board has 14, so E = 14 searches depth 2
-     * (4.32) and E = 13 stays at depth 1 (4) */
-    snprintf(spec, sizeof spec, "model-expectimax:%s:1:14", path);
-    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
-    ck_assert_float_eq_tol(v, 4.32f, 1e-4);
-    snprintf(spec, sizeof spec, "model-expectimax:%s:1:13", path);
-    ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
-    ck_assert_float_eq_tol(v, 4.0f, 1e-5);
+    /* depth 1 (4) and 2 (4.32); one move deeper at <= E empty cells: the board has 14, so
+     * E = 14 searches depth 2 and E = 13 stays at depth 1 */
+    const struct {
+        const char *depth;
+        float want;
+    } cases[] = {{"1", 4.0f}, {"2", 4.32f}, {"1:14", 4.32f}, {"1:13", 4.0f}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(spec, sizeof spec, "model-expectimax:%s:%s", path, cases[i].depth);
+        ck_assert_int_eq(choose(g, &c, spec, b, &v), G2048_LEFT);
+        ck_assert_msg(fabsf(v - cases[i].want) < 1e-4f, "%s: value %g, want %g", spec, v,
+                      cases[i].want);
+    }
     /* value down's after-state (2 2 on the bottom row) */
     uint8_t down[16] = {0}, left[16] = {2};
     down[12] = down[13] = 1;
