@@ -72,6 +72,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_arena(int argc, char **argv);
 int cmd_elo(int argc, char **argv);
+int cmd_openings(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_pbrain(int argc, char **argv);
 int cmd_gtp(int argc, char **argv);

@@ -13,6 +13,7 @@ static const cli_command commands[] = {
     {"train", cmd_train, "train a model on self-play sample files"},
     {"arena", cmd_arena, "play a match between players (random, mcts:N, alphabeta, perfect, model:FILE)"},
     {"elo", cmd_elo, "maximum-likelihood Elo ratings with 95% intervals from arena results files"},
+    {"openings", cmd_openings, "draw a book of balanced openings (no VCT for either side) for arena and self-play"},
     {"play", cmd_play, "play against one or more players in the terminal"},
     {"bench", cmd_bench, "measure throughput (nn: inference; train: training steps; search: simulations)"},
     {"quantize", cmd_quantize, "calibrate a model for int8 inference on sample files; check its accuracy"},

@@ -114,20 +114,21 @@ typedef struct game_ops {
      * threat_new: a workspace for g with a transposition table of 2^tt_log2 entries
      *   (16 bytes each); NULL with a message in err when g has no threat search (e.g.
      *   k = 3). Free with threat_free (accepts NULL).
-     * threat_win: a proven VCF win for the player to move within budget nodes (> 0), or
-     *   with vct_depth > 0 a VCT (threes too, up to vct_depth attacker moves before the
-     *   search hands over to VCF; as sound a proof as a VCF): writes the line (attacker
-     *   move, forced reply, ..., the completing move) to pv[pvmax] and returns its
-     *   length (> 0, truncated to pvmax >= 1), or 0 (no win found, the position is
-     *   terminal, or the budget is <= 0).
+     * threat_win: a proven VCF win for `player` moving first (the player to move, or
+     *   the other one as if it were his turn: "does my opponent threaten a VCF") within
+     *   budget nodes (> 0), or with vct_depth > 0 a VCT (threes too, up to vct_depth
+     *   attacker moves before the search hands over to VCF; as sound a proof as a
+     *   VCF): writes the line (attacker move, forced reply, ..., the completing move)
+     *   to pv[pvmax] and returns its length (> 0, truncated to pvmax >= 1), or 0 (no
+     *   win found, the position is terminal, or the budget is <= 0).
      * threat_defend: when the opponent of the player to move has a VCF (found within
      *   budget nodes), writes mask[actions] (1 = the move defends it: after it no VCF is
      *   found) and returns the number of such moves (> 0); returns 0 (mask untouched)
      *   when there is no VCF to answer or no move answers it. */
     void *(*threat_new)(const game *g, int tt_log2, char *err, size_t errlen);
     void (*threat_free)(void *ws);
-    int (*threat_win)(const game *g, const game_state *s, void *ws, long budget, int vct_depth,
-                      int *pv, int pvmax);
+    int (*threat_win)(const game *g, const game_state *s, void *ws, int player, long budget,
+                      int vct_depth, int *pv, int pvmax);
     int (*threat_defend)(const game *g, const game_state *s, void *ws, long budget, uint8_t *mask);
 
     /* Optional chance events (both or neither; NULL in deterministic games). After some

@@ -35,10 +35,11 @@ bool mcts_vcf_prove(mcts *t, mnode *X, const game_state *s, int budget, int vct_
 {
     const game *g = t->g;
     int pv[MCTS_VCF_PV];
-    if (g->players != 2 ||
-        g->ops->threat_win(g, s, t->threat, budget, vct_depth, pv, MCTS_VCF_PV) <= 0)
+    if (g->players != 2)
         return false;
     int m = game_current_player(g, s);
+    if (g->ops->threat_win(g, s, t->threat, m, budget, vct_depth, pv, MCTS_VCF_PV) <= 0)
+        return false;
     X->pz[m] = 1.0f;
     X->pz[1 - m] = -1.0f;
     X->proven = 1;

@@ -3,11 +3,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errmsg.h"
+#include "symmetry.h"
 
 struct opening_book {
     int count;
@@ -151,4 +153,120 @@ int openings_play(const opening_book *o, int i, const game *g, game_state *s)
         if (game_play(g, s, m[k]) < 0)
             return -1;
     return 0;
+}
+
+openings_gen_opts openings_gen_default(void)
+{
+    openings_gen_opts o = {.count = 50, .stones = 4, .side = 5, .vct_depth = 6,
+                           .budget = 200000, .tries = 100000};
+    return o;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The opening's key, the same for all its symmetric images and move orders: for each of
+ * the game's symmetries the sorted (point, colour) codes, the least of them in
+ * lexicographic order. key[n], tmp[n] scratch. */
+static void opening_key(const game *g, const int *moves, int n, int *key, int *tmp)
+{
+    for (int e = 0; e < g->nsym; e++) {
+        for (int i = 0; i < n; i++)
+            tmp[i] = 2 * sym_map_action(g, g->sym[e], moves[i]) + (i & 1);
+        qsort(tmp, (size_t)n, sizeof *tmp, cmp_int);
+        if (e == 0 || memcmp(tmp, key, sizeof *tmp * (size_t)n) < 0)
+            memcpy(key, tmp, sizeof *tmp * (size_t)n);
+    }
+}
+
+/* Is key[n] among the kept keys (keys: n ints each, nkeys of them)? */
+static bool key_seen(const int *keys, int nkeys, const int *key, int n)
+{
+    for (int i = 0; i < nkeys; i++)
+        if (!memcmp(keys + (size_t)i * (size_t)n, key, sizeof *key * (size_t)n))
+            return true;
+    return false;
+}
+
+int openings_generate(const game *g, const openings_gen_opts *o, const opening_book *avoid,
+                      rng *r, FILE *out, char *err, size_t errlen)
+{
+    if (o->count < 1 || o->stones < 1 || o->side < 1 || o->vct_depth < 1 || o->vct_depth > 20 ||
+        o->budget <= 0 || o->tries <= 0) {
+        gz_fail(err, errlen, "openings: count, stones, side, budget and tries must be >= 1 and "
+                "the VCT depth 1..20 (got count %d, stones %d, side %d, VCT depth %d, budget %ld, "
+                "tries %ld)", o->count, o->stones, o->side, o->vct_depth, o->budget, o->tries);
+        return -1;
+    }
+    int h = o->side < g->rows ? o->side : g->rows, w = o->side < g->cols ? o->side : g->cols;
+    if (o->stones > h * w) {
+        gz_fail(err, errlen, "openings: %d stones do not fit the centred %dx%d square",
+                o->stones, h, w);
+        return -1;
+    }
+    if (g->players != 2 || !g->ops->threat_new) {
+        gz_fail(err, errlen, "openings: the game %s has no threat search to check the openings' "
+                "balance (m,n,k games with k >= 4 have one)", g->ops->name);
+        return -1;
+    }
+    void *ws = g->ops->threat_new(g, 20, err, errlen);
+    if (!ws)
+        return -1;
+    int n = o->stones, nav = avoid ? openings_count(avoid) : 0, cap = o->count + nav;
+    int *keys = malloc(sizeof *keys * (size_t)n * (size_t)cap);
+    int *moves = malloc(sizeof *moves * (size_t)n), *tmp = malloc(sizeof *tmp * (size_t)n);
+    game_state *s = malloc(g->state_size);
+    int nkeys = 0, made = 0, rc = -1;
+    if (!keys || !moves || !tmp || !s) {
+        gz_fail(err, errlen, "openings: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nav; i++) { /* the avoided book's openings of this length */
+        int m;
+        const int *am = openings_moves(avoid, i, &m);
+        if (m != n)
+            continue;
+        opening_key(g, am, n, keys + (size_t)nkeys * (size_t)n, tmp);
+        nkeys++;
+    }
+    int pv[1];
+    for (long t = 0; t < o->tries && made < o->count; t++) {
+        game_init(g, s, NULL);
+        bool ok = true;
+        for (int i = 0; i < n && ok; i++) {
+            moves[i] = openings_central_point(g, s, o->side, r);
+            ok = moves[i] >= 0 && game_play(g, s, moves[i]) == 0 && !game_terminal(g, s);
+        }
+        for (int p = 0; p < 2 && ok; p++)
+            ok = g->ops->threat_win(g, s, ws, p, o->budget, o->vct_depth, pv, 1) == 0;
+        if (!ok)
+            continue;
+        int *key = keys + (size_t)nkeys * (size_t)n;
+        opening_key(g, moves, n, key, tmp);
+        if (key_seen(keys, nkeys, key, n))
+            continue;
+        nkeys++;
+        for (int i = 0; i < n; i++) {
+            char buf[32];
+            fprintf(out, "%s%s", i ? " " : "", g->ops->format_move(g, moves[i], buf, sizeof buf));
+        }
+        fputc('\n', out);
+        made++;
+    }
+    if (made < o->count)
+        gz_fail(err, errlen, "openings: %d of %d openings found in %ld draws (more draws, or "
+                "settings that allow more openings: more stones, a larger square)", made,
+                o->count, o->tries);
+    else
+        rc = made;
+out:
+    free(keys);
+    free(moves);
+    free(tmp);
+    free(s);
+    g->ops->threat_free(ws);
+    return rc;
 }

@@ -17,6 +17,7 @@
 #define GZ_OPENINGS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "game.h"
 #include "rng.h"
@@ -43,5 +44,32 @@ int openings_central_point(const game *g, const game_state *s, int side, rng *r)
 /* Plays opening i on s (a start position of the book's game). Returns 0; -1 only if s
  * was not the start position (a move is then refused). */
 int openings_play(const opening_book *o, int i, const game *g, game_state *s);
+
+/* How openings_generate draws a book. */
+typedef struct openings_gen_opts {
+    int count;     /* openings to write (>= 1) */
+    int stones;    /* moves in each (1 .. the points of the square) */
+    int side;      /* each move uniform on the legal points of the centred side x side square */
+    int vct_depth; /* the VCT's attacker moves before VCF takes over (1..20) */
+    long budget;   /* threat-search nodes per check (> 0) */
+    long tries;    /* draws before giving up (> 0) */
+} openings_gen_opts;
+
+/* count 50, stones 4, side 5, vct_depth 6, budget 200,000, tries 100,000: how
+ * openings/gomoku15-4stones.txt was made. */
+openings_gen_opts openings_gen_default(void);
+
+/* Draws balanced openings for a two-player game with a threat search (m,n,k with
+ * k >= 4): each move uniform on the legal points of the centred square (the players in
+ * turn), kept when the game is not over, neither player has a VCT moving first
+ * (game_ops.threat_win with o->vct_depth within o->budget nodes: a search that runs out
+ * of nodes counts as none, so "no VCT" means none found) and it is no symmetric image
+ * (the game's symmetries, the same stones in any order) of an opening kept before or
+ * of one of `avoid` (may be NULL: a book the new lines go beside). Writes each kept
+ * opening as a line of the game's move notation to out. Returns the number written
+ * (o->count), or -1 with a message: bad options, a game without a threat search, or
+ * fewer than o->count found in o->tries draws (those found are written). */
+int openings_generate(const game *g, const openings_gen_opts *o, const opening_book *avoid,
+                      rng *r, FILE *out, char *err, size_t errlen);
 
 #endif

@@ -347,7 +347,7 @@ int brain_choose(brain *b, const game_state *s, double budget, player_ctl *ctl, 
         nodes = nodes < BRAIN_VCF_MIN_NODES ? BRAIN_VCF_MIN_NODES
                 : nodes > BRAIN_VCF_NODES   ? BRAIN_VCF_NODES : nodes;
         int pv[BRAIN_VCF_PV];
-        if (b->g->ops->threat_win(b->g, s, b->threat, nodes, 0, pv, BRAIN_VCF_PV) > 0) {
+        if (b->g->ops->threat_win(b->g, s, b->threat, mover, nodes, 0, pv, BRAIN_VCF_PV) > 0) {
             out->action = pv[0];
             out->proven = true;
             out->has_value = true;

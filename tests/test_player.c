@@ -261,7 +261,7 @@ START_TEST(threat_player_finds_and_stops_vcf)
         ck_assert_msg(mask[a], "%s: %d does not answer the VCF", specs[i], a);
         game_play(g, s, a);
         int pv[64];
-        ck_assert_int_eq(g->ops->threat_win(g, s, ws, 100000, 0, pv, 64), 0);
+        ck_assert_int_eq(g->ops->threat_win(g, s, ws, game_current_player(g, s), 100000, 0, pv, 64), 0);
         free(s);
         /* immediate tactics as alphabeta */
         const char *b2[] = {"c4", "m12", "k10", "k14"}, *w2[] = {"d4", "e4", "f4", "g4"};

@@ -1589,10 +1589,11 @@ START_TEST(mnk_hooks)
         ck_assert_int_eq(game_play(g, s, os[i]), 0);
     }
     int pv[PVMAX];
-    int len = g->ops->threat_win(g, s, ws, 200000, 0, pv, PVMAX);
+    int len = g->ops->threat_win(g, s, ws, 0, 200000, 0, pv, PVMAX);
     ck_assert_int_gt(len, 0);
     check_line(tc->name, &x, 1, THREAT_VCF, pv, len);
-    ck_assert_int_eq(g->ops->threat_win(g, s, ws, 0, 0, pv, PVMAX), 0);
+    ck_assert_int_eq(g->ops->threat_win(g, s, ws, 0, 0, 0, pv, PVMAX), 0);
+    ck_assert_int_eq(g->ops->threat_win(g, s, ws, 2, 200000, 0, pv, PVMAX), 0); /* no player 2 */
     /* playing the line wins the game */
     game_state *s2 = game_state_new(g, NULL);
     game_copy(g, s2, s);
@@ -1609,6 +1610,9 @@ START_TEST(mnk_hooks)
             quiet = c;
     game_copy(g, s2, s);
     ck_assert_int_eq(game_play(g, s2, quiet), 0);
+    /* O to move: X's VCF is still found for X moving first */
+    int pv2[PVMAX];
+    ck_assert_int_gt(g->ops->threat_win(g, s2, ws, 0, 200000, 0, pv2, PVMAX), 0);
     uint8_t mask[MAXN];
     /* O has no VCF of his own here; X's VCF must be answered */
     int n = g->ops->threat_defend(g, s2, ws, 200000, mask);

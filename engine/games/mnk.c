@@ -473,17 +473,20 @@ static void mnk_threat_free(void *ws)
     threat_free(ws);
 }
 
-static int mnk_threat_win(const game *g, const game_state *gs, void *ws, long budget,
+static int mnk_threat_win(const game *g, const game_state *gs, void *ws, int player, long budget,
                           int vct_depth, int *pv, int pvmax)
 {
     const mnk_state *s = CST(gs);
-    /* a VCF needs k-1 stones of the mover after his next move (a four), a VCT k-2 */
-    int need = vct_depth > 0 ? 2 * (DATA(g)->k - 3) : 2 * (DATA(g)->k - 2);
-    if (budget <= 0 || pvmax < 1 || mnk_terminal(g, gs) || s->ply < need)
+    /* a VCF needs k-1 stones of the attacker after his next move (a four), a VCT k-2:
+     * black (player 0) has (ply + 1) / 2 stones, white ply / 2 */
+    int stones = player == 0 ? (s->ply + 1) / 2 : s->ply / 2;
+    int need = vct_depth > 0 ? DATA(g)->k - 3 : DATA(g)->k - 2;
+    if (budget <= 0 || pvmax < 1 || (player != 0 && player != 1) || mnk_terminal(g, gs) ||
+        stones < need)
         return 0;
     char err[160];
     int len = 0;
-    threat_status st = threat_solve(ws, s->board, (s->ply & 1) + 1,
+    threat_status st = threat_solve(ws, s->board, player + 1,
                                     vct_depth > 0 ? THREAT_VCT : THREAT_VCF, budget, 0,
                                     vct_depth > 0 ? (vct_depth < 20 ? vct_depth : 20) : 1, pv,
                                     pvmax, &len, err, sizeof err);

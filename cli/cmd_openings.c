@@ -1,0 +1,183 @@
+/* gridzero openings: draws a book of balanced openings (engine/openings.h). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "engine/openings.h"
+#include "engine/rng.h"
+
+static void openings_usage(FILE *f)
+{
+    openings_gen_opts d = openings_gen_default();
+    fprintf(f,
+            "usage: gridzero openings [-c CONFIG] [--set KEY=VALUE]... [--count N] [--stones N]\n"
+            "                         [--side N] [--vct-depth N] [--budget NODES] [--tries N]\n"
+            "                         [--seed S] [--avoid BOOK] [-o FILE]\n\n"
+            "Draws an opening book for gridzero arena --openings and selfplay.openings: each\n"
+            "move uniform on the free points of the centred square, the players in turn, kept\n"
+            "when neither player has a VCT moving first (the threat solver) and it is no\n"
+            "symmetric image of an opening kept before (or of one in --avoid). Games with a\n"
+            "threat search only (m,n,k with k >= 4, every rule). Same seed, same book.\n\n"
+            "  --count N        openings to write (default %d)\n"
+            "  --stones N       moves in each opening (default %d)\n"
+            "  --side N         the centred square's side (default %d)\n"
+            "  --vct-depth N    the VCT's attacker moves before VCF takes over, 1..20 (default %d)\n"
+            "  --budget NODES   threat-search nodes per check; a search that runs out counts\n"
+            "                   as no VCT (default %ld)\n"
+            "  --tries N        draws before giving up (default %ld)\n"
+            "  --seed S         the draws' seed (default 1)\n"
+            "  --avoid BOOK     skip the openings of BOOK (to extend it: append the output)\n"
+            "  -o FILE          write the book to FILE, whole or not at all (default stdout)\n"
+            "  --set KEY=VALUE  override a config key\n",
+            d.count, d.stones, d.side, d.vct_depth, d.budget, d.tries);
+}
+
+int cmd_openings(int argc, char **argv)
+{
+    const char *cfg_path = NULL, *avoid_path = NULL, *out_path = NULL;
+    openings_gen_opts o = openings_gen_default();
+    uint64_t seed = 1;
+    char **sets = malloc(sizeof(char *) * (size_t)argc);
+    if (!sets)
+        return EXIT_FAIL;
+    int nsets = 0, rc = EXIT_USAGE;
+    game *g = NULL;
+    opening_book *avoid = NULL;
+    FILE *out = NULL;
+    char tmp[4096] = "";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool more = i + 1 < argc;
+        int v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            openings_usage(stdout);
+            free(sets);
+            return EXIT_OK;
+        } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && more) {
+            cfg_path = argv[++i];
+        } else if (!strcmp(a, "--set") && more) {
+            sets[nsets++] = argv[++i];
+        } else if (!strcmp(a, "--avoid") && more) {
+            avoid_path = argv[++i];
+        } else if (!strcmp(a, "-o") && more) {
+            out_path = argv[++i];
+        } else if (!strcmp(a, "--seed") && more) {
+            if (cli_parse_u64(argv[++i], &seed) < 0) {
+                cli_error("openings: --seed \"%s\": expected a whole number >= 0", argv[i]);
+                goto out;
+            }
+        } else if ((!strcmp(a, "--count") || !strcmp(a, "--stones") || !strcmp(a, "--side") ||
+                    !strcmp(a, "--vct-depth") || !strcmp(a, "--budget") || !strcmp(a, "--tries")) &&
+                   more) {
+            int lo = 1, hi = !strcmp(a, "--vct-depth") ? 20 : 1000000000;
+            if (cli_parse_int(argv[++i], lo, hi, &v) < 0) {
+                cli_error("openings: %s \"%s\": expected a whole number in %d..%d", a, argv[i], lo, hi);
+                goto out;
+            }
+            if (!strcmp(a, "--count"))
+                o.count = v;
+            else if (!strcmp(a, "--stones"))
+                o.stones = v;
+            else if (!strcmp(a, "--side"))
+                o.side = v;
+            else if (!strcmp(a, "--vct-depth"))
+                o.vct_depth = v;
+            else if (!strcmp(a, "--budget"))
+                o.budget = v;
+            else
+                o.tries = v;
+        } else {
+            cli_error("openings: unknown or incomplete option \"%s\" (see gridzero openings --help)", a);
+            goto out;
+        }
+    }
+    gz_config c;
+    if (cli_load_config(&c, cfg_path, sets, nsets))
+        goto out;
+    char err[512];
+    g = game_new(&c.game, err, sizeof err);
+    if (!g) {
+        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
+        goto out;
+    }
+    if (avoid_path && !(avoid = openings_load(g, avoid_path, err, sizeof err))) {
+        cli_error("openings: --avoid %s", err);
+        goto out;
+    }
+    if (out_path) {
+        if (snprintf(tmp, sizeof tmp, "%s.tmp", out_path) >= (int)sizeof tmp) {
+            cli_error("openings: -o \"%s\": the path is too long", out_path);
+            goto out;
+        }
+        if (!(out = fopen(tmp, "w"))) {
+            cli_error("openings: cannot write %s: %s", tmp, strerror(errno));
+            tmp[0] = '\0';
+            rc = EXIT_FAIL;
+            goto out;
+        }
+    } else {
+        out = stdout;
+    }
+    /* the book is made in memory, then written whole: a refused option or too few
+     * openings leave no half-written book behind (nor a header alone on stdout) */
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *mem = open_memstream(&body, &blen);
+    if (!mem) {
+        cli_error("openings: out of memory");
+        rc = EXIT_FAIL;
+        goto out;
+    }
+    rng r;
+    rng_seed(&r, seed);
+    int made = openings_generate(g, &o, avoid, &r, mem, err, sizeof err);
+    fclose(mem);
+    if (made < 0) {
+        free(body);
+        cli_error("%s", err);
+        rc = strstr(err, "found in") ? EXIT_FAIL : EXIT_USAGE;
+        goto out;
+    }
+    fprintf(out, "# %d openings for %s %dx%d: %d stones, each uniform on the free points of the\n"
+            "# centred %dx%d square, kept when neither side has a VCT moving first (threat solver,\n"
+            "# depth %d, %ld nodes). Made by: gridzero openings", o.count, g->name, g->rows,
+            g->cols, o.stones, o.side, o.side, o.vct_depth, o.budget);
+    if (cfg_path)
+        fprintf(out, " -c %s", cfg_path);
+    for (int i = 0; i < nsets; i++)
+        fprintf(out, " --set %s", sets[i]);
+    fprintf(out, " --count %d --stones %d --side %d --vct-depth %d --budget %ld --tries %ld "
+            "--seed %llu%s%s\n", o.count, o.stones, o.side, o.vct_depth, o.budget, o.tries,
+            (unsigned long long)seed, avoid_path ? " --avoid " : "", avoid_path ? avoid_path : "");
+    fwrite(body, 1, blen, out);
+    free(body);
+    if (fflush(out) != 0 || ferror(out)) {
+        cli_error("openings: writing %s failed: %s", out_path ? tmp : "stdout", strerror(errno));
+        rc = EXIT_FAIL;
+        goto out;
+    }
+    if (out_path) {
+        int bad = fsync(fileno(out)) != 0;
+        bad |= fclose(out) != 0;
+        out = NULL;
+        if (bad || rename(tmp, out_path) != 0) {
+            cli_error("openings: writing %s failed: %s", out_path, strerror(errno));
+            rc = EXIT_FAIL;
+            goto out;
+        }
+        tmp[0] = '\0';
+        fprintf(stderr, "openings: %d written to %s\n", made, out_path);
+    }
+    rc = EXIT_OK;
+out:
+    if (out && out != stdout)
+        fclose(out);
+    if (tmp[0])
+        unlink(tmp);
+    openings_free(avoid);
+    if (g)
+        game_free(g);
+    free(sets);
+    return rc;
+}
