@@ -160,9 +160,9 @@ int mcts_completed_q_policy(int n, const float *prior, const float *q, const flo
 }
 
 /* Writes the completed-Q policy target of the root (mcts_completed_q_policy, with this
- * search's visits, proven children at their proven values; scored games: each edge's Q
- * in points and the root's points to come as v) into pi[A]; returns 0, or -1
- * when it cannot be made (pi untouched). */
+ * search's visits, proven children at their proven values, then the proven-lost moves'
+ * mass given to the others; scored games: each edge's Q in points and the root's points
+ * to come as v) into pi[A]; returns 0, or -1 when it cannot be made (pi untouched). */
 static int completed_q_target(mcts *t, float *pi)
 {
     const mnode *R = &t->nodes[0];
@@ -186,6 +186,24 @@ static int completed_q_target(mcts *t, float *pi)
     }
     if (mcts_completed_q_policy(ne, prior, q, vis, R->w[m] / (float)R->n, out) < 0)
         return -1;
+    /* a proven-lost move gets no mass (as in the visit target) once another move has
+     * some: it stays at q = -1 in the rescaling above, which keeps the others' spread
+     * (left out of it, a lone defence and the unvisited moves' v_mix would span [0, 1]
+     * between them), but at sigma = 0 each lost move would still keep about its prior:
+     * 24% of the target in test_mcts's gumbel_target_keeps_a_lone_defence */
+    if (t->p.solver && !t->scored) {
+        double kept = 0;
+        for (int i = 0; i < ne; i++) {
+            int32_t c = e[i].child;
+            if (c >= 0 && t->nodes[c].proven && t->nodes[c].pz[m] <= -1.0f)
+                vis[i] = -1.0f; /* marks the lost moves (vis is not read again) */
+            else
+                kept += out[i];
+        }
+        if (kept > 0)
+            for (int i = 0; i < ne; i++)
+                out[i] = vis[i] < 0 ? 0.0f : (float)(out[i] / kept);
+    }
     memset(pi, 0, sizeof(float) * (size_t)t->A);
     for (int i = 0; i < ne; i++)
         pi[e[i].action] = out[i];

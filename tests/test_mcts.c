@@ -1417,6 +1417,56 @@ START_TEST(completed_q_by_hand)
 }
 END_TEST
 
+/* The Gumbel target in a search where white threatens five (a5-d5; only e5 stops it):
+ * the solver proves the other moves lost. They get no target mass, as in the visit
+ * target (kept at sigma = 0 they held 24% of it, each about its prior: the block had
+ * 72%), and they stay at q = -1 in the min-max rescaling (as mctx does): left out of it,
+ * the block's Q and the unvisited moves' v_mix (nearly the block's Q, the only other
+ * visited move) would span the whole [0, 1] and whichever is a hair higher would take
+ * sigma's full bonus (tried 2026-12-07: the block got 0.09%). Now the block has 95%. */
+START_TEST(gumbel_target_keeps_a_lone_defence)
+{
+    game *g = make(9, 9, 5);
+    counting cnt;
+    evaluator e;
+    setup_hash_eval(&e, g, &cnt);
+    game_state *s = position(g, "g9 i1 a9 i9", "a5 b5 c5 d5");
+    int block = move_of(g, "e5");
+    char err[256];
+    mcts_params p = params(64);
+    p.gumbel = true;
+    p.gumbel_m = 16;
+    p.batch = 1;
+    p.noise = false;
+    p.reuse_tree = false;
+    ck_assert(p.solver);
+    mcts *t = mcts_new(g, &p, 9, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    mcts_set_root(t, s);
+    mcts_result res;
+    float pi[81];
+    ck_assert_msg(mcts_search(t, &e, pi, &res, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(res.action, block);
+    mcts_child_info ci[81];
+    int nc = mcts_children(t, MCTS_ROOT, ci, 81);
+    int nlost = 0;
+    double lost_mass = 0, sum = 0;
+    for (int i = 0; i < nc; i++) {
+        bool lost = ci[i].proven && ci[i].proven_value[0] <= -1.0f;
+        nlost += lost;
+        lost_mass += lost ? pi[ci[i].action] : 0.0;
+        sum += pi[ci[i].action];
+    }
+    ck_assert_int_ge(nlost, 3);
+    ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+    ck_assert_msg(pi[block] > 0.9f, "the block has %g of the target", pi[block]);
+    ck_assert_msg(lost_mass == 0.0, "the %d lost moves have %g of the target", nlost, lost_mass);
+    mcts_free(t);
+    free(s);
+    game_free(g);
+}
+END_TEST
+
 /* In a search, policy_target completed_q makes pi exactly the improved policy of the
  * root's children (their priors, Q and visits, and the root's value), while the move is
  * still the most visited one. */
@@ -2434,6 +2484,7 @@ int main(void)
     tcase_add_test(tc, forced_playouts_in_search);
     tcase_add_test(tc, completed_q_by_hand);
     tcase_add_test(tc, completed_q_in_search);
+    tcase_add_test(tc, gumbel_target_keeps_a_lone_defence);
     tcase_add_test(tc, gumbel_schedule_by_hand);
     tcase_add_test(tc, gumbel_bandit_halving);
     tcase_add_test(tc, gumbel_root_considers_m);
