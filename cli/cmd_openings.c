@@ -13,7 +13,8 @@ static void openings_usage(FILE *f)
     fprintf(f,
             "usage: gridzero openings [-c CONFIG] [--set KEY=VALUE]... [--count N] [--stones N]\n"
             "                         [--side N] [--vct-depth N] [--budget NODES] [--tries N]\n"
-            "                         [--seed S] [--avoid BOOK] [-o FILE]\n\n"
+            "                         [--seed S] [--avoid BOOK] [--balance PLAYER]\n"
+            "                         [--within V] [-o FILE]\n\n"
             "Draws an opening book for gridzero arena --openings and selfplay.openings: each\n"
             "move uniform on the free points of the centred square, the players in turn, kept\n"
             "when neither player has a VCT moving first (the threat solver) and it is no\n"
@@ -28,14 +29,18 @@ static void openings_usage(FILE *f)
             "  --tries N        draws before giving up (default %ld)\n"
             "  --seed S         the draws' seed (default 1)\n"
             "  --avoid BOOK     skip the openings of BOOK (to extend it: append the output)\n"
+            "  --balance PLAYER keep only openings that PLAYER (a search: mcts:N,\n"
+            "                   model:FILE[:sims]) values within --within of even for the\n"
+            "                   side to move; by simulations, the same seed gives the same book\n"
+            "  --within V       the bound, in (0, 1] (default %.1f)\n"
             "  -o FILE          write the book to FILE, whole or not at all (default stdout)\n"
             "  --set KEY=VALUE  override a config key\n",
-            d.count, d.stones, d.side, d.vct_depth, d.budget, d.tries);
+            d.count, d.stones, d.side, d.vct_depth, d.budget, d.tries, (double)d.within);
 }
 
 int cmd_openings(int argc, char **argv)
 {
-    const char *cfg_path = NULL, *avoid_path = NULL, *out_path = NULL;
+    const char *cfg_path = NULL, *avoid_path = NULL, *out_path = NULL, *judge_spec = NULL;
     openings_gen_opts o = openings_gen_default();
     uint64_t seed = 1;
     char **sets = malloc(sizeof(char *) * (size_t)argc);
@@ -60,6 +65,16 @@ int cmd_openings(int argc, char **argv)
             sets[nsets++] = argv[++i];
         } else if (!strcmp(a, "--avoid") && more) {
             avoid_path = argv[++i];
+        } else if (!strcmp(a, "--balance") && more) {
+            judge_spec = argv[++i];
+        } else if (!strcmp(a, "--within") && more) {
+            char *end;
+            double w = strtod(argv[++i], &end);
+            if (end == argv[i] || *end || !(w > 0.0 && w <= 1.0)) {
+                cli_error("openings: --within \"%s\": expected a number in (0, 1]", argv[i]);
+                goto out;
+            }
+            o.within = (float)w;
         } else if (!strcmp(a, "-o") && more) {
             out_path = argv[++i];
         } else if (!strcmp(a, "--seed") && more) {
@@ -105,6 +120,10 @@ int cmd_openings(int argc, char **argv)
         cli_error("openings: --avoid %s", err);
         goto out;
     }
+    if (judge_spec && !(o.judge = player_new(judge_spec, g, &c, cli_player_ext(), err, sizeof err))) {
+        cli_error("openings: --balance: %s", err);
+        goto out;
+    }
     if (out_path) {
         if (snprintf(tmp, sizeof tmp, "%s.tmp", out_path) >= (int)sizeof tmp) {
             cli_error("openings: -o \"%s\": the path is too long", out_path);
@@ -136,7 +155,9 @@ int cmd_openings(int argc, char **argv)
     if (made < 0) {
         free(body);
         cli_error("%s", err);
-        rc = strstr(err, "found in") ? EXIT_FAIL : EXIT_USAGE;
+        /* too few found, or a judge that failed: the run's; bad options: the input's */
+        rc = (strstr(err, "found in") || strstr(err, "the judge")) && !strstr(err, "gives no value")
+                 ? EXIT_FAIL : EXIT_USAGE;
         goto out;
     }
     fprintf(out, "# %d openings for %s %dx%d: %d stones, each uniform on the free points of the\n"
@@ -148,8 +169,13 @@ int cmd_openings(int argc, char **argv)
     for (int i = 0; i < nsets; i++)
         fprintf(out, " --set %s", sets[i]);
     fprintf(out, " --count %d --stones %d --side %d --vct-depth %d --budget %ld --tries %ld "
-            "--seed %llu%s%s\n", o.count, o.stones, o.side, o.vct_depth, o.budget, o.tries,
-            (unsigned long long)seed, avoid_path ? " --avoid " : "", avoid_path ? avoid_path : "");
+            "--seed %llu", o.count, o.stones, o.side, o.vct_depth, o.budget, o.tries,
+            (unsigned long long)seed);
+    if (avoid_path)
+        fprintf(out, " --avoid %s", avoid_path);
+    if (judge_spec)
+        fprintf(out, " --balance %s --within %g", judge_spec, (double)o.within);
+    fputc('\n', out);
     fwrite(body, 1, blen, out);
     free(body);
     if (fflush(out) != 0 || ferror(out)) {
@@ -176,6 +202,7 @@ out:
     if (tmp[0])
         unlink(tmp);
     openings_free(avoid);
+    player_free(o.judge);
     if (g)
         game_free(g);
     free(sets);

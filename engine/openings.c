@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,7 +159,7 @@ int openings_play(const opening_book *o, int i, const game *g, game_state *s)
 openings_gen_opts openings_gen_default(void)
 {
     openings_gen_opts o = {.count = 50, .stones = 4, .side = 5, .vct_depth = 6,
-                           .budget = 200000, .tries = 100000};
+                           .budget = 200000, .tries = 100000, .judge = NULL, .within = 0.2f};
     return o;
 }
 
@@ -199,6 +200,11 @@ int openings_generate(const game *g, const openings_gen_opts *o, const opening_b
         gz_fail(err, errlen, "openings: count, stones, side, budget and tries must be >= 1 and "
                 "the VCT depth 1..20 (got count %d, stones %d, side %d, VCT depth %d, budget %ld, "
                 "tries %ld)", o->count, o->stones, o->side, o->vct_depth, o->budget, o->tries);
+        return -1;
+    }
+    if (o->judge && !(o->within > 0.0f && o->within <= 1.0f)) {
+        gz_fail(err, errlen, "openings: the judge's bound must be in (0, 1] (got %g)",
+                (double)o->within);
         return -1;
     }
     int h = o->side < g->rows ? o->side : g->rows, w = o->side < g->cols ? o->side : g->cols;
@@ -248,6 +254,23 @@ int openings_generate(const game *g, const openings_gen_opts *o, const opening_b
         opening_key(g, moves, n, key, tmp);
         if (key_seen(keys, nkeys, key, n))
             continue;
+        if (o->judge) {
+            player_info info;
+            char why[256];
+            player_reset(o->judge);
+            if (player_choose(o->judge, s, r, &info, why, sizeof why) < 0) {
+                gz_fail(err, errlen, "openings: the judge %s: %s", o->judge->name, why);
+                goto out;
+            }
+            if (!info.has_value) {
+                gz_fail(err, errlen, "openings: the judge %s gives no value (a search player "
+                        "does: mcts:N, model:FILE)", o->judge->name);
+                goto out;
+            }
+            float v = info.value[game_current_player(g, s)];
+            if (!(fabsf(v) <= o->within))
+                continue;
+        }
         nkeys++;
         for (int i = 0; i < n; i++) {
             char buf[32];

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "game.h"
+#include "player.h"
 #include "rng.h"
 
 typedef struct opening_book opening_book;
@@ -53,10 +54,13 @@ typedef struct openings_gen_opts {
     int vct_depth; /* the VCT's attacker moves before VCF takes over (1..20) */
     long budget;   /* threat-search nodes per check (> 0) */
     long tries;    /* draws before giving up (> 0) */
+    player *judge; /* NULL, or a player whose value of the opening for the side to move
+                    * must be within [-within, within] (a search player: mcts:N, model) */
+    float within;  /* the judge's bound, in (0, 1] */
 } openings_gen_opts;
 
-/* count 50, stones 4, side 5, vct_depth 6, budget 200,000, tries 100,000: how
- * openings/gomoku15-4stones.txt was made. */
+/* count 50, stones 4, side 5, vct_depth 6, budget 200,000, tries 100,000, no judge
+ * (within 0.2 for one): how openings/gomoku15-4stones.txt was made. */
 openings_gen_opts openings_gen_default(void);
 
 /* Draws balanced openings for a two-player game with a threat search (m,n,k with
@@ -65,10 +69,15 @@ openings_gen_opts openings_gen_default(void);
  * (game_ops.threat_win with o->vct_depth within o->budget nodes: a search that runs out
  * of nodes counts as none, so "no VCT" means none found) and it is no symmetric image
  * (the game's symmetries, the same stones in any order) of an opening kept before or
- * of one of `avoid` (may be NULL: a book the new lines go beside). Writes each kept
+ * of one of `avoid` (may be NULL: a book the new lines go beside), and, with a judge,
+ * when the judge's value for the side to move (player_info.value after a choose(), its
+ * tree reset first) is within o->within: openings balanced by an engine's eye, not
+ * just by the threat solver's (in freestyle black's move is worth most games between
+ * strong players). Writes each kept
  * opening as a line of the game's move notation to out. Returns the number written
- * (o->count), or -1 with a message: bad options, a game without a threat search, or
- * fewer than o->count found in o->tries draws (those found are written). */
+ * (o->count), or -1 with a message: bad options, a game without a threat search, a
+ * judge that fails or gives no value, or fewer than o->count found in o->tries draws
+ * (those found are written). */
 int openings_generate(const game *g, const openings_gen_opts *o, const opening_book *avoid,
                       rng *r, FILE *out, char *err, size_t errlen);
 

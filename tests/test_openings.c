@@ -12,6 +12,7 @@
 #include "engine/config.h"
 #include "engine/game.h"
 #include "engine/openings.h"
+#include "engine/player.h"
 #include "engine/rng.h"
 #include "engine/symmetry.h"
 
@@ -220,6 +221,94 @@ START_TEST(avoids_a_book)
 }
 END_TEST
 
+/* A judge for the tests: black (to move after 4 stones) is "winning" (+0.9) when a
+ * black stone is on the centre point, even (0) otherwise; fails on request. */
+static int centre_judge(player *p, const game_state *s, rng *r, player_info *info, char *err,
+                        size_t errlen)
+{
+    (void)r;
+    int8_t cells[GAME_MAX_ACTIONS];
+    p->g->ops->cells(p->g, s, cells);
+    int centre = (p->g->rows / 2) * p->g->cols + p->g->cols / 2;
+    player_info_clear(info);
+    if (p->ctx) { /* the failing judge */
+        snprintf(err, errlen, "no network");
+        return -1;
+    }
+    info->has_value = strcmp(p->name, "mute") != 0;
+    int mover = game_current_player(p->g, s);
+    info->value[mover] = cells[centre] == 0 ? 0.9f : 0.0f; /* player 0's stone: black */
+    info->value[1 - mover] = -info->value[mover];
+    info->action = 0;
+    return 0;
+}
+
+static player *judge_new(const game *g, const char *name, bool fails)
+{
+    player *p = player_alloc(name, "test", g);
+    ck_assert(p != NULL);
+    p->choose = centre_judge;
+    p->ctx = fails ? (void *)p : NULL;
+    return p;
+}
+
+/* With a judge, an opening is kept only when the judge values it within the bound for
+ * the side to move: the centre judge's +0.9 openings (a black stone on h8) go, its even
+ * ones stay (without the judge some of the same draws hold h8). A judge that fails or
+ * gives no value is an error naming it. */
+START_TEST(judge_keeps_the_balanced)
+{
+    game *g = make_game("mnk", 15, 5, CFG_RULE_FREESTYLE);
+    openings_gen_opts o = openings_gen_default();
+    o.count = 20;
+    o.side = 3; /* the centre is one of 9 points: most draws put a stone on it */
+    o.stones = 3;
+    char err[256];
+    int rc;
+    int centre = 7 * 15 + 7;
+    for (int judged = 0; judged < 2; judged++) {
+        player *j = judged ? judge_new(g, "centre", false) : NULL;
+        o.judge = j;
+        o.within = 0.5f;
+        char *t = generate(g, &o, NULL, 4, &rc, err, sizeof err);
+        ck_assert_msg(rc == 20, "rc %d: %s", rc, err);
+        opening_book *b = load_text(g, t);
+        int black_centre = 0;
+        for (int i = 0; i < openings_count(b); i++) {
+            int n;
+            const int *m = openings_moves(b, i, &n);
+            for (int k = 0; k < n; k += 2)
+                black_centre += m[k] == centre;
+        }
+        if (judged)
+            ck_assert_int_eq(black_centre, 0);
+        else
+            ck_assert_int_gt(black_centre, 0);
+        openings_free(b);
+        free(t);
+        player_free(j);
+    }
+    player *mute = judge_new(g, "mute", false), *broken = judge_new(g, "broken", true);
+    o.judge = mute;
+    free(generate(g, &o, NULL, 4, &rc, err, sizeof err));
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, "the judge mute gives no value"), "%s", err);
+    o.judge = broken;
+    free(generate(g, &o, NULL, 4, &rc, err, sizeof err));
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, "the judge broken: no network"), "%s", err);
+    o.judge = mute;
+    o.within = 0.0f;
+    free(generate(g, &o, NULL, 4, &rc, err, sizeof err));
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, "bound must be in (0, 1]"), "%s", err);
+    broken->ctx = NULL; /* player_free would free ctx */
+    player_free(mute);
+    player_free(broken);
+    game_free(g);
+}
+END_TEST
+
 /* What it cannot do: a game without a threat search, stones that do not fit, bad
  * numbers, too few draws (the message says how many were found). */
 START_TEST(refusals)
@@ -288,6 +377,7 @@ int main(void)
     tcase_add_test(t, gomoku15_book);
     tcase_add_test(t, crowded_square_filtered);
     tcase_add_test(t, avoids_a_book);
+    tcase_add_test(t, judge_keeps_the_balanced);
     tcase_add_test(t, refusals);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
