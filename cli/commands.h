@@ -73,6 +73,7 @@ int cmd_quantize(int argc, char **argv);
 int cmd_arena(int argc, char **argv);
 int cmd_elo(int argc, char **argv);
 int cmd_openings(int argc, char **argv);
+int cmd_average(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_pbrain(int argc, char **argv);
 int cmd_gtp(int argc, char **argv);

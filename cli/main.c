@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     {"openings", cmd_openings, "draw a book of balanced openings (no VCT for either side) for arena and self-play"},
     {"play", cmd_play, "play against one or more players in the terminal"},
     {"bench", cmd_bench, "measure throughput (nn: inference; train: training steps; search: simulations)"},
+    {"average", cmd_average, "average the weights of checkpoints (stochastic weight averaging)"},
     {"quantize", cmd_quantize, "calibrate a model for int8 inference on sample files; check its accuracy"},
     {"info", cmd_info, "describe a gridzero file (a model or a sample file)"},
     {"config", cmd_config, "check a config file and print the effective config; list the keys"},

@@ -186,6 +186,41 @@ nn_params *nn_params_clone(const nn_params *p)
     return q;
 }
 
+int nn_params_average(nn_params *dst, const nn_params *const *src, int n, char *err,
+                      size_t errlen)
+{
+    if (n < 1) {
+        snprintf(err, errlen, "no models to average");
+        return -1;
+    }
+    char *want = nn_spec_to_json(&dst->layout.spec);
+    if (!want) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        char *got = nn_spec_to_json(&src[k]->layout.spec);
+        int same = got && !strcmp(got, want) && src[k]->layout.count == dst->layout.count;
+        free(got);
+        if (!same) {
+            snprintf(err, errlen, "model %d has another network (spec) than the first", k + 1);
+            free(want);
+            return -1;
+        }
+    }
+    free(want);
+    size_t count = dst->layout.count;
+    for (size_t i = 0; i < count; i++) {
+        double sum = 0;
+        for (int k = 0; k < n; k++)
+            sum += src[k]->data[i];
+        dst->data[i] = (float)(sum / n);
+    }
+    free(dst->calib);
+    dst->calib = NULL;
+    return 0;
+}
+
 void nn_params_init_he(nn_params *p, uint64_t seed)
 {
     const nn_layout *L = &p->layout;

@@ -171,6 +171,15 @@ int nn_params_calibrated(const nn_params *p);
 
 /* A deep copy, calibration included (NULL when out of memory). */
 nn_params *nn_params_clone(const nn_params *p);
+/* dst's parameters = the elementwise mean of src[0..n) (n >= 1; dst may be one of
+ * them): weights, biases and batch-norm statistics alike, the stochastic weight
+ * averaging of checkpoints (KataGo ships such averages; the mean of BN statistics is
+ * an approximation, close for checkpoints near each other). Every src must have dst's
+ * spec. Summed in double, in order. Drops dst's calibration (it belongs to other
+ * weights). Returns 0, or -1 with a message naming the first src (by index) whose spec
+ * differs. */
+int nn_params_average(nn_params *dst, const nn_params *const *src, int n, char *err,
+                      size_t errlen);
 
 /* He initialisation from seed: conv and dense weights ~ N(0, 2 / fan_in) (fan_in counts
  * live taps only: 7 per input channel on hex), except the last layer of each head

@@ -524,6 +524,51 @@ START_TEST(he_init_deterministic_and_masked)
 }
 END_TEST
 
+/* nn_params_average: every parameter the mean of the models' (three He nets: BN
+ * statistics included), into one of them; the calibration dropped; another spec
+ * refused by its index, leaving dst as it was. */
+START_TEST(average_is_the_elementwise_mean)
+{
+    char err[128];
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 2, NN_POLICY_CONV);
+    nn_params *m[3];
+    for (int k = 0; k < 3; k++) {
+        m[k] = nn_params_new(&s, err, sizeof err);
+        ck_assert_ptr_nonnull(m[k]);
+        nn_params_init_he(m[k], 10 + (uint64_t)k);
+        nn_tensor_ptr(&m[k]->layout, m[k]->data, m[k]->layout.stem_bn.var)[0] = 1.0f + (float)k;
+    }
+    nn_params *copy[3];
+    for (int k = 0; k < 3; k++)
+        copy[k] = nn_params_clone(m[k]);
+    m[0]->calib = calloc(1, sizeof *m[0]->calib);
+    ck_assert_int_eq(nn_params_average(m[0], (const nn_params *const *)m, 3, err, sizeof err), 0);
+    for (size_t i = 0; i < m[0]->layout.count; i++) {
+        double want = ((double)copy[0]->data[i] + copy[1]->data[i] + copy[2]->data[i]) / 3.0;
+        ck_assert_msg(m[0]->data[i] == (float)want, "parameter %zu: %g, want %g", i,
+                      (double)m[0]->data[i], want);
+    }
+    ck_assert_float_eq(nn_tensor_ptr(&m[0]->layout, m[0]->data, m[0]->layout.stem_bn.var)[0], 2.0f);
+    ck_assert_ptr_null(m[0]->calib);
+    /* one model: itself */
+    ck_assert_int_eq(nn_params_average(m[1], (const nn_params *const *)&copy[1], 1, err, sizeof err), 0);
+    ck_assert_mem_eq(m[1]->data, copy[1]->data, m[1]->layout.count * sizeof(float));
+    /* another network: refused by its index, dst untouched */
+    nn_spec s3 = spec_make(GAME_LATTICE_SQUARE, 3, NN_POLICY_CONV);
+    nn_params *other = nn_params_new(&s3, err, sizeof err);
+    const nn_params *mix[2] = {copy[2], other};
+    ck_assert_int_eq(nn_params_average(m[2], mix, 2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "model 2 has another network"), "%s", err);
+    ck_assert_mem_eq(m[2]->data, copy[2]->data, m[2]->layout.count * sizeof(float));
+    ck_assert_int_eq(nn_params_average(m[2], mix, 0, err, sizeof err), -1);
+    nn_params_free(other);
+    for (int k = 0; k < 3; k++) {
+        nn_params_free(m[k]);
+        nn_params_free(copy[k]);
+    }
+}
+END_TEST
+
 START_TEST(bad_spec_rejected_by_name)
 {
     char err[256];
@@ -1065,6 +1110,7 @@ static Suite *nn_suite(void)
     tcase_add_test(t, spec_value_head_wdl);
     tcase_add_test(t, layout_order_offsets_and_count);
     tcase_add_test(t, he_init_deterministic_and_masked);
+    tcase_add_test(t, average_is_the_elementwise_mean);
     tcase_add_test(t, bad_spec_rejected_by_name);
     suite_add_tcase(s, t);
     TCase *ck = tcase_create("checkpoint");
