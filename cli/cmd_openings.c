@@ -38,6 +38,14 @@ static void openings_usage(FILE *f)
             d.count, d.stones, d.side, d.vct_depth, d.budget, d.tries, (double)d.within);
 }
 
+/* The judge's progress on stderr: a line rewritten on a terminal, else every 10 s. */
+static void openings_progress(void *ctx, int kept, long drawn)
+{
+    cli_progress *p = ctx;
+    if (cli_progress_due(p, 0))
+        fprintf(stderr, "openings: %d kept, %ld drawn%s", kept, drawn, p->tty ? "" : "\n");
+}
+
 int cmd_openings(int argc, char **argv)
 {
     const char *cfg_path = NULL, *avoid_path = NULL, *out_path = NULL, *judge_spec = NULL;
@@ -150,7 +158,15 @@ int cmd_openings(int argc, char **argv)
     }
     rng r;
     rng_seed(&r, seed);
+    cli_progress prog;
+    cli_progress_init(&prog, 10.0);
+    if (o.judge) {
+        o.progress = openings_progress;
+        o.progress_ctx = &prog;
+    }
     int made = openings_generate(g, &o, avoid, &r, mem, err, sizeof err);
+    if (o.judge && prog.tty)
+        fputc('\n', stderr);
     fclose(mem);
     if (made < 0) {
         free(body);
@@ -162,8 +178,12 @@ int cmd_openings(int argc, char **argv)
     }
     fprintf(out, "# %d openings for %s %dx%d: %d stones, each uniform on the free points of the\n"
             "# centred %dx%d square, kept when neither side has a VCT moving first (threat solver,\n"
-            "# depth %d, %ld nodes). Made by: gridzero openings", o.count, g->name, g->rows,
-            g->cols, o.stones, o.side, o.side, o.vct_depth, o.budget);
+            "# depth %d, %ld nodes)", o.count, g->name, g->rows, g->cols, o.stones, o.side, o.side,
+            o.vct_depth, o.budget);
+    if (judge_spec)
+        fprintf(out, " and %s values it within %g of even for the side to move", judge_spec,
+                (double)o.within);
+    fprintf(out, ".\n# Made by: gridzero openings");
     if (cfg_path)
         fprintf(out, " -c %s", cfg_path);
     for (int i = 0; i < nsets; i++)

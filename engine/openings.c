@@ -159,7 +159,8 @@ int openings_play(const opening_book *o, int i, const game *g, game_state *s)
 openings_gen_opts openings_gen_default(void)
 {
     openings_gen_opts o = {.count = 50, .stones = 4, .side = 5, .vct_depth = 6,
-                           .budget = 200000, .tries = 100000, .judge = NULL, .within = 0.2f};
+                           .budget = 200000, .tries = 100000, .judge = NULL, .within = 0.2f,
+                           .progress = NULL, .progress_ctx = NULL};
     return o;
 }
 
@@ -268,7 +269,10 @@ int openings_generate(const game *g, const openings_gen_opts *o, const opening_b
                 goto out;
             }
             float v = info.value[game_current_player(g, s)];
-            if (!(fabsf(v) <= o->within))
+            bool even = fabsf(v) <= o->within;
+            if (o->progress)
+                o->progress(o->progress_ctx, made + even, t + 1);
+            if (!even)
                 continue;
         }
         nkeys++;

@@ -57,6 +57,10 @@ typedef struct openings_gen_opts {
     player *judge; /* NULL, or a player whose value of the opening for the side to move
                     * must be within [-within, within] (a search player: mcts:N, model) */
     float within;  /* the judge's bound, in (0, 1] */
+    /* NULL, or called after every judged draw (a judge is slow): openings kept so far
+     * and draws made */
+    void (*progress)(void *ctx, int kept, long drawn);
+    void *progress_ctx;
 } openings_gen_opts;
 
 /* count 50, stones 4, side 5, vct_depth 6, budget 200,000, tries 100,000, no judge
