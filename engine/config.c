@@ -290,6 +290,11 @@ static const cfg_field fields[] = {
      "run: calibrate each new model for int8 on its training window and keep the calibration "
      "when the accuracy gates pass; auto: where net.precision auto would run it in int8 "
      "(VNNI; with AMX, trunks of 64 channels or more)"},
+    {"train.swa", T_INT, OFF(train.swa), 0, 64, 0, NULL, NULL, NULL,
+     "run: N >= 2: each generation's played model (self-play, the arena, best) is models/swa_i.h5, "
+     "the mean of the weights of generations i-N+1 .. i (from 1; stochastic weight averaging, "
+     "gridzero average), calibrated like gen_i; training goes on from gen_i's own weights; 0 or 1: "
+     "gen_i itself"},
     {"train.conv", T_STR, OFF(train.conv), 0, 0, 0, "auto", "auto|im2col", NULL,
      "the trainer's 3x3 convs: auto = Winograd F(2x2,3x3) where both sides have 16 channels or "
      "more (the trunk), else im2col (the stem); im2col = im2col and one GEMM per chunk everywhere"},
@@ -648,6 +653,9 @@ static int check_cross(const gz_config *c, const char *src, char *err, size_t er
     if (!strcmp(c->net.kind, "ntuple") && (strcmp(g->name, "2048") || g->rows != 4 || g->cols != 4))
         return gz_fail(err, errlen, "%s: key net.kind: ntuple networks play 2048 on the 4x4 board, "
                        "not %s %dx%d", src, g->name, g->rows, g->cols);
+    if (!strcmp(c->net.kind, "ntuple") && c->train.swa >= 2)
+        return gz_fail(err, errlen, "%s: key train.swa: weight averaging is for net.kind cnn "
+                       "(an n-tuple network learns online by TD)", src);
     if (c->net.nntuple_stages > 0) {
         if (strcmp(c->net.kind, "ntuple"))
             return gz_fail(err, errlen, "%s: key net.ntuple_stages: stages are for net.kind ntuple", src);

@@ -144,6 +144,8 @@ typedef struct cfg_train {
     char schedule_span[CFG_STR_LEN]; /* "steps" (run_steps) | "budget" (the run's budget) */
     double lr_floor;      /* lr never falls below lr * lr_floor */
     char calibrate[CFG_STR_LEN]; /* "auto" | "always" | "never": int8 calibration (run) */
+    int swa;              /* run: >= 2: the played model is the mean of the last swa
+                           * generations' weights (models/swa_i.h5); 0, 1: off */
     char conv[CFG_STR_LEN]; /* "auto" | "im2col": how the trainer computes 3x3 convs */
 } cfg_train;
 

@@ -53,7 +53,7 @@ void run_replay_promotions(run_ctx *r, int upto, bool log)
         }
         if (promote) {
             r->best_gen = k;
-            snprintf(r->best, sizeof r->best, "models/gen_%04d.h5", k);
+            run_played_model(r, k, r->best, sizeof r->best);
         }
     }
     for (int k = 1; k <= upto && !r->solo; k++) {
@@ -69,7 +69,7 @@ void run_replay_promotions(run_ctx *r, int upto, bool log)
         }
         if (promote) {
             r->best_gen = k;
-            snprintf(r->best, sizeof r->best, "models/gen_%04d.h5", k);
+            run_played_model(r, k, r->best, sizeof r->best);
         }
     }
 }

@@ -94,6 +94,15 @@ static inline void join(char *out, const run_ctx *r, const char *fmt, int gen)
     rundir_path(out, PATH_LEN, r->dir, fmt, gen);
 }
 
+/* The model generation gen plays (self-play, the arena, best), relative to the run
+ * directory, into out[len]: models/swa_i.h5 with train.swa >= 2 (gen >= 1), else
+ * models/gen_i.h5. */
+static inline void run_played_model(const run_ctx *r, int gen, char *out, size_t len)
+{
+    snprintf(out, len, r->c.train.swa >= 2 && gen >= 1 ? "models/swa_%04d.h5" : "models/gen_%04d.h5",
+             gen);
+}
+
 /* A stage's live progress starts (the caller's pace starts again). */
 static inline void run_progress_start(run_ctx *r)
 {

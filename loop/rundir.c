@@ -90,9 +90,10 @@ int rundir_read_best(const char *dir, char *rel, size_t len, int *gen)
     long long g = -1;
     char check[64] = "";
     const char *end;
-    if (!strncmp(text, "models/gen_", 11) &&
+    bool swa = !strncmp(text, "models/swa_", 11);
+    if ((swa || !strncmp(text, "models/gen_", 11)) &&
         parse_ll_prefix(text + 11, &end, 0, 999999999, &g) == 0 && !strncmp(end, ".h5", 3))
-        snprintf(check, sizeof check, "models/gen_%04lld.h5", g);
+        snprintf(check, sizeof check, swa ? "models/swa_%04lld.h5" : "models/gen_%04lld.h5", g);
     bool ok = check[0] && !strncmp(text, check, strlen(check));
     free(text);
     if (!ok)

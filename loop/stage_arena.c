@@ -300,7 +300,7 @@ int run_stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
     if (lead(r))
         unlink(tmp); /* a killed arena's partial games are played again */
-    snprintf(rel, sizeof rel, "models/gen_%04d.h5", gen);
+    run_played_model(r, gen, rel, sizeof rel);
     snprintf(name, sizeof name, "gen_%04d", gen);
     player *cand = make_model_player(r, rel, name, err, errlen), *cand2 = NULL;
     if (cand && !r->solo && r->g->players == 3) /* the candidate's second seat: match() */
@@ -324,7 +324,7 @@ int run_stage_arena(run_ctx *r, int gen, char *err, size_t errlen)
         snprintf(bname, sizeof bname, "gen_%04d", r->best_gen);
         int back = gen - r->c.arena.lookback;
         snprintf(lname, sizeof lname, "gen_%04d", back);
-        snprintf(lrel, sizeof lrel, "models/gen_%04d.h5", back);
+        run_played_model(r, back, lrel, sizeof lrel);
         bool lookback = r->c.arena.lookback > 0 && back >= 0 && back != r->best_gen;
         const char *pairs = r->g->players > 2 ? " head to head" : "";
         for (int b = -2; rc == 0 && b < r->c.arena.nbaselines; b++) {

@@ -103,7 +103,8 @@ static uint64_t params_hash(const nn_params *p)
  * to 2048 of the held-out games' positions; kept in p->calib (saved with the model, so
  * net.precision auto runs it in int8) only when both gates pass. Never fails the stage:
  * int8 is a speed-up, and a model without a calibration runs in bf16 or fp32. */
-static void calibrate_model(run_ctx *r, int gen, const dataset *d, nn_params *p)
+static void calibrate_model(run_ctx *r, int gen, const dataset *d, nn_params *p,
+                            const char *which)
 {
     const char *mode = r->c.train.calibrate;
     if (!strcmp(mode, "never"))
@@ -121,6 +122,8 @@ static void calibrate_model(run_ctx *r, int gen, const dataset *d, nn_params *p)
     if (skip && aut)
         return; /* auto: nothing to do on this machine, every generation alike */
     cJSON *m = run_event("calibration", gen);
+    if (which)
+        cJSON_AddStringToObject(m, "model", which);
     int64_t *itr = NULL, *iva = NULL, ntr = 0, nva = 0;
     float *xc = NULL, *xh = NULL;
     uint8_t *lc = NULL, *lh = NULL;
@@ -162,8 +165,9 @@ static void calibrate_model(run_ctx *r, int gen, const dataset *d, nn_params *p)
     cJSON_AddNumberToObject(m, "mean_dvalue", gt.mean_dvalue);
     cJSON_AddNumberToObject(m, "value_scale", gt.value_scale);
     cJSON_AddBoolToObject(m, "pass", gt.pass);
-    fprintf(stderr, "gen %d calibrate: int8 against fp32 on %d held-out positions: top-1 %.2f%% "
-            "(strict %.2f%%), mean |dvalue| %.4f: %s%s (%.1f s)\n", gen, gt.positions,
+    fprintf(stderr, "gen %d calibrate%s%s: int8 against fp32 on %d held-out positions: top-1 %.2f%% "
+            "(strict %.2f%%), mean |dvalue| %.4f: %s%s (%.1f s)\n", gen, which ? " " : "",
+            which ? which : "", gt.positions,
             100 * gt.top1, 100 * gt.top1_strict, gt.mean_dvalue,
             gt.pass ? "kept; net.precision auto runs the model in " : "a gate failed, not kept",
             gt.pass ? nn_precision_name(nn_precision_resolve(NN_PREC_AUTO, p)) : "",
@@ -181,6 +185,49 @@ out:
     cJSON_AddNumberToObject(m, "seconds", run_now() - t0);
     run_metric(r, m);
     free(itr), free(iva), free(xc), free(xh), free(lc), free(lh);
+}
+
+/* train.swa >= 2: models/swa_<gen>.h5, the mean of the weights of generations
+ * max(1, gen - swa + 1) .. gen (gen's own in p, not yet saved; the others read back),
+ * calibrated on the window like gen's. Rank 0. Returns 0 or -1 with a message. */
+static int write_swa(run_ctx *r, int gen, const dataset *d, const nn_params *p, int64_t step,
+                     char *err, size_t errlen)
+{
+    int first = gen - r->c.train.swa + 1 < 1 ? 1 : gen - r->c.train.swa + 1, n = gen - first + 1;
+    const nn_params **src = calloc((size_t)n, sizeof *src);
+    nn_params **own = calloc((size_t)n, sizeof *own);
+    nn_params *avg = nn_params_clone(p);
+    int rc = -1;
+    if (!src || !own || !avg) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int k = first; k < gen; k++) {
+        char path[PATH_LEN];
+        join(path, r, "models/gen_%04d.h5", k);
+        if (!(own[k - first] = nn_ckpt_load(path, r->g, NULL, err, errlen)))
+            goto out;
+        src[k - first] = own[k - first];
+    }
+    src[n - 1] = p;
+    if (nn_params_average(avg, src, n, err, errlen) < 0)
+        goto out;
+    calibrate_model(r, gen, d, avg, "swa");
+    nn_ckpt_meta meta = {.generation = gen, .step = step};
+    snprintf(meta.parent, sizeof meta.parent, "average of %d: models/gen_%04d.h5 .. models/gen_%04d.h5",
+             n, first, gen);
+    char path[PATH_LEN];
+    join(path, r, "models/swa_%04d.h5", gen);
+    if ((rc = nn_ckpt_save(path, avg, &meta, NULL, 0, err, errlen)) == 0)
+        fprintf(stderr, "gen %d train: saved models/swa_%04d.h5, the mean of generations %d .. %d\n",
+                gen, gen, first, gen);
+out:
+    for (int k = 0; k < n && own; k++)
+        nn_params_free(own[k]);
+    free(own);
+    free(src);
+    nn_params_free(avg);
+    return rc;
 }
 
 /* train.schedule_span budget: the schedule's length in global steps for generation gen's
@@ -413,10 +460,15 @@ int run_stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         } else {
             cJSON_Delete(m);
         }
-        calibrate_model(r, gen, d, trainer_params(t));
+        calibrate_model(r, gen, d, trainer_params(t), NULL);
         nn_ckpt_meta meta = {.generation = gen, .step = pm.step + steps};
         snprintf(meta.parent, sizeof meta.parent, "%s", parent);
-        rc = trainer_save(t, out, &meta, err, errlen);
+        /* the average first: gen_i's file marks the stage done (a killed stage's average
+         * is written again, renamed over the old one) */
+        if (r->c.train.swa >= 2)
+            rc = write_swa(r, gen, d, trainer_params(t), meta.step, err, errlen);
+        if (rc == 0)
+            rc = trainer_save(t, out, &meta, err, errlen);
         if (r->prog.tty)
             fputc('\n', stderr);
         if (rc == 0)

@@ -141,6 +141,10 @@ START_TEST(error_classes)
                  "key net.ntuple_stages at most 3 4");
     expect_error("stages_range", "{" NT2048 "\"net\": {\"kind\": \"ntuple\", \"ntuple_stages\": [2]}}",
                  "key net.ntuple_stages[0] [4, 32768]");
+    /* weight averaging: networks only */
+    expect_error("swa_ntuple", "{" NT2048 "\"net\": {\"kind\": \"ntuple\"}, \"train\": {\"swa\": 4}}",
+                 "key train.swa net.kind cnn");
+    expect_error("swa_range", "{\"train\": {\"swa\": 65}}", "train.swa");
 #undef NT2048
     /* mixed board sizes: m,n,k on a square board, each size in [k, N), increasing */
     expect_error("sizes_sanling", "{\"game\": {\"name\": \"sanling\"}, \"selfplay\": {\"sizes\": [9]}}",

@@ -11,6 +11,7 @@
 #include "run_util.h"
 #include "loop/rundata.h"
 #include "loop/rundir.h"
+#include "nn/checkpoint.h"
 #include "nn/ntuple.h"
 #include "selfplay/samples.h"
 
@@ -674,6 +675,58 @@ START_TEST(resume_after_crash)
 END_TEST
 
 /* A real kill -9 at an arbitrary moment (inside a stage, too), then the same command. */
+/* train.swa 2: every generation also writes models/swa_i.h5, the mean of generations
+ * i-1 and i (generation 1: itself), and plays it: best names it, self-play's games come
+ * from it. A stale average (left by a stage killed between the two saves) is replaced
+ * when the stage runs again. Off, no average is written. */
+START_TEST(swa_models_played)
+{
+    char run[300], out[16384], p[400], q[400];
+    snprintf(run, sizeof run, "%s/swa", dir);
+    const char *swa[] = {"--set", "train.swa=2", "--set", "arena.gate=0", NULL};
+    int rc = gz_run(run, 2, NULL, swa, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    char err[256];
+    nn_params *g1 = nn_ckpt_load(pathf(p, sizeof p, run, "models/gen_0001.h5"), NULL, NULL, err, sizeof err);
+    nn_params *g2 = nn_ckpt_load(pathf(p, sizeof p, run, "models/gen_0002.h5"), NULL, NULL, err, sizeof err);
+    nn_params *s1 = nn_ckpt_load(pathf(p, sizeof p, run, "models/swa_0001.h5"), NULL, NULL, err, sizeof err);
+    nn_params *s2 = nn_ckpt_load(pathf(p, sizeof p, run, "models/swa_0002.h5"), NULL, NULL, err, sizeof err);
+    ck_assert_msg(g1 && g2 && s1 && s2, "%s", err);
+    for (size_t i = 0; i < g1->layout.count; i++) {
+        ck_assert(s1->data[i] == g1->data[i]);
+        ck_assert(s2->data[i] == (float)(((double)g1->data[i] + g2->data[i]) / 2));
+    }
+    ck_assert(memcmp(g1->data, g2->data, sizeof(float) * g1->layout.count) != 0);
+    char rel[64];
+    int gen = -1;
+    ck_assert_int_eq(rundir_read_best(run, rel, sizeof rel, &gen), 1);
+    ck_assert_str_eq(rel, "models/swa_0002.h5");
+    ck_assert_int_eq(gen, 2);
+    char *metrics = slurp_rel(run, "metrics.jsonl");
+    ck_assert_msg(strstr(metrics, "\"model\":\"models/swa_0001.h5\""), "gen 2 self-play did not "
+                  "play swa_0001:\n%s", metrics);
+    free(metrics);
+    /* a stale average of generation 3, then generation 3 */
+    FILE *f = fopen(pathf(q, sizeof q, run, "models/swa_0003.h5"), "w");
+    fputs("not a model", f);
+    fclose(f);
+    rc = gz_run(run, 3, NULL, swa, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    nn_params *s3 = nn_ckpt_load(q, NULL, NULL, err, sizeof err);
+    ck_assert_msg(s3 != NULL, "%s", err);
+    nn_params_free(s3);
+    nn_params_free(g1);
+    nn_params_free(g2);
+    nn_params_free(s1);
+    nn_params_free(s2);
+    /* off: none */
+    snprintf(run, sizeof run, "%s/plain", dir);
+    rc = gz_run(run, 1, NULL, NULL, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ck_assert(!exists(pathf(p, sizeof p, run, "models/swa_0001.h5")));
+}
+END_TEST
+
 START_TEST(resume_after_kill)
 {
     char ref[300], out[16384];
@@ -1325,6 +1378,7 @@ static Suite *run_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, full_run);
+    tcase_add_test(tc, swa_models_played);
     tcase_add_test(tc, promote_score_head_to_head);
     tcase_add_test(tc, rundir_state_and_best);
     tcase_add_test(tc, three_players_balanced_seats);
