@@ -850,6 +850,60 @@ static int run_cmd(const char *cmd, char *out, size_t len)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* gridzero average through the binary: two saved models' mean, loaded back; bad input
+ * (one model, a file that is no model, two networks) exits 2 and an unwritable output
+ * 1, each with a message and no output file. */
+START_TEST(cli_average)
+{
+    const char *bin = getenv("GZ_BIN");
+    ck_assert_msg(bin != NULL, "GZ_BIN not set (run the tests through meson test)");
+    char err[256], cmd[2048], out[4096];
+    nn_spec s = spec_make(GAME_LATTICE_SQUARE, 1, NN_POLICY_CONV), s2 = spec_make(GAME_LATTICE_SQUARE, 2, NN_POLICY_CONV);
+    nn_params *a = nn_params_new(&s, err, sizeof err), *b = nn_params_new(&s, err, sizeof err);
+    nn_params *c = nn_params_new(&s2, err, sizeof err);
+    nn_params_init_he(a, 1);
+    nn_params_init_he(b, 2);
+    nn_params_init_he(c, 3);
+    char *pa = strdup(tmp_path("avg_a.h5")), *pb = strdup(tmp_path("avg_b.h5"));
+    char *pc = strdup(tmp_path("avg_c.h5")), *po = strdup(tmp_path("avg_out.h5"));
+    ck_assert_int_eq(nn_ckpt_save(pa, a, NULL, NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(nn_ckpt_save(pb, b, NULL, NULL, 0, err, sizeof err), 0);
+    ck_assert_int_eq(nn_ckpt_save(pc, c, NULL, NULL, 0, err, sizeof err), 0);
+    snprintf(cmd, sizeof cmd, "%s average -o %s %s %s 2>&1", bin, po, pa, pb);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    nn_params *m = nn_ckpt_load(po, NULL, NULL, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    for (size_t i = 0; i < m->layout.count; i++)
+        ck_assert(m->data[i] == (float)(((double)a->data[i] + b->data[i]) / 2));
+    nn_params_free(m);
+    unlink(po);
+    const struct { const char *args; int rc; const char *msg; } bad[] = {
+        {"-o %s %s", 2, "at least two models"},
+        {"-o %s %s %s.txt", 2, "not an HDF5 file"},
+        {"-o %s %s " "%s", 2, "model 2 has another network"},
+    };
+    char txt[1024];
+    snprintf(txt, sizeof txt, "%s.txt", pc);
+    FILE *f = fopen(txt, "w");
+    fputs("not a model\n", f);
+    fclose(f);
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char args[1024];
+        snprintf(args, sizeof args, bad[k].args, po, pa, pc);
+        snprintf(cmd, sizeof cmd, "%s average %s 2>&1", bin, args);
+        ck_assert_int_eq(run_cmd(cmd, out, sizeof out), bad[k].rc);
+        ck_assert_msg(strstr(out, bad[k].msg), "%s: %s", args, out);
+        ck_assert_int_ne(access(po, F_OK), 0);
+    }
+    snprintf(cmd, sizeof cmd, "%s average -o /nonexistent-dir/x.h5 %s %s 2>&1", bin, pa, pb);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "cannot create"), "%s", out);
+    unlink(pa), unlink(pb), unlink(pc), unlink(txt);
+    free(pa), free(pb), free(pc), free(po);
+    nn_params_free(a), nn_params_free(b), nn_params_free(c);
+}
+END_TEST
+
 START_TEST(cli_bench_save_and_info)
 {
     const char *bin = getenv("GZ_BIN");
@@ -1121,6 +1175,7 @@ static Suite *nn_suite(void)
     TCase *cl = tcase_create("cli");
     tcase_set_timeout(cl, 120);
     tcase_add_test(cl, cli_bench_save_and_info);
+    tcase_add_test(cl, cli_average);
     tcase_add_test(cl, checkpoint_disk_full);
     TCase *q8 = tcase_create("int8");
     tcase_set_timeout(q8, 900);
