@@ -293,8 +293,8 @@ static const cfg_field fields[] = {
     {"train.swa", T_INT, OFF(train.swa), 0, 64, 0, NULL, NULL, NULL,
      "run: N >= 2: each generation's played model (self-play, the arena, best) is models/swa_i.h5, "
      "the mean of the weights of generations i-N+1 .. i (from 1; stochastic weight averaging, "
-     "gridzero average), calibrated like gen_i; training goes on from gen_i's own weights; 0 or 1: "
-     "gen_i itself"},
+     "gridzero average), calibrated in gen_i's place; training goes on from gen_i's own weights; "
+     "0 or 1: gen_i itself"},
     {"train.conv", T_STR, OFF(train.conv), 0, 0, 0, "auto", "auto|im2col", NULL,
      "the trainer's 3x3 convs: auto = Winograd F(2x2,3x3) where both sides have 16 channels or "
      "more (the trunk), else im2col (the stem); im2col = im2col and one GEMM per chunk everywhere"},

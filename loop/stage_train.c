@@ -460,7 +460,14 @@ int run_stage_train(run_ctx *r, int gen, char *err, size_t errlen)
         } else {
             cJSON_Delete(m);
         }
-        calibrate_model(r, gen, d, trainer_params(t), NULL);
+        /* with train.swa the average is what plays: only it is calibrated (gen_i's own
+         * weights are where training goes on, read in fp32) */
+        if (r->c.train.swa < 2) {
+            calibrate_model(r, gen, d, trainer_params(t), NULL);
+        } else { /* the parent's calibration belongs to other weights */
+            free(trainer_params(t)->calib);
+            trainer_params(t)->calib = NULL;
+        }
         nn_ckpt_meta meta = {.generation = gen, .step = pm.step + steps};
         snprintf(meta.parent, sizeof meta.parent, "%s", parent);
         /* the average first: gen_i's file marks the stage done (a killed stage's average

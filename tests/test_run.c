@@ -683,7 +683,8 @@ START_TEST(swa_models_played)
 {
     char run[300], out[16384], p[400], q[400];
     snprintf(run, sizeof run, "%s/swa", dir);
-    const char *swa[] = {"--set", "train.swa=2", "--set", "arena.gate=0", NULL};
+    const char *swa[] = {"--set", "train.swa=2", "--set", "arena.gate=0", "--set",
+                         "train.calibrate=always", NULL};
     int rc = gz_run(run, 2, NULL, swa, 0, out, sizeof out);
     ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
     char err[256];
@@ -705,6 +706,19 @@ START_TEST(swa_models_played)
     char *metrics = slurp_rel(run, "metrics.jsonl");
     ck_assert_msg(strstr(metrics, "\"model\":\"models/swa_0001.h5\""), "gen 2 self-play did not "
                   "play swa_0001:\n%s", metrics);
+    /* only the averages are calibrated (one event a generation, for the average): gen_i
+     * never plays */
+    int ncal = 0;
+    for (const char *c = metrics; (c = strstr(c, "\"event\":\"calibration\"")); c++) {
+        const char *eol = strchr(c, '\n');
+        ck_assert_ptr_nonnull(eol);
+        char *line = strndup(c, (size_t)(eol - c));
+        ck_assert_msg(strstr(line, "\"model\":\"swa\""), "a calibration not of the average: %s", line);
+        free(line);
+        ncal++;
+    }
+    ck_assert_int_eq(ncal, 2);
+    ck_assert_ptr_null(g2->calib);
     free(metrics);
     /* a stale average of generation 3, then generation 3 */
     FILE *f = fopen(pathf(q, sizeof q, run, "models/swa_0003.h5"), "w");
