@@ -38,9 +38,9 @@ cJSON *rundir_read_json(const char *dir, const char *name);
 int rundir_read_state(const char *dir, int *gen, char *stage, size_t len);
 
 /* The best model from DIR/best: its path relative to dir ("models/gen_NNNN.h5", or
- * "models/swa_NNNN.h5" with train.swa, into rel[len]) and *gen (may be NULL). Returns 1 when read, 0 when there is no best file
- * (generation 0 is the best until the first promote stage writes one), -1 when it holds
- * anything else. */
+ * "models/swa_NNNN.h5" with train.swa, into rel[len]) and *gen (may be NULL). Returns 1
+ * when read, 0 when there is no best file (generation 0 is the best until the first
+ * promote stage writes one), -1 when it holds anything else. */
 int rundir_read_best(const char *dir, char *rel, size_t len, int *gen);
 
 /* The candidate's score against the best model in DIR/arena/gen_<gen>.jsonl, from the
