@@ -51,6 +51,7 @@ int cmd_openings(int argc, char **argv)
     const char *cfg_path = NULL, *avoid_path = NULL, *out_path = NULL, *judge_spec = NULL;
     openings_gen_opts o = openings_gen_default();
     uint64_t seed = 1;
+    bool within_given = false;
     char **sets = malloc(sizeof(char *) * (size_t)argc);
     if (!sets)
         return EXIT_FAIL;
@@ -83,6 +84,7 @@ int cmd_openings(int argc, char **argv)
                 goto out;
             }
             o.within = (float)w;
+            within_given = true;
         } else if (!strcmp(a, "-o") && more) {
             out_path = argv[++i];
         } else if (!strcmp(a, "--seed") && more) {
@@ -115,6 +117,10 @@ int cmd_openings(int argc, char **argv)
             goto out;
         }
     }
+    if (within_given && !judge_spec) {
+        cli_error("openings: --within bounds the judge's value: name one with --balance PLAYER");
+        goto out;
+    }
     gz_config c;
     if (cli_load_config(&c, cfg_path, sets, nsets))
         goto out;
@@ -133,7 +139,7 @@ int cmd_openings(int argc, char **argv)
         goto out;
     }
     if (out_path) {
-        if (snprintf(tmp, sizeof tmp, "%s.tmp", out_path) >= (int)sizeof tmp) {
+        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp) {
             cli_error("openings: -o \"%s\": the path is too long", out_path);
             goto out;
         }
