@@ -424,14 +424,10 @@ int cmd_arena(int argc, char **argv)
     }
 
     gz_config c;
-    if (cli_load_config(&c, cfg_path, sets, nsets))
+    game *g = cli_load_game(&c, cfg_path, sets, nsets);
+    if (!g)
         goto out;
     char err[512];
-    game *g = game_new(&c.game, err, sizeof err);
-    if (!g) {
-        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
-        goto out;
-    }
     if (g->players > 1 && nspecs < 2) {
         arena_usage(stderr);
         cli_error("arena: name two or three players");

@@ -229,15 +229,11 @@ static int bench_nn(int argc, char **argv)
         q = *end ? end + 1 : end;
     }
     gz_config c;
-    if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
-        goto out;
     rc = EXIT_USAGE;
-    char err[512];
-    game *g = game_new(&c.game, err, sizeof err);
-    if (!g) {
-        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
+    game *g = cli_load_game(&c, cfg_path, sets, nsets);
+    if (!g)
         goto out;
-    }
+    char err[512];
     nn_params *p = NULL;
     if (model) {
         p = nn_ckpt_load(model, g, NULL, err, sizeof err);

@@ -122,14 +122,9 @@ int cmd_openings(int argc, char **argv)
         goto out;
     }
     gz_config c;
-    if (cli_load_config(&c, cfg_path, sets, nsets))
+    if (!(g = cli_load_game(&c, cfg_path, sets, nsets)))
         goto out;
     char err[512];
-    g = game_new(&c.game, err, sizeof err);
-    if (!g) {
-        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
-        goto out;
-    }
     if (avoid_path && !(avoid = openings_load(g, avoid_path, err, sizeof err))) {
         cli_error("openings: --avoid %s", err);
         goto out;

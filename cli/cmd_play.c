@@ -326,14 +326,9 @@ int cmd_play(int argc, char **argv)
         }
     }
     gz_config c;
-    if (cli_load_config(&c, cfg_path, sets, nsets))
+    if (!(g = cli_load_game(&c, cfg_path, sets, nsets)))
         goto out;
     char err[512];
-    g = game_new(&c.game, err, sizeof err);
-    if (!g) {
-        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
-        goto out;
-    }
     if (nspecs != g->players - 1) {
         play_usage(stderr);
         cli_error("play: %s has %d players: name %d opponent%s (%d named)", g->name, g->players,

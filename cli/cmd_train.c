@@ -182,14 +182,9 @@ int cmd_train(int argc, char **argv)
     /* ranks other than 0 only compute: no output */
     bool lead = comm_rank(cm) == 0;
     gz_config c;
-    if ((rc = cli_load_config(&c, cfg_path, sets, nsets)) != 0)
-        goto out;
     rc = EXIT_USAGE;
-    g = game_new(&c.game, err, sizeof err);
-    if (!g) {
-        cli_error("%s: %s", cfg_path ? cfg_path : "built-in config", err);
+    if (!(g = cli_load_game(&c, cfg_path, sets, nsets)))
         goto out;
-    }
     d = dataset_new(g, c.train.validation_fraction, err, sizeof err);
     if (!d) {
         cli_error("%s", err);

@@ -27,6 +27,9 @@ typedef struct cli_command {
 /* Loads the config file (NULL: the built-in default) and applies `--set` overrides.
  * Prints the error and returns EXIT_USAGE on failure, 0 on success. */
 int cli_load_config(gz_config *c, const char *path, char **sets, int nsets);
+/* cli_load_config, then the config's game: NULL after printing the error naming the
+ * config file (or the built-in one). Free the game with game_free. */
+game *cli_load_game(gz_config *c, const char *path, char **sets, int nsets);
 
 /* Prints "gridzero: <msg>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

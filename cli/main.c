@@ -52,6 +52,17 @@ int cli_load_config(gz_config *c, const char *path, char **sets, int nsets)
     return 0;
 }
 
+game *cli_load_game(gz_config *c, const char *path, char **sets, int nsets)
+{
+    if (cli_load_config(c, path, sets, nsets))
+        return NULL;
+    char err[512];
+    game *g = game_new(&c->game, err, sizeof err);
+    if (!g)
+        cli_error("%s: %s", path ? path : "built-in config", err);
+    return g;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "gridzero %s — AlphaZero-style self-play training for grid games, on the CPU\n\n"
