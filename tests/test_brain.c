@@ -332,7 +332,7 @@ END_TEST
 
 /* The shipped 15x15 model (models/gomoku15.h5, found as brain_shipped_model finds it)
  * plays legal, winning moves on its own: its network and search alone (no VCF checks,
- * 200 simulations), on fixed positions with the winning moves listed. */
+ * 200 simulations), on fixed positions with the winning (or only saving) moves listed. */
 START_TEST(shipped_model_tactics)
 {
     char path[1024], err[512], spec[1100];
@@ -347,6 +347,8 @@ START_TEST(shipped_model_tactics)
         {"h8 h9 i8 i9 j8 j9 k8 a1", " g8 l8 "},            /* five before White's three */
         {"a1 h9 a15 i9 o1 j9 o15 k9 c3", " g9 l9 "},       /* White's open four: five */
         {"h8 a1 i8 a15 j8 o1", " g8 k8 "},                 /* open three: the open four */
+        {"h8 g8 i8 a1 j8 a15 k8", " l8 "},                 /* Black's four: the one block */
+        {"h8 e5 i8 f5 j8 g5 d5 h5", " i5 "},               /* block a four before an open three */
     };
     snprintf(spec, sizeof spec, "model:%s:200", path);
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
