@@ -57,8 +57,12 @@ int cmd_average(int argc, char **argv)
             cli_error("average: %s", err);
             goto done;
         }
-    if (nn_params_average(p[0], (const nn_params *const *)p, n, err, sizeof err) < 0) {
-        cli_error("average: %s (%s)", err, models[0]);
+    int bad = nn_params_average(p[0], (const nn_params *const *)p, n, err, sizeof err);
+    if (bad > 0) {
+        cli_error("average: %s has another network (spec) than %s", models[bad - 1], models[0]);
+        goto done;
+    } else if (bad < 0) {
+        cli_error("average: %s", err);
         goto done;
     }
     snprintf(meta.parent, sizeof meta.parent, "average of %d: %s .. %s", n, models[0], models[n - 1]);

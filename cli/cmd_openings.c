@@ -60,6 +60,8 @@ int cmd_openings(int argc, char **argv)
     opening_book *avoid = NULL;
     FILE *out = NULL;
     char tmp[4096] = "";
+    char *body = NULL; /* the book, made in memory */
+    size_t blen = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool more = i + 1 < argc;
@@ -133,24 +135,26 @@ int cmd_openings(int argc, char **argv)
         cli_error("openings: --balance: %s", err);
         goto out;
     }
+    /* -o's temporary file is tried before the draws, so an unwritable place fails at
+     * once, then removed until the book is made */
     if (out_path) {
         if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp) {
             cli_error("openings: -o \"%s\": the path is too long", out_path);
+            tmp[0] = '\0';
             goto out;
         }
-        if (!(out = fopen(tmp, "w"))) {
+        FILE *probe = fopen(tmp, "w");
+        if (!probe) {
             cli_error("openings: cannot write %s: %s", tmp, strerror(errno));
             tmp[0] = '\0';
             rc = EXIT_FAIL;
             goto out;
         }
-    } else {
-        out = stdout;
+        fclose(probe);
+        unlink(tmp);
     }
     /* the book is made in memory, then written whole: a refused option or too few
      * openings leave no half-written book behind (nor a header alone on stdout) */
-    char *body = NULL;
-    size_t blen = 0;
     FILE *mem = open_memstream(&body, &blen);
     if (!mem) {
         cli_error("openings: out of memory");
@@ -170,12 +174,20 @@ int cmd_openings(int argc, char **argv)
         fputc('\n', stderr);
     fclose(mem);
     if (made < 0) {
-        free(body);
         cli_error("%s", err);
-        /* too few found, or a judge that failed: the run's; bad options: the input's */
-        rc = (strstr(err, "found in") || strstr(err, "the judge")) && !strstr(err, "gives no value")
-                 ? EXIT_FAIL : EXIT_USAGE;
+        /* bad options: the input's; too few found, a judge that failed: the run's */
+        rc = made == OPENINGS_BAD_INPUT ? EXIT_USAGE : EXIT_FAIL;
         goto out;
+    }
+    /* the temporary file only now: a kill during the draws (hours with a judge) leaves
+     * none behind */
+    if (out_path && !(out = fopen(tmp, "w"))) {
+        cli_error("openings: cannot write %s: %s", tmp, strerror(errno));
+        tmp[0] = '\0';
+        rc = EXIT_FAIL;
+        goto out;
+    } else if (!out_path) {
+        out = stdout;
     }
     fprintf(out, "# %d openings for %s %dx%d: %d stones, each uniform on the free points of the\n"
             "# centred %dx%d square, kept when neither side has a VCT moving first (threat solver,\n"
@@ -198,7 +210,6 @@ int cmd_openings(int argc, char **argv)
         fprintf(out, " --balance %s --within %g", judge_spec, (double)o.within);
     fputc('\n', out);
     fwrite(body, 1, blen, out);
-    free(body);
     if (fflush(out) != 0 || ferror(out)) {
         cli_error("openings: writing %s failed: %s", out_path ? tmp : "stdout", strerror(errno));
         rc = EXIT_FAIL;
@@ -218,6 +229,7 @@ int cmd_openings(int argc, char **argv)
     }
     rc = EXIT_OK;
 out:
+    free(body);
     if (out && out != stdout)
         fclose(out);
     if (tmp[0])

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,34 +202,38 @@ int openings_generate(const game *g, const openings_gen_opts *o, const opening_b
         gz_fail(err, errlen, "openings: count, stones, side, budget and tries must be >= 1 and "
                 "the VCT depth 1..20 (got count %d, stones %d, side %d, VCT depth %d, budget %ld, "
                 "tries %ld)", o->count, o->stones, o->side, o->vct_depth, o->budget, o->tries);
-        return -1;
+        return OPENINGS_BAD_INPUT;
     }
     if (o->judge && !(o->within > 0.0f && o->within <= 1.0f)) {
         gz_fail(err, errlen, "openings: the judge's bound must be in (0, 1] (got %g)",
                 (double)o->within);
-        return -1;
+        return OPENINGS_BAD_INPUT;
     }
     int h = o->side < g->rows ? o->side : g->rows, w = o->side < g->cols ? o->side : g->cols;
     if (o->stones > h * w) {
         gz_fail(err, errlen, "openings: %d stones do not fit the centred %dx%d square",
                 o->stones, h, w);
-        return -1;
+        return OPENINGS_BAD_INPUT;
     }
     if (g->players != 2 || !g->ops->threat_new) {
         gz_fail(err, errlen, "openings: the game %s has no threat search to check the openings' "
                 "balance (m,n,k games with k >= 4 have one)", g->ops->name);
-        return -1;
+        return OPENINGS_BAD_INPUT;
     }
     void *ws = g->ops->threat_new(g, 20, err, errlen);
-    if (!ws)
-        return -1;
-    int n = o->stones, nav = avoid ? openings_count(avoid) : 0, cap = o->count + nav;
-    int *keys = malloc(sizeof *keys * (size_t)n * (size_t)cap);
+    if (!ws) /* the game's: m,n,k with k < 4 has none */
+        return OPENINGS_BAD_INPUT;
+    /* at most min(count, tries) draws are kept: the key table is sized by that, not
+     * by a --count that the draws could never reach */
+    int n = o->stones, nav = avoid ? openings_count(avoid) : 0;
+    size_t cap = (size_t)nav + (size_t)(o->tries < o->count ? o->tries : o->count);
+    int *keys = cap > SIZE_MAX / sizeof(int) / (size_t)n ? NULL : malloc(sizeof *keys * (size_t)n * cap);
     int *moves = malloc(sizeof *moves * (size_t)n), *tmp = malloc(sizeof *tmp * (size_t)n);
     game_state *s = malloc(g->state_size);
     int nkeys = 0, made = 0, rc = -1;
     if (!keys || !moves || !tmp || !s) {
-        gz_fail(err, errlen, "openings: out of memory");
+        gz_fail(err, errlen, "openings: out of memory for %zu openings of %d stones (count %d, "
+                "tries %ld, %d avoided)", cap, n, o->count, o->tries, nav);
         goto out;
     }
     for (int i = 0; i < nav; i++) { /* the avoided book's openings of this length */
@@ -266,6 +271,7 @@ int openings_generate(const game *g, const openings_gen_opts *o, const opening_b
             if (!info.has_value) {
                 gz_fail(err, errlen, "openings: the judge %s gives no value (a search player "
                         "does: mcts:N, model:FILE)", o->judge->name);
+                rc = OPENINGS_BAD_INPUT;
                 goto out;
             }
             float v = info.value[game_current_player(g, s)];

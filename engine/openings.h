@@ -79,9 +79,11 @@ openings_gen_opts openings_gen_default(void);
  * just by the threat solver's (in freestyle black's move is worth most games between
  * strong players). Writes each kept
  * opening as a line of the game's move notation to out. Returns the number written
- * (o->count), or -1 with a message: bad options, a game without a threat search, a
- * judge that fails or gives no value, or fewer than o->count found in o->tries draws
- * (those found are written). */
+ * (o->count); OPENINGS_BAD_INPUT with a message for bad options, a game without a
+ * threat search or a judge that gives no value; -1 with a message when the judge fails,
+ * memory runs out or fewer than o->count are found in o->tries draws (those found are
+ * written). */
+#define OPENINGS_BAD_INPUT (-2)
 int openings_generate(const game *g, const openings_gen_opts *o, const opening_book *avoid,
                       rng *r, FILE *out, char *err, size_t errlen);
 

@@ -210,7 +210,11 @@ static int write_swa(run_ctx *r, int gen, const dataset *d, const nn_params *p, 
         src[k - first] = own[k - first];
     }
     src[n - 1] = p;
-    if (nn_params_average(avg, src, n, err, errlen) < 0)
+    int bad = nn_params_average(avg, src, n, err, errlen);
+    if (bad > 0)
+        snprintf(err, errlen, "train.swa: models/gen_%04d.h5 has another network (spec) than "
+                 "generation %d's", first + bad - 1, gen);
+    if (bad != 0)
         goto out;
     calibrate_model(r, gen, d, avg, "swa");
     nn_ckpt_meta meta = {.generation = gen, .step = step};

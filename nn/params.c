@@ -203,9 +203,9 @@ int nn_params_average(nn_params *dst, const nn_params *const *src, int n, char *
         int same = got && !strcmp(got, want) && src[k]->layout.count == dst->layout.count;
         free(got);
         if (!same) {
-            snprintf(err, errlen, "model %d has another network (spec) than the model averaged into", k + 1);
+            snprintf(err, errlen, "another network (spec) than the model averaged into");
             free(want);
-            return -1;
+            return k + 1;
         }
     }
     free(want);

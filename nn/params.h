@@ -176,8 +176,8 @@ nn_params *nn_params_clone(const nn_params *p);
  * averaging of checkpoints (KataGo ships such averages; the mean of BN statistics is
  * an approximation, close for checkpoints near each other). Every src must have dst's
  * spec. Summed in double, in order. Drops dst's calibration (it belongs to other
- * weights). Returns 0, or -1 with a message naming the first src (by index) whose spec
- * differs. */
+ * weights). Returns 0; k + 1 (k >= 0) when src[k] is the first whose spec differs (the
+ * caller names its file; err says what differs); -1 with a message otherwise. */
 int nn_params_average(nn_params *dst, const nn_params *const *src, int n, char *err,
                       size_t errlen);
 

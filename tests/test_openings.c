@@ -4,6 +4,7 @@
  * seed, and refuses what it cannot do with a message. (Loading books is tested where
  * they are used: test_arena, test_selfplay.) */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "engine/player.h"
 #include "engine/rng.h"
 #include "engine/symmetry.h"
+
+#include "cli_util.h"
 
 static game *make_game(const char *name, int size, int k, int rule)
 {
@@ -291,7 +294,7 @@ START_TEST(judge_keeps_the_balanced)
     player *mute = judge_new(g, "mute", false), *broken = judge_new(g, "broken", true);
     o.judge = mute;
     free(generate(g, &o, NULL, 4, &rc, err, sizeof err));
-    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(rc, OPENINGS_BAD_INPUT);
     ck_assert_msg(strstr(err, "the judge mute gives no value"), "%s", err);
     o.judge = broken;
     free(generate(g, &o, NULL, 4, &rc, err, sizeof err));
@@ -300,7 +303,7 @@ START_TEST(judge_keeps_the_balanced)
     o.judge = mute;
     o.within = 0.0f;
     free(generate(g, &o, NULL, 4, &rc, err, sizeof err));
-    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(rc, OPENINGS_BAD_INPUT);
     ck_assert_msg(strstr(err, "bound must be in (0, 1]"), "%s", err);
     broken->ctx = NULL; /* player_free would free ctx */
     player_free(mute);
@@ -319,12 +322,12 @@ START_TEST(refusals)
     o.count = 2;
     game *g = make_game("mnk", 3, 3, CFG_RULE_FREESTYLE);
     free(generate(g, &o, NULL, 1, &rc, err, sizeof err));
-    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(rc, OPENINGS_BAD_INPUT);
     ck_assert_msg(strstr(err, "k = 3"), "%s", err);
     game_free(g);
     g = make_game("sanling", 0, 0, 0);
     free(generate(g, &o, NULL, 1, &rc, err, sizeof err));
-    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(rc, OPENINGS_BAD_INPUT);
     ck_assert_msg(strstr(err, "no threat search"), "%s", err);
     game_free(g);
 
@@ -332,7 +335,7 @@ START_TEST(refusals)
     openings_gen_opts bad = o;
     bad.stones = 26;
     char *t = generate(g, &bad, NULL, 1, &rc, err, sizeof err);
-    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(rc, OPENINGS_BAD_INPUT);
     ck_assert_msg(strstr(err, "26 stones do not fit the centred 5x5 square"), "%s", err);
     ck_assert_str_eq(t, "");
     free(t);
@@ -347,13 +350,13 @@ START_TEST(refusals)
         else
             bad.vct_depth = 0;
         free(generate(g, &bad, NULL, 1, &rc, err, sizeof err));
-        ck_assert_int_eq(rc, -1);
+        ck_assert_int_eq(rc, OPENINGS_BAD_INPUT);
         ck_assert_msg(strstr(err, "must be >= 1"), "%s", err);
     }
     bad = o;
     bad.vct_depth = 21;
     free(generate(g, &bad, NULL, 1, &rc, err, sizeof err));
-    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(rc, OPENINGS_BAD_INPUT);
     bad = o;
     bad.count = 10;
     bad.tries = 4;
@@ -365,7 +368,71 @@ START_TEST(refusals)
         lines += *p == '\n';
     ck_assert_int_le(lines, 4);
     free(t);
+    /* a count far beyond the draws: the table is sized by the draws, not by the count */
+    bad.count = 1000000000;
+    bad.tries = 3;
+    t = generate(g, &bad, NULL, 1, &rc, err, sizeof err);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, "of 1000000000 openings found in 3 draws"), "%s", err);
+    free(t);
     game_free(g);
+}
+END_TEST
+
+/* The command: a book through -o with no temporary file left, and the exit codes (2 for
+ * bad input, 1 for a run that found too few or cannot write), with nothing written. */
+START_TEST(cli_openings)
+{
+    const char *src = getenv("GZ_SRC");
+    ck_assert_msg(src != NULL, "GZ_SRC not set (run through meson test)");
+    char dir[] = "/tmp/gz_openings_XXXXXX", args[2048], path[1100];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const struct { const char *cfg, *opts; int rc; const char *msg; } runs[] = {
+        {"gomoku15", "--count 2", 0, "2 written to"},
+        {"gomoku15", "--count 5 --tries 3", 1, "3 of 5 openings found in 3 draws"},
+        {"gomoku15", "--count 0", 2, "--count \"0\""},
+        {"tictactoe", "--count 2", 2, "k = 3"},
+        {"gomoku15", "--count 2 --within 0.1", 2, "--balance PLAYER"},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        snprintf(path, sizeof path, "%s/book%zu.txt", dir, k);
+        snprintf(args, sizeof args, "openings -c %s/configs/%s.json %s -o %s", src, runs[k].cfg,
+                 runs[k].opts, path);
+        char *out, *err;
+        int rc = run_bin(args, NULL, &out, &err);
+        ck_assert_msg(rc == runs[k].rc, "%s: exit %d, not %d: %s", args, rc, runs[k].rc, err);
+        ck_assert_msg(strstr(err, runs[k].msg), "%s: %s", args, err);
+        ck_assert_int_eq(access(path, F_OK) == 0, runs[k].rc == 0);
+        free(out);
+        free(err);
+    }
+    opening_book *b = NULL;
+    game *g = make_game("mnk", 15, 5, CFG_RULE_FREESTYLE);
+    char err[256];
+    snprintf(path, sizeof path, "%s/book0.txt", dir);
+    ck_assert_msg((b = openings_load(g, path, err, sizeof err)) != NULL, "%s", err);
+    ck_assert_int_eq(openings_count(b), 2);
+    openings_free(b);
+    game_free(g);
+    /* an unwritable -o fails before any draw; the only file left is the book */
+    char *out, *errout;
+    snprintf(args, sizeof args, "openings -c %s/configs/gomoku15.json -o %s/no/such/dir/b.txt", src, dir);
+    ck_assert_int_eq(run_bin(args, NULL, &out, &errout), 1);
+    ck_assert_msg(strstr(errout, "cannot write") && strstr(errout, "No such file"), "%s", errout);
+    free(out);
+    free(errout);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.') {
+            ck_assert_str_eq(e->d_name, "book0.txt");
+            files++;
+        }
+    closedir(d);
+    ck_assert_int_eq(files, 1);
+    unlink(path);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -379,6 +446,7 @@ int main(void)
     tcase_add_test(t, avoids_a_book);
     tcase_add_test(t, judge_keeps_the_balanced);
     tcase_add_test(t, refusals);
+    tcase_add_test(t, cli_openings);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

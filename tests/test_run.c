@@ -674,11 +674,10 @@ START_TEST(resume_after_crash)
 }
 END_TEST
 
-/* A real kill -9 at an arbitrary moment (inside a stage, too), then the same command. */
 /* train.swa 2: every generation also writes models/swa_i.h5, the mean of generations
  * i-1 and i (generation 1: itself), and plays it: best names it, self-play's games come
- * from it. A stale average (left by a stage killed between the two saves) is replaced
- * when the stage runs again. Off, no average is written. */
+ * from it. An average already there when its stage runs (as a stage killed between
+ * the two saves leaves one) is written again, not kept. Off, no average is written. */
 START_TEST(swa_models_played)
 {
     char run[300], out[16384], p[400], q[400];
@@ -741,6 +740,7 @@ START_TEST(swa_models_played)
 }
 END_TEST
 
+/* A real kill -9 at an arbitrary moment (inside a stage, too), then the same command. */
 START_TEST(resume_after_kill)
 {
     char ref[300], out[16384];

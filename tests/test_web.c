@@ -789,6 +789,13 @@ START_TEST(run_dashboard)
     expect_error(&r, 400, "reads no file");
     r = post(port, "/api/new", "{\"opponent\": \"model:gen_0001:8\"}");
     expect_error(&r, 400, "gen_0001.h5"); /* an empty file here: the loader's message */
+    /* with train.swa generation 1 played as its average: gen_0001 names that file */
+    write_file("models/swa_0001.h5", "");
+    r = post(port, "/api/new", "{\"opponent\": \"model:gen_0001:8\"}");
+    expect_error(&r, 400, "swa_0001.h5");
+    char swa[256];
+    snprintf(swa, sizeof swa, "%s/models/swa_0001.h5", tmpdir);
+    ck_assert_int_eq(unlink(swa), 0);
     /* numbers that would wrap: 2^32 + 8 simulations are not 8, gen_2^32+1 is not gen 1 */
     r = post(port, "/api/new", "{\"opponent\": \"model:gen_0001:4294967304\"}");
     expect_error(&r, 400, "expected model[:SIMS]");

@@ -205,6 +205,12 @@ static int resolve_spec(const web_server *s, const gz_config *cfg, const char *i
                 snprintf(err, errlen, "player \"%s\": the run has no finished model gen_%04d", in, gen);
                 return -1;
             }
+            /* with train.swa the generation played as its average (the arena's gen_N,
+             * best): that is the model gen_N names */
+            char swa[sizeof path];
+            snprintf(swa, sizeof swa, "%s/models/swa_%04d.h5", s->run_dir, gen);
+            if (stat(swa, &st) == 0)
+                memcpy(path, swa, sizeof path);
         } else {
             snprintf(err, errlen, "player \"%s\": expected model[:SIMS], model:gen_N[:SIMS] or "
                      "model:best[:SIMS] (the server reads no file a request names)", in);
