@@ -368,7 +368,7 @@ START_TEST(refusals)
         lines += *p == '\n';
     ck_assert_int_le(lines, 4);
     free(t);
-    /* a count far beyond the draws: the table is sized by the draws, not by the count */
+    /* a count far beyond the draws (the key table is sized by the draws): the count found */
     bad.count = 1000000000;
     bad.tries = 3;
     t = generate(g, &bad, NULL, 1, &rc, err, sizeof err);
