@@ -100,6 +100,8 @@ typedef struct cfg_selfplay {
                             * at least this many visits become samples; 0 = played positions */
     double full_fraction;  /* playout cap randomisation: moves with the full search */
     int fast_simulations;  /* the other moves' search (value targets only) */
+    int simulations_end;   /* run: the search's simulations at the end of the budget, linear
+                            * from mcts.simulations at its start; 0 = mcts.simulations */
     bool zero_weight_proven; /* proven lost/drawn roots: policy weight 0 */
     bool threat_checks;    /* self-play's search keeps mcts.vcf_* (else: play only) */
     bool record_fast;      /* fast-search positions written (policy weight 0) or dropped */

@@ -395,6 +395,15 @@ void rd_sizes_split(const cfg_selfplay *sp, int games, double used, rd_sizes *ou
     }
 }
 
+int rd_sp_simulations(const cfg_selfplay *sp, int sims, double used)
+{
+    if (sp->simulations_end <= 0)
+        return sims;
+    used = used < 0 ? 0 : used > 1 ? 1 : used;
+    long n = lround(sims + (double)(sp->simulations_end - sims) * used);
+    return n < 1 ? 1 : (int)n; /* both ends are at most 10^7 (engine/config.c) */
+}
+
 int rd_sizes_small_games(const rd_sizes *s)
 {
     int k = 0;

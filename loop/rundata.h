@@ -102,6 +102,10 @@ typedef struct rd_sizes {
  * equally by sp's smaller boards (the later ones get one more where it does not divide);
  * none without selfplay.sizes or with fewer than 2 games. */
 void rd_sizes_split(const cfg_selfplay *sp, int games, double used, rd_sizes *out);
+/* selfplay.simulations_end: a generation's self-play simulations when the share `used`
+ * (clamped to [0, 1]) of the run's budget is spent, sims + (simulations_end - sims) x
+ * used, rounded, at least 1; sims itself when simulations_end is 0. */
+int rd_sp_simulations(const cfg_selfplay *sp, int sims, double used);
 /* The games of a split's smaller boards together. */
 int rd_sizes_small_games(const rd_sizes *s);
 /* Reads generation gen's split. Returns 1 when read, 0 when there is none, -1 with a

@@ -66,6 +66,7 @@ static cJSON *selfplay_event(const game *g, int gen, const sp_opts *o, const sp_
 {
     cJSON *m = run_event("selfplay", gen);
     cJSON_AddStringToObject(m, "model", o->model);
+    cJSON_AddNumberToObject(m, "simulations", o->search.simulations);
     cJSON_AddNumberToObject(m, "games", st->games);
     cJSON_AddNumberToObject(m, "positions", (double)st->positions);
     cJSON_AddNumberToObject(m, "seconds", st->seconds);
@@ -137,8 +138,8 @@ static void part_path(void *ctx, int part, char *out, size_t len)
  * fully convolutional), its own seeds, no opening book (its moves are the full board's).
  * Returns sp_run's status. */
 static int play_selfplay_file(run_ctx *r, int gen, int side, int shard, int games, int parts,
-                              int kept, int first_game, double resign, const char *out, sp_opts *o,
-                              sp_stats *st, char *err, size_t errlen)
+                              int kept, int first_game, double resign, int sims, const char *out,
+                              sp_opts *o, sp_stats *st, char *err, size_t errlen)
 {
     char model[PATH_LEN];
     bool rollout = gen == 1 && !strcmp(r->c.selfplay.bootstrap, "rollout") && !r->gen0_from_model;
@@ -169,6 +170,7 @@ static int play_selfplay_file(run_ctx *r, int gen, int side, int shard, int game
         return -1;
     }
     sp_opts_from_config(o, &sc);
+    o->search.simulations = sims;
     o->book = side ? NULL : r->book;
     o->games = games;
     if (rollout) {
@@ -245,8 +247,8 @@ static void parts_kept(const run_ctx *r, int gen, int side, int want, int *parts
  * between the ranks. Rank 0 decides from the files what is left and tells the others, so
  * every rank acts on the same view of the directory. A collective; returns 0 (played
  * now, or before), 1 when interrupted, -1 with a message. */
-static int selfplay_board(run_ctx *r, int gen, int side, int games, double resign, char *err,
-                          size_t errlen)
+static int selfplay_board(run_ctx *r, int gen, int side, int games, double resign, int sims,
+                          char *err, size_t errlen)
 {
     int rc = 0;
     char lb[24];
@@ -295,8 +297,8 @@ static int selfplay_board(run_ctx *r, int gen, int side, int games, double resig
             fprintf(stderr, "gen %d selfplay%s: %d games kept from an interrupted session; playing "
                     "%d more\n", gen, lb, kept, left > 1 ? left : 1);
         rd_single_path_sized(out, r->dir, gen, side);
-        rc = play_selfplay_file(r, gen, side, -1, left > 1 ? left : 1, parts, kept, next, resign, out,
-                                &o, &mine, err, errlen);
+        rc = play_selfplay_file(r, gen, side, -1, left > 1 ? left : 1, parts, kept, next, resign, sims,
+                                out, &o, &mine, err, errlen);
         played = rc == 0;
     } else {
         rd_plan p = {(int)info[1], (int)info[2]};
@@ -321,7 +323,7 @@ static int selfplay_board(run_ctx *r, int gen, int side, int games, double resig
             rd_shard_path_sized(out, r->dir, gen, side, shard);
             sp_stats st;
             rc = play_selfplay_file(r, gen, side, shard, rd_plan_games(&p, shard), 0, 0, 0, resign,
-                                    out, &o, &st, err, errlen);
+                                    sims, out, &o, &st, err, errlen);
             if (rc == 0) {
                 sp_stats_add(&mine, &st);
                 played++;
@@ -451,11 +453,15 @@ int run_stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     if (lead(r) && r->c.selfplay.resign_target > 0 && r->g->players == 2)
         resign = calibrated_resign(r, gen);
     comm_bcast(r->cm, &resign, sizeof resign, 0);
+    /* selfplay.simulations_end: the search's budget by the share of the run spent now */
+    int sims = r->c.mcts.simulations;
+    if (r->c.selfplay.simulations_end > 0)
+        sims = rd_sp_simulations(&r->c.selfplay, sims, run_budget_used(r, gen));
     for (int i = 0; i < sz.n && rc == 0; i++)
         if (sz.games[i] > 0)
-            rc = selfplay_board(r, gen, sz.side[i], sz.games[i], resign, err, errlen);
+            rc = selfplay_board(r, gen, sz.side[i], sz.games[i], resign, sims, err, errlen);
     if (rc == 0)
-        rc = selfplay_board(r, gen, 0, r->c.selfplay.games - rd_sizes_small_games(&sz), resign, err,
-                            errlen);
+        rc = selfplay_board(r, gen, 0, r->c.selfplay.games - rd_sizes_small_games(&sz), resign, sims,
+                            err, errlen);
     return rc;
 }

@@ -493,6 +493,48 @@ START_TEST(sizes_split)
 }
 END_TEST
 
+/* each_event callback: a selfplay event's simulations into ctx's slot of its generation */
+static void sims_by_gen(const cJSON *o, void *ctx)
+{
+    int g = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "simulations");
+    ck_assert_msg(cJSON_IsNumber(n), "generation %d's selfplay event has no simulations", g);
+    if (g >= 1 && g <= 3)
+        ((int *)ctx)[g] = (int)n->valuedouble;
+}
+
+/* selfplay.simulations_end (loop/rundata.h): a generation's self-play budget moves
+ * linearly from mcts.simulations to simulations_end over the run's budget, rounded and
+ * clamped; 0 keeps mcts.simulations. In a 3-generation run at 16 simulations with
+ * simulations_end 46, generation 1 is the rollout bootstrap (its 32), generations 2 and 3
+ * play at 1/3 and 2/3 of the run: 26 and 36, as their selfplay events say. */
+START_TEST(simulations_ramp)
+{
+    cfg_selfplay sp = {.simulations_end = 400};
+    ck_assert_int_eq(rd_sp_simulations(&sp, 64, 0), 64);
+    ck_assert_int_eq(rd_sp_simulations(&sp, 64, 0.5), 232);
+    ck_assert_int_eq(rd_sp_simulations(&sp, 64, 1), 400);
+    ck_assert_int_eq(rd_sp_simulations(&sp, 64, 3), 400);  /* past the budget */
+    ck_assert_int_eq(rd_sp_simulations(&sp, 64, -1), 64);
+    ck_assert_int_eq(rd_sp_simulations(&sp, 64, 0.001), 64); /* 64.336 */
+    sp.simulations_end = 1;                                  /* it may fall too */
+    ck_assert_int_eq(rd_sp_simulations(&sp, 9, 0.5), 5);
+    sp.simulations_end = 0;
+    ck_assert_int_eq(rd_sp_simulations(&sp, 64, 0.7), 64);
+
+    char rd[300], out[8192];
+    snprintf(rd, sizeof rd, "%s/ramp", dir);
+    const char *ramp[] = {"--set", "selfplay.simulations_end=46", NULL};
+    int rc = gz_run(rd, 3, NULL, ramp, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "run: exit %d\n%s", rc, out);
+    int sims[4] = {0, 0, 0, 0};
+    ck_assert_int_eq(each_event(rd, "selfplay", sims_by_gen, sims), 3);
+    ck_assert_int_eq(sims[1], 32);
+    ck_assert_int_eq(sims[2], 26);
+    ck_assert_int_eq(sims[3], 36);
+}
+END_TEST
+
 /* The games of generation gen's board (side, 0: the full board) in rd's files, and their
  * samples; every file's board and game_config say that board. */
 static int64_t board_games(const char *rd, int gen, int side, int full, int64_t *samples)
@@ -1401,6 +1443,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, resume_after_crash);
     tcase_add_test(tc, selfplay_parts_survive_a_kill);
     tcase_add_test(tc, sizes_split);
+    tcase_add_test(tc, simulations_ramp);
     tcase_add_test(tc, selfplay_sizes_survive_a_kill);
     tcase_add_test(tc, resume_after_kill);
     tcase_add_test(tc, interrupt_then_resume);
