@@ -13,6 +13,9 @@
  * its steps (train.reuse counts the positions present at its start), and is read by
  * the next trainings while its generation is in train.window.
  *
+ * With selfplay.simulations_end it searches with the budget of the newest generation
+ * whose self-play has started (data/gen_NNNN.simulations.json).
+ *
  * It never takes the run's lock and writes nothing else. Seeds: --seed S gives
  * reproducible files (file k of generation g: rng_derive(S, g, k)); by default the seed
  * mixes the run's seed with the host, the pid and the time, so two workers never play
@@ -218,6 +221,8 @@ int cmd_selfplay_follow(int argc, char **argv)
             o.games = games;
         if (rollout)
             loop_sp_bootstrap(&o, &c);
+        else if (c.selfplay.simulations_end > 0) /* the run's grown search, as it plays now */
+            o.search.simulations = rd_sims_latest(dir, gen, c.mcts.simulations);
         o.seed = fc.seed;
         o.generation = gen;
         if (c.selfplay.resign_target > 0 && g->players == 2)
@@ -247,8 +252,9 @@ int cmd_selfplay_follow(int argc, char **argv)
         total_games += sst.games;
         total_positions += sst.positions;
         int now_gen = follow_state_gen(dir) + 1;
-        fprintf(stderr, "selfplay --follow: generation %d (%s): %d games, %lld positions in %.1f s "
-                "-> %s%s\n", gen, o.model, sst.games, (long long)sst.positions, sst.seconds, out,
+        fprintf(stderr, "selfplay --follow: generation %d (%s, %d simulations): %d games, %lld "
+                "positions in %.1f s -> %s%s\n", gen, o.model, o.search.simulations, sst.games,
+                (long long)sst.positions, sst.seconds, out,
                 now_gen > gen ? " (late: that generation's training had started)" : "");
     }
     printf("selfplay --follow: %d files, %lld games, %lld positions in %.0f s into %s/data\n",

@@ -193,8 +193,8 @@ static const cfg_field fields[] = {
     {"selfplay.simulations_end", T_INT, OFF(selfplay.simulations_end), 0, 10000000, 0, NULL, NULL,
      NULL, "run: self-play's simulations a move (the full searches' with full_fraction) at the "
      "end of the run's budget (--time, else the generations), linear from mcts.simulations at "
-     "its start, set when a generation's self-play starts (and again when a resumed session "
-     "carries it on); the rollout bootstrap keeps bootstrap_simulations; 0 = mcts.simulations "
+     "its start, set when a generation's self-play starts (data/gen_NNNN.simulations.json: a "
+     "resumed session and `selfplay --follow` play the same); the rollout bootstrap keeps bootstrap_simulations; 0 = mcts.simulations "
      "throughout"},
     {"selfplay.resign_target", T_FLOAT, OFF(selfplay.resign_target), 0, 0.5, 0.05, NULL, NULL, NULL,
      "run: > 0: the threshold is calibrated each generation so that at most this fraction of "

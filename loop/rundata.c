@@ -110,6 +110,24 @@ int rd_plan_games(const rd_plan *p, int shard)
     return (int)(G * (shard + 1) / K - G * shard / K);
 }
 
+/* A small JSON file of the run directory: 1 with *o (NULL when it does not parse), 0 when
+ * there is none, -1 with a message when it cannot be read. */
+static int read_json(const char *path, cJSON **o, char *err, size_t errlen)
+{
+    size_t len = 0;
+    char *text = rundir_read_text(path, &len);
+    *o = NULL;
+    if (!text) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    *o = cJSON_Parse(text);
+    free(text);
+    return 1;
+}
+
 int rd_plan_read(const char *dir, int gen, rd_plan *p, char *err, size_t errlen)
 {
     return rd_plan_read_sized(dir, gen, 0, p, err, errlen);
@@ -117,19 +135,12 @@ int rd_plan_read(const char *dir, int gen, rd_plan *p, char *err, size_t errlen)
 
 int rd_plan_read_sized(const char *dir, int gen, int side, rd_plan *p, char *err, size_t errlen)
 {
-    char path[RD_PATH], text[512];
+    char path[RD_PATH];
     rd_plan_path_sized(path, dir, gen, side);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    cJSON *o = cJSON_Parse(text);
+    cJSON *o;
+    int have = read_json(path, &o, err, errlen);
+    if (have <= 0)
+        return have;
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "shards");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "games");
     int ok = cJSON_IsNumber(k) && cJSON_IsNumber(g) && k->valuedouble >= 1 &&
@@ -422,16 +433,10 @@ int rd_sizes_read(const char *dir, int gen, rd_sizes *s, char *err, size_t errle
     char path[RD_PATH];
     sizes_path(path, dir, gen);
     memset(s, 0, sizeof *s);
-    size_t len = 0;
-    char *text = rundir_read_text(path, &len);
-    if (!text) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        return -1;
-    }
-    cJSON *o = cJSON_Parse(text);
-    free(text);
+    cJSON *o;
+    int have = read_json(path, &o, err, errlen);
+    if (have <= 0)
+        return have;
     const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "sizes");
     const cJSON *gm = cJSON_GetObjectItemCaseSensitive(o, "games");
     int n = cJSON_IsArray(sz) ? cJSON_GetArraySize(sz) : -1;
@@ -467,5 +472,55 @@ int rd_sizes_write(const char *dir, int gen, const rd_sizes *s, char *err, size_
     for (int i = 0; i < s->n; i++)
         k += (size_t)snprintf(text + k, sizeof text - k, "%s%d", i ? ", " : "", s->games[i]);
     snprintf(text + k, sizeof text - k, "]}\n");
+    return rd_write_atomic(path, text, err, errlen);
+}
+
+#define RD_SIMS_MAX 10000000 /* mcts.simulations' bound (engine/config.c) */
+
+static void sims_path(char *out, const char *dir, int gen)
+{
+    snprintf(out, RD_PATH, "%s/data/gen_%04d.simulations.json", dir, gen);
+}
+
+int rd_sims_read(const char *dir, int gen, int *sims, char *err, size_t errlen)
+{
+    char path[RD_PATH];
+    sims_path(path, dir, gen);
+    *sims = 0;
+    cJSON *o;
+    int have = read_json(path, &o, err, errlen);
+    if (have <= 0)
+        return have;
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "simulations");
+    bool ok = cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= RD_SIMS_MAX &&
+              n->valuedouble == (int)n->valuedouble;
+    if (ok)
+        *sims = n->valueint;
+    cJSON_Delete(o);
+    if (!ok) {
+        snprintf(err, errlen, "%s: not a generation's self-play simulations (expected "
+                 "{\"simulations\": N}, 1 <= N <= %d); it was changed by hand: restore it or "
+                 "remove the generation's data files", path, RD_SIMS_MAX);
+        return -1;
+    }
+    return 1;
+}
+
+int rd_sims_latest(const char *dir, int gen, int fallback)
+{
+    char err[RD_PATH + 256];
+    for (int g = gen; g >= 1; g--) {
+        int sims;
+        if (rd_sims_read(dir, g, &sims, err, sizeof err) == 1)
+            return sims;
+    }
+    return fallback;
+}
+
+int rd_sims_write(const char *dir, int gen, int sims, char *err, size_t errlen)
+{
+    char path[RD_PATH], text[64];
+    sims_path(path, dir, gen);
+    snprintf(text, sizeof text, "{\"simulations\": %d}\n", sims);
     return rd_write_atomic(path, text, err, errlen);
 }

@@ -32,6 +32,9 @@
  *                                    full board the rest), decided when its self-play
  *                                    starts, so that a resumed session plays the same.
  * The smaller boards are played first, in increasing order, the full board last.
+ * With selfplay.simulations_end, likewise
+ *   data/gen_NNNN.simulations.json   {"simulations": 120}: the generation's self-play
+ *                                    budget, set when its self-play starts.
  * The self-play stage of generation i is done when gen_NNNN.h5 exists or every shard of
  * its plan does (a board's: the same with its names); followers' files never hold it
  * up. Every file appears atomically (written as NAME.tmp, then renamed), so a listed
@@ -106,6 +109,16 @@ void rd_sizes_split(const cfg_selfplay *sp, int games, double used, rd_sizes *ou
  * (clamped to [0, 1]) of the run's budget is spent, sims + (simulations_end - sims) x
  * used, rounded, at least 1; sims itself when simulations_end is 0. */
 int rd_sp_simulations(const cfg_selfplay *sp, int sims, double used);
+/* selfplay.simulations_end: generation gen's self-play simulations, kept in
+ * data/gen_NNNN.simulations.json ({"simulations": N}) when its self-play starts, so that a
+ * resumed session and the followers play the generation's budget. Returns 1 when read, 0
+ * when there is none, -1 with a message naming the file (unreadable or changed). */
+int rd_sims_read(const char *dir, int gen, int *sims, char *err, size_t errlen);
+/* The simulations of the newest generation <= gen with such a file (a follower's budget
+ * for a generation whose self-play has not started), else fallback. */
+int rd_sims_latest(const char *dir, int gen, int fallback);
+/* Writes it atomically. Returns 0 or -1 with a message. */
+int rd_sims_write(const char *dir, int gen, int sims, char *err, size_t errlen);
 /* The games of a split's smaller boards together. */
 int rd_sizes_small_games(const rd_sizes *s);
 /* Reads generation gen's split. Returns 1 when read, 0 when there is none, -1 with a

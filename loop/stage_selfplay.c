@@ -437,6 +437,32 @@ static int sizes_split(run_ctx *r, int gen, rd_sizes *s, char *err, size_t errle
     return 0;
 }
 
+/* selfplay.simulations_end: generation gen's self-play simulations, from the share of the
+ * run's budget used when its self-play starts, kept in data/gen_NNNN.simulations.json so
+ * that a resumed session (and the followers) play the same; mcts.simulations without the
+ * key. A collective; returns 0 or -1 with a message (an unreadable file). */
+static int gen_simulations(run_ctx *r, int gen, int *sims, char *err, size_t errlen)
+{
+    *sims = r->c.mcts.simulations;
+    if (r->c.selfplay.simulations_end <= 0)
+        return 0;
+    double used = run_budget_used(r, gen);
+    int rc = 0;
+    if (lead(r)) {
+        int have = rd_sims_read(r->dir, gen, sims, err, errlen);
+        if (have == 0) {
+            *sims = rd_sp_simulations(&r->c.selfplay, r->c.mcts.simulations, used);
+            rc = rd_sims_write(r->dir, gen, *sims, err, errlen);
+        } else if (have < 0) {
+            rc = -1;
+        }
+    }
+    if ((rc = dist_agree(r->cm, rc, err, errlen)) != 0)
+        return rc;
+    comm_bcast(r->cm, sims, sizeof *sims, 0);
+    return 0;
+}
+
 /* Self-play of generation gen: the smaller boards' games first (selfplay.sizes, in
  * increasing order), then the full board's, whose file marks the stage done. */
 int run_stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
@@ -453,10 +479,9 @@ int run_stage_selfplay(run_ctx *r, int gen, char *err, size_t errlen)
     if (lead(r) && r->c.selfplay.resign_target > 0 && r->g->players == 2)
         resign = calibrated_resign(r, gen);
     comm_bcast(r->cm, &resign, sizeof resign, 0);
-    /* selfplay.simulations_end: the search's budget by the share of the run spent now */
-    int sims = r->c.mcts.simulations;
-    if (r->c.selfplay.simulations_end > 0)
-        sims = rd_sp_simulations(&r->c.selfplay, sims, run_budget_used(r, gen));
+    int sims;
+    if ((rc = gen_simulations(r, gen, &sims, err, errlen)) != 0)
+        return rc;
     for (int i = 0; i < sz.n && rc == 0; i++)
         if (sz.games[i] > 0)
             rc = selfplay_board(r, gen, sz.side[i], sz.games[i], resign, sims, err, errlen);

@@ -493,13 +493,14 @@ START_TEST(sizes_split)
 }
 END_TEST
 
-/* each_event callback: a selfplay event's simulations into ctx's slot of its generation */
+/* each_event callback: a selfplay event's simulations into ctx's slot of its generation
+ * (ctx: int[8]) */
 static void sims_by_gen(const cJSON *o, void *ctx)
 {
     int g = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "generation"));
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "simulations");
     ck_assert_msg(cJSON_IsNumber(n), "generation %d's selfplay event has no simulations", g);
-    if (g >= 1 && g <= 3)
+    if (g >= 1 && g < 8)
         ((int *)ctx)[g] = (int)n->valuedouble;
 }
 
@@ -527,11 +528,46 @@ START_TEST(simulations_ramp)
     const char *ramp[] = {"--set", "selfplay.simulations_end=46", NULL};
     int rc = gz_run(rd, 3, NULL, ramp, 0, out, sizeof out);
     ck_assert_msg(rc == 0, "run: exit %d\n%s", rc, out);
-    int sims[4] = {0, 0, 0, 0};
+    int sims[8] = {0};
     ck_assert_int_eq(each_event(rd, "selfplay", sims_by_gen, sims), 3);
     ck_assert_int_eq(sims[1], 32);
     ck_assert_int_eq(sims[2], 26);
     ck_assert_int_eq(sims[3], 36);
+    /* each generation's budget is kept from its start: a resumed session plays the kept one
+     * (40 here, where 4 generations' schedule gives 39), and the follower reads it */
+    char p[400], err[512];
+    int kept = 0;
+    ck_assert_int_eq(rd_sims_read(rd, 3, &kept, err, sizeof err), 1);
+    ck_assert_int_eq(kept, 36);
+    ck_assert_int_eq(rd_sims_read(rd, 4, &kept, err, sizeof err), 0);
+    ck_assert_msg(rd_sims_write(rd, 4, 40, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(rd_sims_latest(rd, 9, 16), 40);
+    ck_assert_int_eq(rd_sims_latest(rd, 3, 16), 36);
+    rc = gz_run(rd, 4, NULL, ramp, 0, out, sizeof out);
+    ck_assert_msg(rc == 0, "run: exit %d\n%s", rc, out);
+    int sims4[8] = {0};
+    ck_assert_int_eq(each_event(rd, "selfplay", sims_by_gen, sims4), 4);
+    ck_assert_int_eq(sims4[4], 40);
+    /* a follower now helps generation 5, whose self-play has not started: it searches with
+     * the newest kept budget */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "'%s' selfplay --follow '%s' --files 1 --games 2 --seed 3 "
+             "--set selfplay.threads=1 2>&1", getenv("GZ_BIN"), rd);
+    FILE *pf = popen(cmd, "r");
+    size_t n = fread(out, 1, sizeof out - 1, pf);
+    out[n] = 0;
+    ck_assert_int_eq(WEXITSTATUS(pclose(pf)), 0);
+    ck_assert_msg(strstr(out, "generation 5 (models/gen_0004.h5, 40 simulations)"), "%s", out);
+    /* a file changed by hand is named, and nothing is played */
+    FILE *f = fopen(pathf(p, sizeof p, rd, "data/gen_0005.simulations.json"), "wb");
+    fputs("{\"simulations\": 0}", f);
+    fclose(f);
+    ck_assert_int_eq(rd_sims_read(rd, 5, &kept, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "gen_0005.simulations.json") != NULL, "%s", err);
+    ck_assert_int_eq(rd_sims_latest(rd, 5, 16), 40);
+    rc = gz_run(rd, 5, NULL, ramp, 0, out, sizeof out);
+    ck_assert_msg(rc != 0 && strstr(out, "gen_0005.simulations.json"), "exit %d\n%s", rc, out);
+    ck_assert(!exists(pathf(p, sizeof p, rd, "data/gen_0005.h5")));
 }
 END_TEST
 
