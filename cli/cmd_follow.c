@@ -201,6 +201,14 @@ int cmd_selfplay_follow(int argc, char **argv)
             nap(1.0);
             continue;
         }
+        /* the run's grown search (selfplay.simulations_end), as it plays now */
+        int sims = c.mcts.simulations;
+        if (c.selfplay.simulations_end > 0 &&
+            rd_sims_latest(dir, gen, c.mcts.simulations, &sims, err, sizeof err) < 0) {
+            cli_error("selfplay --follow: %s", err);
+            rc = EXIT_FAIL;
+            break;
+        }
         /* file k of this worker: its own seeds, its own name */
         gz_config fc = c;
         fc.seed = rng_derive(seed, ((uint64_t)gen << 32) + (uint64_t)written);
@@ -221,8 +229,8 @@ int cmd_selfplay_follow(int argc, char **argv)
             o.games = games;
         if (rollout)
             loop_sp_bootstrap(&o, &c);
-        else if (c.selfplay.simulations_end > 0) /* the run's grown search, as it plays now */
-            o.search.simulations = rd_sims_latest(dir, gen, c.mcts.simulations);
+        else
+            o.search.simulations = sims;
         o.seed = fc.seed;
         o.generation = gen;
         if (c.selfplay.resign_target > 0 && g->players == 2)

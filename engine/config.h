@@ -17,6 +17,7 @@
 
 #define CFG_STR_LEN 256 /* string keys, file paths included */
 #define CFG_LIST_MAX 8
+#define CFG_SIMULATIONS_MAX 10000000 /* mcts.simulations and the other budgets a move */
 
 /* The m,n,k rule layers (engine/games/renju.h says what each one is). */
 typedef enum {

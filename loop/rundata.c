@@ -110,24 +110,6 @@ int rd_plan_games(const rd_plan *p, int shard)
     return (int)(G * (shard + 1) / K - G * shard / K);
 }
 
-/* A small JSON file of the run directory: 1 with *o (NULL when it does not parse), 0 when
- * there is none, -1 with a message when it cannot be read. */
-static int read_json(const char *path, cJSON **o, char *err, size_t errlen)
-{
-    size_t len = 0;
-    char *text = rundir_read_text(path, &len);
-    *o = NULL;
-    if (!text) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        return -1;
-    }
-    *o = cJSON_Parse(text);
-    free(text);
-    return 1;
-}
-
 int rd_plan_read(const char *dir, int gen, rd_plan *p, char *err, size_t errlen)
 {
     return rd_plan_read_sized(dir, gen, 0, p, err, errlen);
@@ -138,7 +120,7 @@ int rd_plan_read_sized(const char *dir, int gen, int side, rd_plan *p, char *err
     char path[RD_PATH];
     rd_plan_path_sized(path, dir, gen, side);
     cJSON *o;
-    int have = read_json(path, &o, err, errlen);
+    int have = rundir_load_json(path, &o, err, errlen);
     if (have <= 0)
         return have;
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "shards");
@@ -434,7 +416,7 @@ int rd_sizes_read(const char *dir, int gen, rd_sizes *s, char *err, size_t errle
     sizes_path(path, dir, gen);
     memset(s, 0, sizeof *s);
     cJSON *o;
-    int have = read_json(path, &o, err, errlen);
+    int have = rundir_load_json(path, &o, err, errlen);
     if (have <= 0)
         return have;
     const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "sizes");
@@ -475,8 +457,6 @@ int rd_sizes_write(const char *dir, int gen, const rd_sizes *s, char *err, size_
     return rd_write_atomic(path, text, err, errlen);
 }
 
-#define RD_SIMS_MAX 10000000 /* mcts.simulations' bound (engine/config.c) */
-
 static void sims_path(char *out, const char *dir, int gen)
 {
     snprintf(out, RD_PATH, "%s/data/gen_%04d.simulations.json", dir, gen);
@@ -488,11 +468,11 @@ int rd_sims_read(const char *dir, int gen, int *sims, char *err, size_t errlen)
     sims_path(path, dir, gen);
     *sims = 0;
     cJSON *o;
-    int have = read_json(path, &o, err, errlen);
+    int have = rundir_load_json(path, &o, err, errlen);
     if (have <= 0)
         return have;
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "simulations");
-    bool ok = cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= RD_SIMS_MAX &&
+    bool ok = cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= CFG_SIMULATIONS_MAX &&
               n->valuedouble == (int)n->valuedouble;
     if (ok)
         *sims = n->valueint;
@@ -500,21 +480,21 @@ int rd_sims_read(const char *dir, int gen, int *sims, char *err, size_t errlen)
     if (!ok) {
         snprintf(err, errlen, "%s: not a generation's self-play simulations (expected "
                  "{\"simulations\": N}, 1 <= N <= %d); it was changed by hand: restore it or "
-                 "remove the generation's data files", path, RD_SIMS_MAX);
+                 "remove the generation's data files", path, CFG_SIMULATIONS_MAX);
         return -1;
     }
     return 1;
 }
 
-int rd_sims_latest(const char *dir, int gen, int fallback)
+int rd_sims_latest(const char *dir, int gen, int fallback, int *sims, char *err, size_t errlen)
 {
-    char err[RD_PATH + 256];
     for (int g = gen; g >= 1; g--) {
-        int sims;
-        if (rd_sims_read(dir, g, &sims, err, sizeof err) == 1)
-            return sims;
+        int have = rd_sims_read(dir, g, sims, err, errlen);
+        if (have != 0)
+            return have < 0 ? -1 : 0;
     }
-    return fallback;
+    *sims = fallback;
+    return 0;
 }
 
 int rd_sims_write(const char *dir, int gen, int sims, char *err, size_t errlen)

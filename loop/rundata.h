@@ -114,9 +114,10 @@ int rd_sp_simulations(const cfg_selfplay *sp, int sims, double used);
  * resumed session and the followers play the generation's budget. Returns 1 when read, 0
  * when there is none, -1 with a message naming the file (unreadable or changed). */
 int rd_sims_read(const char *dir, int gen, int *sims, char *err, size_t errlen);
-/* The simulations of the newest generation <= gen with such a file (a follower's budget
- * for a generation whose self-play has not started), else fallback. */
-int rd_sims_latest(const char *dir, int gen, int fallback);
+/* *sims = the simulations of the newest generation <= gen with such a file (a follower's
+ * budget for a generation whose self-play has not started), else fallback. Returns 0, or
+ * -1 with a message when that newest file is unreadable or changed. */
+int rd_sims_latest(const char *dir, int gen, int fallback, int *sims, char *err, size_t errlen);
 /* Writes it atomically. Returns 0 or -1 with a message. */
 int rd_sims_write(const char *dir, int gen, int sims, char *err, size_t errlen);
 /* The games of a split's smaller boards together. */

@@ -1,6 +1,7 @@
 /* rundir.c — reading a run directory (see rundir.h). */
 #include "rundir.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,13 +53,28 @@ char *rundir_read_text(const char *path, size_t *len_out)
     return buf;
 }
 
+int rundir_load_json(const char *path, cJSON **o, char *err, size_t errlen)
+{
+    char *text = rundir_read_text(path, NULL);
+    *o = NULL;
+    if (!text) {
+        if (errno == ENOENT)
+            return 0;
+        if (err)
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    *o = cJSON_Parse(text);
+    free(text);
+    return 1;
+}
+
 cJSON *rundir_read_json(const char *dir, const char *name)
 {
     char path[RUNDIR_PATH_LEN];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text = rundir_read_text(path, NULL);
-    cJSON *o = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *o;
+    rundir_load_json(path, &o, NULL, 0);
     return o;
 }
 

@@ -29,6 +29,11 @@ bool rundir_exists(const char *path);
  * be read. *len (may be NULL) gets its length in bytes. */
 char *rundir_read_text(const char *path, size_t *len);
 
+/* A small JSON file: 1 with *o parsed (free with cJSON_Delete; NULL when it is not JSON),
+ * 0 when there is none, -1 when it cannot be read (with a message naming it in err, when
+ * err is not NULL). */
+int rundir_load_json(const char *path, cJSON **o, char *err, size_t errlen);
+
 /* DIR/name parsed as JSON (free with cJSON_Delete); NULL when missing or not JSON. */
 cJSON *rundir_read_json(const char *dir, const char *name);
 

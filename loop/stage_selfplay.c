@@ -115,6 +115,12 @@ void loop_sp_bootstrap(sp_opts *o, const gz_config *c)
     o->full_fraction = 1; /* the bootstrap's rollouts are the data: every move in full */
 }
 
+/* Does generation gen play the rollout bootstrap (pure MCTS, no network)? */
+static bool rollout_gen(const run_ctx *r, int gen)
+{
+    return gen == 1 && !strcmp(r->c.selfplay.bootstrap, "rollout") && !r->gen0_from_model;
+}
+
 /* rundata's part path as sp_opts.part_path wants it */
 typedef struct part_ctx {
     const char *dir;
@@ -142,7 +148,7 @@ static int play_selfplay_file(run_ctx *r, int gen, int side, int shard, int game
                               sp_opts *o, sp_stats *st, char *err, size_t errlen)
 {
     char model[PATH_LEN];
-    bool rollout = gen == 1 && !strcmp(r->c.selfplay.bootstrap, "rollout") && !r->gen0_from_model;
+    bool rollout = rollout_gen(r, gen);
     snprintf(model, sizeof model, "%s/%s", r->dir, r->best);
     /* a shard's evaluators take their seeds from the shard's config copy */
     gz_config sc = r->c;
@@ -440,11 +446,12 @@ static int sizes_split(run_ctx *r, int gen, rd_sizes *s, char *err, size_t errle
 /* selfplay.simulations_end: generation gen's self-play simulations, from the share of the
  * run's budget used when its self-play starts, kept in data/gen_NNNN.simulations.json so
  * that a resumed session (and the followers) play the same; mcts.simulations without the
- * key. A collective; returns 0 or -1 with a message (an unreadable file). */
+ * key (and no file for the rollout bootstrap, which plays bootstrap_simulations). A
+ * collective; returns 0 or -1 with a message (an unreadable file). */
 static int gen_simulations(run_ctx *r, int gen, int *sims, char *err, size_t errlen)
 {
     *sims = r->c.mcts.simulations;
-    if (r->c.selfplay.simulations_end <= 0)
+    if (r->c.selfplay.simulations_end <= 0 || rollout_gen(r, gen)) /* the bootstrap keeps its own */
         return 0;
     double used = run_budget_used(r, gen);
     int rc = 0;

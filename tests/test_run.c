@@ -539,10 +539,15 @@ START_TEST(simulations_ramp)
     int kept = 0;
     ck_assert_int_eq(rd_sims_read(rd, 3, &kept, err, sizeof err), 1);
     ck_assert_int_eq(kept, 36);
+    ck_assert_int_eq(rd_sims_read(rd, 1, &kept, err, sizeof err), 0); /* the bootstrap's own */
     ck_assert_int_eq(rd_sims_read(rd, 4, &kept, err, sizeof err), 0);
     ck_assert_msg(rd_sims_write(rd, 4, 40, err, sizeof err) == 0, "%s", err);
-    ck_assert_int_eq(rd_sims_latest(rd, 9, 16), 40);
-    ck_assert_int_eq(rd_sims_latest(rd, 3, 16), 36);
+    ck_assert_int_eq(rd_sims_latest(rd, 9, 16, &kept, err, sizeof err), 0);
+    ck_assert_int_eq(kept, 40);
+    ck_assert_int_eq(rd_sims_latest(rd, 3, 16, &kept, err, sizeof err), 0);
+    ck_assert_int_eq(kept, 36);
+    ck_assert_int_eq(rd_sims_latest(rd, 1, 16, &kept, err, sizeof err), 0);
+    ck_assert_int_eq(kept, 16);
     rc = gz_run(rd, 4, NULL, ramp, 0, out, sizeof out);
     ck_assert_msg(rc == 0, "run: exit %d\n%s", rc, out);
     int sims4[8] = {0};
@@ -564,10 +569,16 @@ START_TEST(simulations_ramp)
     fclose(f);
     ck_assert_int_eq(rd_sims_read(rd, 5, &kept, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "gen_0005.simulations.json") != NULL, "%s", err);
-    ck_assert_int_eq(rd_sims_latest(rd, 5, 16), 40);
+    ck_assert_int_eq(rd_sims_latest(rd, 5, 16, &kept, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "gen_0005.simulations.json") != NULL, "%s", err);
     rc = gz_run(rd, 5, NULL, ramp, 0, out, sizeof out);
     ck_assert_msg(rc != 0 && strstr(out, "gen_0005.simulations.json"), "exit %d\n%s", rc, out);
     ck_assert(!exists(pathf(p, sizeof p, rd, "data/gen_0005.h5")));
+    pf = popen(cmd, "r"); /* the follower, too, names it and plays nothing */
+    n = fread(out, 1, sizeof out - 1, pf);
+    out[n] = 0;
+    ck_assert_int_ne(WEXITSTATUS(pclose(pf)), 0);
+    ck_assert_msg(strstr(out, "gen_0005.simulations.json"), "%s", out);
 }
 END_TEST
 
