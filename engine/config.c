@@ -56,8 +56,8 @@ static const cfg_field fields[] = {
     {"game.players", T_INT, OFF(game.players), 1, 1, 1, NULL, NULL, "2048",
      "1: 2048 is a one-player game"},
 
-    {"mcts.simulations", T_INT, OFF(mcts.simulations), 1, CFG_SIMULATIONS_MAX, 200, NULL, NULL, NULL,
-     "simulations per move"},
+    {"mcts.simulations", T_INT, OFF(mcts.simulations), 1, CFG_SIMULATIONS_MAX, 200, NULL, NULL,
+     NULL, "simulations per move"},
     {"mcts.c_puct", T_FLOAT, OFF(mcts.c_puct), 0, 100, 1.5, NULL, NULL, NULL, "PUCT exploration constant"},
     {"mcts.fpu_reduction", T_FLOAT, OFF(mcts.fpu_reduction), 0, 2, 0.2, NULL, NULL, NULL,
      "an unvisited child's Q is the parent's Q minus this"},
@@ -174,8 +174,8 @@ static const cfg_field fields[] = {
      NULL, NULL, NULL, "games that never resign (to measure false resignations)"},
     {"selfplay.bootstrap", T_STR, OFF(selfplay.bootstrap), 0, 0, 0, "rollout", "rollout|random_net",
      NULL, "generation 0's player: pure MCTS with rollouts, or a random-init network"},
-    {"selfplay.bootstrap_simulations", T_INT, OFF(selfplay.bootstrap_simulations), 1, CFG_SIMULATIONS_MAX, 400,
-     NULL, NULL, NULL, "simulations per move of the rollout bootstrap"},
+    {"selfplay.bootstrap_simulations", T_INT, OFF(selfplay.bootstrap_simulations), 1,
+     CFG_SIMULATIONS_MAX, 400, NULL, NULL, NULL, "simulations per move of the rollout bootstrap"},
     {"selfplay.td_lambda", T_FLOAT, OFF(selfplay.td_lambda), 0, 1, 0, NULL, NULL, NULL,
      "net.kind ntuple: 0 = online TD(0) after every move; (0, 1]: each game's lambda-returns "
      "at its end (1 = the points still to come)"},
@@ -187,12 +187,12 @@ static const cfg_field fields[] = {
      "node with at least this many visits as a sample valued by the best score reached after it; "
      "0 = the played positions"},
     {"selfplay.full_fraction", T_FLOAT, OFF(selfplay.full_fraction), 0.01, 1, 1, NULL, NULL, NULL,
-     "playout cap randomisation: moves searched in full, with mcts.simulations or simulations_end's "
-     "budget (policy targets); 1 = all"},
-    {"selfplay.fast_simulations", T_INT, OFF(selfplay.fast_simulations), 1, CFG_SIMULATIONS_MAX, 32, NULL, NULL,
-     NULL, "the other moves' simulations (no noise; value targets only)"},
-    {"selfplay.simulations_end", T_INT, OFF(selfplay.simulations_end), 0, CFG_SIMULATIONS_MAX, 0, NULL, NULL,
-     NULL, "run: self-play's simulations a move (the full searches' with full_fraction) "
+     "playout cap randomisation: moves searched in full, with mcts.simulations or "
+     "simulations_end's budget (policy targets); 1 = all"},
+    {"selfplay.fast_simulations", T_INT, OFF(selfplay.fast_simulations), 1, CFG_SIMULATIONS_MAX,
+     32, NULL, NULL, NULL, "the other moves' simulations (no noise; value targets only)"},
+    {"selfplay.simulations_end", T_INT, OFF(selfplay.simulations_end), 0, CFG_SIMULATIONS_MAX, 0,
+     NULL, NULL, NULL, "run: self-play's simulations a move (the full searches' with full_fraction) "
      "growing linearly from mcts.simulations at the run's start towards this at the end of "
      "its budget (--time, else the generations), by the share spent when a generation's "
      "self-play starts (kept in data/gen_NNNN.simulations.json: a resumed session and "
